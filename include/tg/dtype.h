@@ -1,0 +1,100 @@
+// DType: the element types of tinygrad.cpp and tinygrad's promotion rules.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+
+namespace tg {
+
+// Scalar kinds in tinygrad's priority order: promotion picks the lowest common ancestor by this order.
+enum class ScalarType : uint8_t {
+  Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float16, BFloat16, Float32, Float64,
+  Void,  // no value (STORE, SINK)
+};
+inline constexpr int kNumValueScalarTypes = 13;  // all but Void
+
+// A constant's value, stored canonically for its dtype: bool for bool, int64 for signed ints, uint64 for unsigned
+// ints, double for floats (rounded to the dtype's precision).
+using ConstValue = std::variant<bool, int64_t, uint64_t, double>;
+
+// Where a pointer points; None for a value.
+enum class AddrSpace : uint8_t { None, Global, Local, Reg };
+
+class DType {
+ public:
+  constexpr DType() = default;
+  constexpr DType(ScalarType s, int count = 1, AddrSpace addr = AddrSpace::None) : scalar_(s), count_(count), addr_(addr) {}
+
+  constexpr ScalarType scalar_type() const { return scalar_; }
+  constexpr int count() const { return count_; }  // vector width, 1 for scalars
+  constexpr bool is_ptr() const { return addr_ != AddrSpace::None; }
+  constexpr AddrSpace addr_space() const { return addr_; }
+
+  constexpr DType scalar() const { return DType(scalar_); }  // the element type: drops vector width and pointer
+  constexpr DType base() const { return DType(scalar_, count_); }  // the pointee of a pointer
+  constexpr DType vec(int n) const { return DType(scalar_, n, addr_); }
+  constexpr DType ptr(AddrSpace addr = AddrSpace::Global) const { return DType(scalar_, count_, addr); }
+
+  int itemsize() const;     // bytes of one element (times the vector width)
+  std::string name() const;  // "float32", "int8", "float32.vec(4)", "float32*"
+  const char* c_type() const;  // C spelling of the scalar: "float", "int8_t", "_Float16" ...
+  bool is_float() const;
+  bool is_int() const;  // signed or unsigned integer (not bool)
+  bool is_unsigned() const;
+  bool is_bool() const { return scalar_ == ScalarType::Bool && !is_ptr(); }
+  int bits() const { return itemsize() * 8; }
+  ConstValue min() const;  // the lowest value (-inf for floats)
+  ConstValue max() const;  // the highest value (+inf for floats)
+
+  friend constexpr bool operator==(const DType&, const DType&) = default;
+
+ private:
+  ScalarType scalar_ = ScalarType::Void;
+  int count_ = 1;
+  AddrSpace addr_ = AddrSpace::None;
+};
+
+std::ostream& operator<<(std::ostream& os, const DType& dt);  // prints "dtypes.float32"
+
+namespace dtypes {
+inline constexpr DType bool_{ScalarType::Bool};
+inline constexpr DType int8{ScalarType::Int8}, int16{ScalarType::Int16}, int32{ScalarType::Int32}, int64{ScalarType::Int64};
+inline constexpr DType uint8{ScalarType::UInt8}, uint16{ScalarType::UInt16}, uint32{ScalarType::UInt32},
+    uint64{ScalarType::UInt64};
+inline constexpr DType float16{ScalarType::Float16}, bfloat16{ScalarType::BFloat16}, float32{ScalarType::Float32},
+    float64{ScalarType::Float64};
+inline constexpr DType void_{ScalarType::Void};
+inline constexpr DType default_float = float32;
+inline constexpr DType default_int = int32;
+// every value dtype, in priority order
+std::span<const DType> all();
+}  // namespace dtypes
+
+// The smallest dtype every argument promotes to, over tinygrad's promotion lattice.
+DType least_upper_dtype(std::initializer_list<DType> dts);
+// least_upper_dtype(dt, default_float) unless dt is already a float: the dtype of exp/log/division results.
+DType least_upper_float(DType dt);
+// Weak scalars: the result dtype of `x op scalar` where the scalar is a C++ bool, integer or floating value.
+// A float tensor keeps its dtype; an int tensor keeps it against an int scalar; otherwise the scalar's default
+// dtype (bool, int32, float32) joins the promotion.
+enum class ScalarKind { Bool, Int, Float };
+DType promote_with_scalar(DType x, ScalarKind scalar);
+
+// Constants: put a value into dtype's canonical form (wrapping ints to the dtype's width, rounding floats to its
+// precision), and read one as a number.
+ConstValue cast_const(const ConstValue& v, DType dt);
+double const_to_double(const ConstValue& v);
+int64_t const_to_int(const ConstValue& v);  // bool -> 0/1, uint64 keeps its bit pattern, floats truncate
+std::string const_repr(const ConstValue& v);
+bool const_equal(const ConstValue& a, const ConstValue& b);  // by numeric value, across representations
+
+// float <-> 16-bit float conversions (round to nearest even), shared by folding and the runtime.
+uint16_t float_to_half_bits(float f);
+float half_bits_to_float(uint16_t h);
+uint16_t float_to_bf16_bits(float f);
+float bf16_bits_to_float(uint16_t b);
+
+}  // namespace tg

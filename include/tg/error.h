@@ -1,0 +1,70 @@
+// tg::Error: the one exception type tinygrad.cpp throws, with a kind for each family of failure.
+#pragma once
+#include <source_location>
+#include <stdexcept>
+#include <string>
+
+namespace tg {
+
+enum class ErrorKind {
+  Shape,     // user error: shapes that do not fit the op
+  DType,     // user error: a dtype the op does not accept
+  Argument,  // user error: any other bad argument (axis, range, value)
+  Compile,   // generated code failed to compile, or a rewrite did not converge
+  Device,    // the device failed: allocation, launch, copy
+  Internal,  // a bug in tinygrad.cpp itself
+};
+
+const char* error_kind_name(ErrorKind kind);
+
+// what() reads "tg::ShapeError in reshape: cannot reshape (2, 3) to (4,) [at model.cpp:12]".
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string op, const std::string& message,
+        std::source_location where = std::source_location::current());
+  ErrorKind kind() const { return kind_; }
+  const std::string& op() const { return op_; }            // the op or function that raised it
+  const std::string& message() const { return message_; }  // the message without the decoration
+  const std::source_location& where() const { return where_; }
+  bool is_user_error() const { return kind_ == ErrorKind::Shape || kind_ == ErrorKind::DType || kind_ == ErrorKind::Argument; }
+
+ private:
+  ErrorKind kind_;
+  std::string op_, message_;
+  std::source_location where_;
+};
+
+// One class per family so callers can catch exactly what they handle.
+class UserError : public Error { using Error::Error; };
+class ShapeError : public UserError {
+ public:
+  ShapeError(std::string op, const std::string& msg, std::source_location w = std::source_location::current())
+      : UserError(ErrorKind::Shape, std::move(op), msg, w) {}
+};
+class DTypeError : public UserError {
+ public:
+  DTypeError(std::string op, const std::string& msg, std::source_location w = std::source_location::current())
+      : UserError(ErrorKind::DType, std::move(op), msg, w) {}
+};
+class ArgumentError : public UserError {
+ public:
+  ArgumentError(std::string op, const std::string& msg, std::source_location w = std::source_location::current())
+      : UserError(ErrorKind::Argument, std::move(op), msg, w) {}
+};
+class CompileError : public Error {
+ public:
+  CompileError(std::string op, const std::string& msg, std::source_location w = std::source_location::current())
+      : Error(ErrorKind::Compile, std::move(op), msg, w) {}
+};
+class DeviceError : public Error {
+ public:
+  DeviceError(std::string op, const std::string& msg, std::source_location w = std::source_location::current())
+      : Error(ErrorKind::Device, std::move(op), msg, w) {}
+};
+class InternalError : public Error {
+ public:
+  InternalError(std::string op, const std::string& msg, std::source_location w = std::source_location::current())
+      : Error(ErrorKind::Internal, std::move(op), msg, w) {}
+};
+
+}  // namespace tg

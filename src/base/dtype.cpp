@@ -1,0 +1,270 @@
+#include "tg/dtype.h"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <ostream>
+#include <sstream>
+#include <vector>
+
+#include "tg/error.h"
+
+namespace tg {
+
+namespace {
+
+struct ScalarInfo {
+  const char* name;
+  const char* c_type;
+  int itemsize;
+  bool is_float, is_int, is_unsigned;
+};
+
+constexpr std::array<ScalarInfo, 14> kInfo = {{
+    {"bool", "bool", 1, false, false, false},
+    {"int8", "int8_t", 1, false, true, false},
+    {"uint8", "uint8_t", 1, false, true, true},
+    {"int16", "int16_t", 2, false, true, false},
+    {"uint16", "uint16_t", 2, false, true, true},
+    {"int32", "int", 4, false, true, false},
+    {"uint32", "unsigned int", 4, false, true, true},
+    {"int64", "long long", 8, false, true, false},
+    {"uint64", "unsigned long long", 8, false, true, true},
+    {"float16", "_Float16", 2, true, false, false},
+    {"bfloat16", "__bf16", 2, true, false, false},
+    {"float32", "float", 4, true, false, false},
+    {"float64", "double", 8, true, false, false},
+    {"void", "void", 0, false, false, false},
+}};
+
+const ScalarInfo& info(ScalarType s) { return kInfo[static_cast<size_t>(s)]; }
+
+// tinygrad's promotion lattice (fp8 left out: int64/uint64 go straight to the 16-bit floats, as through fp8).
+uint32_t direct_parents(ScalarType s) {
+  auto bit = [](ScalarType t) { return 1u << static_cast<int>(t); };
+  using S = ScalarType;
+  switch (s) {
+    case S::Bool: return bit(S::Int8) | bit(S::UInt8);
+    case S::Int8: return bit(S::Int16);
+    case S::Int16: return bit(S::Int32);
+    case S::Int32: return bit(S::Int64);
+    case S::Int64: return bit(S::Float16) | bit(S::BFloat16);
+    case S::UInt8: return bit(S::Int16) | bit(S::UInt16);
+    case S::UInt16: return bit(S::Int32) | bit(S::UInt32);
+    case S::UInt32: return bit(S::Int64) | bit(S::UInt64);
+    case S::UInt64: return bit(S::Float16) | bit(S::BFloat16);
+    case S::Float16: return bit(S::Float32);
+    case S::BFloat16: return bit(S::Float32);
+    case S::Float32: return bit(S::Float64);
+    default: return 0;
+  }
+}
+
+// the dtype and everything above it in the lattice, as a bitset over ScalarType
+uint32_t ancestors(ScalarType s) {
+  uint32_t out = 1u << static_cast<int>(s), frontier = out;
+  while (frontier) {
+    uint32_t next = 0;
+    for (int i = 0; i < kNumValueScalarTypes; i++)
+      if (frontier & (1u << i)) next |= direct_parents(static_cast<ScalarType>(i));
+    frontier = next & ~out;
+    out |= next;
+  }
+  return out;
+}
+
+}  // namespace
+
+int DType::itemsize() const { return info(scalar_).itemsize * count_; }
+const char* DType::c_type() const { return info(scalar_).c_type; }
+bool DType::is_float() const { return !is_ptr() && info(scalar_).is_float; }
+bool DType::is_int() const { return !is_ptr() && info(scalar_).is_int; }
+bool DType::is_unsigned() const { return !is_ptr() && info(scalar_).is_unsigned; }
+
+std::string DType::name() const {
+  std::string s = info(scalar_).name;
+  if (count_ != 1) s += ".vec(" + std::to_string(count_) + ")";
+  if (addr_ == AddrSpace::Global) s += "*";
+  if (addr_ == AddrSpace::Local) s += "* [local]";
+  if (addr_ == AddrSpace::Reg) s += "* [reg]";
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& os, const DType& dt) { return os << "dtypes." << dt.name(); }
+
+ConstValue DType::min() const {
+  DType s = scalar();
+  if (s.is_bool()) return false;
+  if (s.is_float()) return -std::numeric_limits<double>::infinity();
+  if (s.is_unsigned()) return uint64_t{0};
+  if (s.is_int()) return static_cast<int64_t>(s.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (s.bits() - 1)));
+  throw DTypeError("dtype.min", "dtype " + name() + " has no values");
+}
+
+ConstValue DType::max() const {
+  DType s = scalar();
+  if (s.is_bool()) return true;
+  if (s.is_float()) return std::numeric_limits<double>::infinity();
+  if (s.is_unsigned()) return s.bits() == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << s.bits()) - 1;
+  if (s.is_int()) return s.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (s.bits() - 1)) - 1;
+  throw DTypeError("dtype.max", "dtype " + name() + " has no values");
+}
+
+namespace dtypes {
+std::span<const DType> all() {
+  static const std::array<DType, kNumValueScalarTypes> kAll = {bool_, int8,    uint8,    int16,   uint16,
+                                                               int32, uint32,  int64,    uint64,  float16,
+                                                               bfloat16, float32, float64};
+  return kAll;
+}
+}  // namespace dtypes
+
+DType least_upper_dtype(std::initializer_list<DType> dts) {
+  if (dts.size() == 0) throw ArgumentError("least_upper_dtype", "needs at least one dtype");
+  uint32_t common = ~0u;
+  for (const DType& d : dts) {
+    if (d.is_ptr() || d.count() != 1 || d.scalar_type() == ScalarType::Void)
+      throw DTypeError("least_upper_dtype", "cannot promote " + d.name());
+    common &= ancestors(d.scalar_type());
+  }
+  // float64 is above everything, so the intersection is never empty; the lowest priority wins
+  return DType(static_cast<ScalarType>(std::countr_zero(common)));
+}
+
+DType least_upper_float(DType dt) { return dt.is_float() ? dt : least_upper_dtype({dt, dtypes::default_float}); }
+
+DType promote_with_scalar(DType x, ScalarKind scalar) {
+  if (x.is_float()) return x;
+  if (x.is_int() && scalar != ScalarKind::Float) return x;
+  DType s = scalar == ScalarKind::Bool ? dtypes::bool_ : scalar == ScalarKind::Int ? dtypes::default_int : dtypes::default_float;
+  return least_upper_dtype({x, s});
+}
+
+// ---- 16-bit floats ----
+
+uint16_t float_to_half_bits(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));  // inf / nan
+  int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (e <= 0) {  // subnormal half (or zero)
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    int shift = 14 - e;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (static_cast<uint32_t>(e) << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;  // may carry into the exponent, which is right
+  return static_cast<uint16_t>(sign | h);
+}
+
+float half_bits_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t float_to_bf16_bits(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // keep nan a nan
+  x += 0x7fffu + ((x >> 16) & 1);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bf16_bits_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// ---- constants ----
+
+double const_to_double(const ConstValue& v) {
+  return std::visit([](auto x) { return static_cast<double>(x); }, v);
+}
+
+int64_t const_to_int(const ConstValue& v) {
+  return std::visit(
+      [](auto x) -> int64_t {
+        using T = decltype(x);
+        if constexpr (std::is_same_v<T, double>) {
+          if (std::isnan(x)) return 0;
+          if (x >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+          if (x <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+          return static_cast<int64_t>(x);
+        } else {
+          return static_cast<int64_t>(x);
+        }
+      },
+      v);
+}
+
+bool const_equal(const ConstValue& a, const ConstValue& b) {
+  if (a.index() == b.index()) return a == b;
+  if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return const_to_double(a) == const_to_double(b);
+  // mixing signed and unsigned: equal when both are the same non-negative number
+  auto as_u = [](const ConstValue& v, bool& neg) {
+    if (auto* i = std::get_if<int64_t>(&v)) { neg = *i < 0; return static_cast<uint64_t>(*i); }
+    if (auto* u = std::get_if<uint64_t>(&v)) { neg = false; return *u; }
+    neg = false;
+    return static_cast<uint64_t>(std::get<bool>(v));
+  };
+  bool na, nb;
+  uint64_t ua = as_u(a, na), ub = as_u(b, nb);
+  return na == nb && ua == ub;
+}
+
+std::string const_repr(const ConstValue& v) {
+  if (auto* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
+  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto* u = std::get_if<uint64_t>(&v)) return std::to_string(*u);
+  double d = std::get<double>(v);
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os.precision(17);
+  os << d;
+  std::string s = os.str();
+  // shortest form that reads back exactly
+  for (int p = 1; p <= 17; p++) {
+    std::ostringstream t;
+    t.precision(p);
+    t << d;
+    if (std::stod(t.str()) == d) { s = t.str(); break; }
+  }
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+ConstValue cast_const(const ConstValue& v, DType dt) {
+  DType s = dt.scalar();
+  if (s.is_bool()) return std::visit([](auto x) { return static_cast<bool>(x != 0); }, v);
+  if (s.is_float()) {
+    double d = const_to_double(v);
+    switch (s.scalar_type()) {
+      case ScalarType::Float32: return static_cast<double>(static_cast<float>(d));
+      case ScalarType::Float16: return static_cast<double>(half_bits_to_float(float_to_half_bits(static_cast<float>(d))));
+      case ScalarType::BFloat16: return static_cast<double>(bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(d))));
+      default: return d;
+    }
+  }
+  if (s.is_int()) {
+    // ints wrap to the dtype's width; floats convert through int64 first (C truncation)
+    uint64_t bits = std::holds_alternative<double>(v) ? static_cast<uint64_t>(const_to_int(v))
+                                                      : std::visit([](auto x) { return static_cast<uint64_t>(x); }, v);
+    int nbits = s.bits();
+    if (nbits < 64) bits &= (uint64_t{1} << nbits) - 1;
+    if (s.is_unsigned()) return bits;
+    if (nbits < 64 && (bits >> (nbits - 1)) & 1) bits |= ~((uint64_t{1} << nbits) - 1);  // sign-extend
+    return static_cast<int64_t>(bits);
+  }
+  throw DTypeError("cast_const", "cannot make a constant of dtype " + dt.name());
+}
+
+}  // namespace tg

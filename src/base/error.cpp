@@ -1,0 +1,40 @@
+#include "tg/error.h"
+
+#include <cstring>
+
+namespace tg {
+
+const char* error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Shape: return "ShapeError";
+    case ErrorKind::DType: return "DTypeError";
+    case ErrorKind::Argument: return "ArgumentError";
+    case ErrorKind::Compile: return "CompileError";
+    case ErrorKind::Device: return "DeviceError";
+    case ErrorKind::Internal: return "InternalError";
+  }
+  return "Error";
+}
+
+static std::string format_error(ErrorKind kind, const std::string& op, const std::string& message,
+                                const std::source_location& where) {
+  std::string s = std::string("tg::") + error_kind_name(kind);
+  if (!op.empty()) s += " in " + op;
+  s += ": " + message;
+  if (where.file_name() && where.file_name()[0]) {
+    // keep only the file's base name: the full build path is noise in a message
+    const char* file = where.file_name();
+    if (const char* slash = std::strrchr(file, '/')) file = slash + 1;
+    s += " [at " + std::string(file) + ":" + std::to_string(where.line()) + "]";
+  }
+  return s;
+}
+
+Error::Error(ErrorKind kind, std::string op, const std::string& message, std::source_location where)
+    : std::runtime_error(format_error(kind, op, message, where)),
+      kind_(kind),
+      op_(std::move(op)),
+      message_(message),
+      where_(where) {}
+
+}  // namespace tg

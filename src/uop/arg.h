@@ -1,0 +1,58 @@
+// Arg: the static argument of a UOp (a constant's value, a variable's range, a shape, ...).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tg/dtype.h"
+#include "uop/ops.h"
+
+namespace tg::uop {
+
+// DEFINE_VAR's argument: a named integer in [min, max] (both inclusive).
+struct VarArg {
+  std::string name;
+  int64_t min, max;
+  bool operator==(const VarArg&) const = default;
+};
+
+// Extension point for arguments that later layers define (ShapeTracker, kernel info): hashable and printable.
+struct ArgExt {
+  virtual ~ArgExt() = default;
+  virtual uint64_t hash() const = 0;
+  virtual bool equals(const ArgExt& other) const = 0;
+  virtual std::string repr() const = 0;
+};
+
+class Arg {
+ public:
+  using Value = std::variant<std::monostate, ConstValue, int64_t, std::string, std::vector<int64_t>, VarArg, Ops,
+                             std::shared_ptr<const ArgExt>>;
+  Arg() = default;
+  Arg(ConstValue v) : v_(v) {}
+  Arg(int64_t i) : v_(i) {}
+  Arg(std::string s) : v_(std::move(s)) {}
+  Arg(const char* s) : v_(std::string(s)) {}
+  Arg(std::vector<int64_t> xs) : v_(std::move(xs)) {}
+  Arg(VarArg v) : v_(std::move(v)) {}
+  Arg(Ops op) : v_(op) {}
+  Arg(std::shared_ptr<const ArgExt> e) : v_(std::move(e)) {}
+
+  const Value& value() const { return v_; }
+  bool empty() const { return std::holds_alternative<std::monostate>(v_); }
+  template <class T> bool is() const { return std::holds_alternative<T>(v_); }
+  template <class T> const T& get() const { return std::get<T>(v_); }
+  template <class T> const T* get_if() const { return std::get_if<T>(&v_); }
+
+  uint64_t hash() const;
+  // exact equality: doubles compare by bit pattern, so 0.0 and -0.0 stay distinct and nan equals itself
+  bool operator==(const Arg& o) const;
+  std::string repr() const;
+
+ private:
+  Value v_;
+};
+
+}  // namespace tg::uop

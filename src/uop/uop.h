@@ -1,0 +1,169 @@
+// UOp: the one IR node of tinygrad.cpp, (op, dtype, src, arg), immutable and interned (hash-consed).
+#pragma once
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+#include <iosfwd>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "tg/dtype.h"
+#include "uop/arg.h"
+#include "uop/ops.h"
+
+namespace tg::uop {
+
+struct UOpNode;
+
+// A cheap reference-counted handle to an interned node. Building the same (op, dtype, src, arg) twice returns the
+// same node, so == is pointer identity and common subexpressions are shared for free. A node is freed (and leaves
+// the intern table) when its last handle goes away.
+//
+// Comparison operators (<, ne, eq) build CMPLT/CMPNE nodes; == and != compare node identity.
+class UOp {
+ public:
+  UOp() noexcept = default;
+  UOp(const UOp& o) noexcept;
+  UOp(UOp&& o) noexcept : n_(o.n_) { o.n_ = nullptr; }
+  UOp& operator=(const UOp& o) noexcept;
+  UOp& operator=(UOp&& o) noexcept;
+  ~UOp();
+
+  // The interning constructor.
+  static UOp make(Ops op, DType dtype, std::vector<UOp> src = {}, Arg arg = {});
+  static UOp const_(DType dtype, ConstValue v);  // v is cast into dtype's canonical form
+  static UOp variable(std::string name, int64_t min, int64_t max, DType dtype = dtypes::int32,
+                      std::source_location where = std::source_location::current());
+  static UOp sink(std::vector<UOp> src) { return make(Ops::SINK, dtypes::void_, std::move(src)); }
+
+  Ops op() const;
+  DType dtype() const;
+  const std::vector<UOp>& src() const;
+  const UOp& src(size_t i) const;
+  const Arg& arg() const;
+  uint64_t hash() const;  // structural: the same graph hashes the same in every run
+  const UOpNode* get() const { return n_; }
+  explicit operator bool() const { return n_ != nullptr; }
+  friend bool operator==(const UOp& a, const UOp& b) { return a.n_ == b.n_; }
+
+  // ---- derived facts (cached on the node) ----
+  bool is_const() const { return n_ && op() == Ops::CONST; }
+  const ConstValue& const_value() const;  // only for CONST
+  // Bounds on the value for bool and integer dtypes, computed over the graph without recursion. A dtype without
+  // exact integer bounds (floats, uint64) reports the whole int64 range.
+  int64_t vmin() const;
+  int64_t vmax() const;
+  std::vector<UOp> toposort() const;  // every node once, sources before users; iterative
+  std::string render() const;         // C-like: "((idx1*10)+idx0)"
+
+  // ---- building (tinygrad's UOp methods) ----
+  UOp alu(Ops op, const std::vector<UOp>& others = {}) const;  // result dtype: bool for comparisons, else ours
+  UOp const_like(ConstValue v) const { return const_(dtype().scalar(), v); }
+  UOp cast(DType dt) const;
+  UOp bitcast(DType dt) const;
+  UOp with_src(std::vector<UOp> src) const;  // same op, dtype and arg over new sources
+  UOp lt(const UOp& o) const { return alu(Ops::CMPLT, {o}); }
+  UOp ne(const UOp& o) const { return alu(Ops::CMPNE, {o}); }
+  UOp eq(const UOp& o) const { return ne(o).logical_not(); }
+  UOp logical_not() const { return ne(const_like(true)); }
+  UOp maximum(const UOp& o) const { return alu(Ops::MAX, {o}); }
+  UOp minimum(const UOp& o) const;
+  UOp where(const UOp& t, const UOp& f) const { return alu(Ops::WHERE, {t, f}); }
+  UOp idiv(const UOp& o) const { return alu(Ops::IDIV, {o}); }
+  UOp mod(const UOp& o) const { return alu(Ops::MOD, {o}); }
+  UOp substitute(const std::vector<std::pair<UOp, UOp>>& replacements) const;  // replace nodes everywhere below
+
+ private:
+  explicit UOp(UOpNode* n) noexcept : n_(n) {}  // adopts one reference
+  UOpNode* release() noexcept { UOpNode* n = n_; n_ = nullptr; return n; }
+  friend struct UOpNode;
+  friend void release_node(UOpNode* n);
+  UOpNode* n_ = nullptr;
+};
+
+std::ostream& operator<<(std::ostream& os, const UOp& u);  // the numbered graph listing, each node once
+std::string print_graph(const UOp& u);
+
+// How many nodes are alive (interned) now: for tests of memory behaviour.
+size_t live_uop_count();
+
+// Scalars on either side of an operator become constants of the UOp's dtype.
+template <class T>
+concept Scalar = std::is_arithmetic_v<T>;
+template <Scalar T> ConstValue to_const(T v) {
+  if constexpr (std::is_same_v<T, bool>) return v;
+  else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
+  else if constexpr (std::is_unsigned_v<T>) return static_cast<uint64_t>(v);
+  else return static_cast<int64_t>(v);
+}
+
+UOp operator+(const UOp& a, const UOp& b);
+UOp operator*(const UOp& a, const UOp& b);
+UOp operator-(const UOp& a, const UOp& b);
+UOp operator-(const UOp& a);
+UOp operator/(const UOp& a, const UOp& b);  // IDIV (truncating) for ints, a*(1/b) for floats
+UOp operator%(const UOp& a, const UOp& b);
+UOp operator<(const UOp& a, const UOp& b);
+UOp operator&(const UOp& a, const UOp& b);
+UOp operator|(const UOp& a, const UOp& b);
+UOp operator^(const UOp& a, const UOp& b);
+UOp operator<<(const UOp& a, const UOp& b);
+UOp operator>>(const UOp& a, const UOp& b);
+#define TG_UOP_SCALAR_OP(sym)                                                                      \
+  template <Scalar T> UOp operator sym(const UOp& a, T b) { return a sym a.const_like(to_const(b)); } \
+  template <Scalar T> UOp operator sym(T a, const UOp& b) { return b.const_like(to_const(a)) sym b; }
+TG_UOP_SCALAR_OP(+)
+TG_UOP_SCALAR_OP(*)
+TG_UOP_SCALAR_OP(-)
+TG_UOP_SCALAR_OP(/)
+TG_UOP_SCALAR_OP(%)
+TG_UOP_SCALAR_OP(<)
+TG_UOP_SCALAR_OP(&)
+TG_UOP_SCALAR_OP(|)
+TG_UOP_SCALAR_OP(^)
+#undef TG_UOP_SCALAR_OP
+template <Scalar T> UOp operator<<(const UOp& a, T b) { return a << a.const_like(to_const(b)); }
+template <Scalar T> UOp operator>>(const UOp& a, T b) { return a >> a.const_like(to_const(b)); }
+
+// The node itself. Everything but the caches is immutable after construction.
+struct UOpNode {
+  Ops op;
+  DType dtype;
+  std::vector<UOp> src;
+  Arg arg;
+  uint64_t hash;
+  mutable std::atomic<uint32_t> refcount{1};
+  // vmin/vmax cache: state 0 = not computed, 1 = computed
+  mutable std::atomic<uint8_t> range_state{0};
+  mutable std::atomic<int64_t> range_min{0}, range_max{0};
+};
+
+inline Ops UOp::op() const { return n_->op; }
+inline DType UOp::dtype() const { return n_->dtype; }
+inline const std::vector<UOp>& UOp::src() const { return n_->src; }
+inline const UOp& UOp::src(size_t i) const { return n_->src[i]; }
+inline const Arg& UOp::arg() const { return n_->arg; }
+inline uint64_t UOp::hash() const { return n_ ? n_->hash : 0; }
+inline UOp::UOp(const UOp& o) noexcept : n_(o.n_) {
+  if (n_) n_->refcount.fetch_add(1, std::memory_order_relaxed);
+}
+inline UOp& UOp::operator=(const UOp& o) noexcept {
+  UOp tmp(o);
+  std::swap(n_, tmp.n_);
+  return *this;
+}
+inline UOp& UOp::operator=(UOp&& o) noexcept {
+  std::swap(n_, o.n_);
+  return *this;
+}
+void release_node(UOpNode* n);
+inline UOp::~UOp() {
+  if (n_) release_node(n_);
+}
+
+struct UOpHash {
+  size_t operator()(const UOp& u) const { return std::hash<const void*>()(u.get()); }
+};
+
+}  // namespace tg::uop

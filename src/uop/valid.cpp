@@ -1,0 +1,97 @@
+// Valids: conjunctions of bounds like (idx < 5) & !(idx < 2), as pad masks and gates produce them.
+#include <algorithm>
+
+#include "uop/symbolic.h"
+#include "uop/symbolic_rules.h"
+
+namespace tg::uop {
+
+namespace {
+
+// What a conjunction says: per expression, the bounds [lo, hi] it implies; other clauses are kept as they are.
+struct Bounds {
+  UOp expr;
+  int64_t lo, hi;
+};
+struct Clauses {
+  std::vector<Bounds> bounds;
+  std::vector<UOp> other;
+};
+
+void flatten_and(const UOp& u, std::vector<UOp>& out) {
+  std::vector<UOp> stack{u};
+  while (!stack.empty()) {
+    UOp t = stack.back();
+    stack.pop_back();
+    if (t.op() == Ops::AND && t.dtype().is_bool()) {
+      stack.push_back(t.src(1));
+      stack.push_back(t.src(0));
+    } else {
+      out.push_back(t);
+    }
+  }
+}
+
+bool bounded_int(const UOp& x) { return x.dtype().is_int() && !x.dtype().is_unsigned() && !x.is_const(); }
+
+Clauses parse(const UOp& valid) {
+  std::vector<UOp> clauses;
+  flatten_and(valid, clauses);
+  Clauses out;
+  auto bound = [&](const UOp& x, int64_t lo, int64_t hi) {
+    for (Bounds& b : out.bounds)
+      if (b.expr == x) { b.lo = std::max(b.lo, lo), b.hi = std::min(b.hi, hi); return; }
+    out.bounds.push_back({x, std::max(lo, x.vmin()), std::min(hi, x.vmax())});
+  };
+  constexpr int64_t kMin = INT64_MIN, kMax = INT64_MAX;
+  for (const UOp& c : clauses) {
+    // x < k
+    if (c.op() == Ops::CMPLT && bounded_int(c.src(0)) && c.src(1).is_const()) {
+      int64_t k = const_to_int(c.src(1).const_value());
+      if (k != kMin) { bound(c.src(0), kMin, k - 1); continue; }
+    }
+    // !(x < k), as (x < k) != true
+    if (c.op() == Ops::CMPNE && c.src(1).is_const() && const_to_int(c.src(1).const_value()) == 1 &&
+        c.src(0).op() == Ops::CMPLT && bounded_int(c.src(0).src(0)) && c.src(0).src(1).is_const()) {
+      bound(c.src(0).src(0), const_to_int(c.src(0).src(1).const_value()), kMax);
+      continue;
+    }
+    if (std::find(out.other.begin(), out.other.end(), c) == out.other.end()) out.other.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+UOp simplify_valid(const Match& m) {
+  const UOp& valid = m.root();
+  Clauses cl = parse(valid);
+  UOp out;
+  auto conj = [&](const UOp& c) { out = out ? (out & c) : c; };
+  for (const Bounds& b : cl.bounds) {
+    if (b.lo > b.hi) return UOp::const_(dtypes::bool_, false);
+    if (b.lo > b.expr.vmin()) conj(b.expr.lt(b.expr.const_like(b.lo)).logical_not());
+    if (b.hi < b.expr.vmax()) conj(b.expr.lt(b.expr.const_like(b.hi + 1)));
+  }
+  for (const UOp& c : cl.other) conj(c);
+  if (!out) return UOp::const_(dtypes::bool_, true);
+  return out == valid ? UOp() : out;
+}
+
+UOp uop_given_valid(const UOp& valid, const UOp& expr) {
+  Clauses cl = parse(valid);
+  std::vector<std::pair<UOp, UOp>> to_var, back;
+  for (const Bounds& b : cl.bounds) {
+    // a clause that narrows nothing tells us nothing; an impossible one leaves expr to the caller
+    if (b.lo > b.hi || (b.lo <= b.expr.vmin() && b.hi >= b.expr.vmax())) continue;
+    UOp v = UOp::variable("\x01valid" + std::to_string(to_var.size()), b.lo, b.hi, b.expr.dtype());
+    to_var.emplace_back(b.expr, v);
+    back.emplace_back(v, b.expr);
+  }
+  if (to_var.empty()) return expr;
+  UOp narrowed = expr.substitute(to_var);
+  if (narrowed == expr) return expr;
+  return simplify(narrowed).substitute(back);
+}
+
+}  // namespace tg::uop

@@ -1,0 +1,10 @@
+# Runs EXE and compares its standard output with the file EXPECTED, line for line.
+execute_process(COMMAND ${EXE} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${EXE} exited with ${rc}")
+endif()
+file(READ ${EXPECTED} expected)
+if(NOT out STREQUAL expected)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/actual_output.txt "${out}")
+  message(FATAL_ERROR "output differs from ${EXPECTED}\n--- got ---\n${out}\n--- expected ---\n${expected}")
+endif()
