@@ -27,7 +27,7 @@ UOp remove_small_terms(const LinearForm& f, int64_t c, bool is_div) {
       if (i < k) small.terms.push_back(term);
       else big.terms.push_back(term), g = std::gcd(g, iabs(term.second));
     }
-    if (g <= 1) continue;
+    if (g <= 1 || big.terms.empty()) continue;
     auto r = small.exact_range();
     if (!r || r->first < 0 || r->second >= g) continue;
     auto by_order = [](const auto& a, const auto& b) { return term_less(a.first, b.first); };

@@ -16,6 +16,16 @@ namespace tg::uop {
 
 struct UOpNode;
 
+// Scalars on either side of an operator become constants of the UOp's dtype.
+template <class T>
+concept Scalar = std::is_arithmetic_v<T>;
+template <Scalar T> ConstValue to_const(T v) {
+  if constexpr (std::is_same_v<T, bool>) return v;
+  else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
+  else if constexpr (std::is_unsigned_v<T>) return static_cast<uint64_t>(v);
+  else return static_cast<int64_t>(v);
+}
+
 // A cheap reference-counted handle to an interned node. Building the same (op, dtype, src, arg) twice returns the
 // same node, so == is pointer identity and common subexpressions are shared for free. A node is freed (and leaves
 // the intern table) when its last handle goes away.
@@ -65,6 +75,9 @@ class UOp {
   UOp with_src(std::vector<UOp> src) const;  // same op, dtype and arg over new sources
   UOp lt(const UOp& o) const { return alu(Ops::CMPLT, {o}); }
   UOp ne(const UOp& o) const { return alu(Ops::CMPNE, {o}); }
+  template <Scalar T> UOp ne(T v) const { return ne(const_like(to_const(v))); }
+  template <Scalar T> UOp lt(T v) const { return lt(const_like(to_const(v))); }
+  template <Scalar T> UOp maximum(T v) const { return maximum(const_like(to_const(v))); }
   UOp eq(const UOp& o) const { return ne(o).logical_not(); }
   UOp logical_not() const { return ne(const_like(true)); }
   UOp maximum(const UOp& o) const { return alu(Ops::MAX, {o}); }
@@ -88,15 +101,6 @@ std::string print_graph(const UOp& u);
 // How many nodes are alive (interned) now: for tests of memory behaviour.
 size_t live_uop_count();
 
-// Scalars on either side of an operator become constants of the UOp's dtype.
-template <class T>
-concept Scalar = std::is_arithmetic_v<T>;
-template <Scalar T> ConstValue to_const(T v) {
-  if constexpr (std::is_same_v<T, bool>) return v;
-  else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
-  else if constexpr (std::is_unsigned_v<T>) return static_cast<uint64_t>(v);
-  else return static_cast<int64_t>(v);
-}
 
 UOp operator+(const UOp& a, const UOp& b);
 UOp operator*(const UOp& a, const UOp& b);
