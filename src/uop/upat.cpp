@@ -21,7 +21,7 @@ struct UPat::Data {
 
 const UOp* Match::find(std::string_view name) const {
   for (const auto& [n, u] : captures)
-    if (*n == name) return &u;
+    if (n == name) return &u;
   return nullptr;
 }
 
@@ -130,7 +130,7 @@ bool UPat::match(const UOp& u, Match& m) const {
     if (const UOp* prev = m.find(d.name)) {
       if (*prev != u) return false;
     } else {
-      m.captures.emplace_back(&d.name, u);
+      m.captures.emplace_back(d.name, u);
     }
   }
   const auto& srcs = u.src();

@@ -23,7 +23,7 @@ class Match {
   }
 
   // used by the matcher
-  std::vector<std::pair<const std::string*, UOp>> captures;
+  std::vector<std::pair<std::string, UOp>> captures;  // names copied: a Match may outlive its pattern
   const UOp* root_ = nullptr;
   void* ctx_ = nullptr;
   const std::type_info* ctx_type_ = nullptr;
