@@ -13,8 +13,8 @@ using uop::UOp;
 static UOp build_graph(int64_t nodes) {
   UOp acc = UOp::const_(dtypes::int32, 0);
   UOp gidx = UOp::variable("gidx", 0, 4095);
-  // each step adds about 11 new nodes (the rest is shared through interning)
-  for (int64_t i = 0; i < nodes / 11; i++) {
+  // each step adds about 6-7 new nodes (the rest is shared through interning)
+  for (int64_t i = 0; i < nodes / 6; i++) {
     UOp v = UOp::variable("v" + std::to_string(i % 64), 0, 15 + i % 7);
     UOp flat = gidx * 16 + v;
     UOp d0 = flat / 4096, d1 = (flat / 256) % 16, d2 = (flat / 16) % 16, d3 = flat % 16;

@@ -52,12 +52,13 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
     UOp node;
     int stage;
     UOp next;
+    size_t chain = 0;  // how many rewrites led to this node from a node of the input
   };
   // keyed by UOp, not by pointer: the key keeps an intermediate node alive, so its address is never reused
   std::unordered_map<UOp, UOp, UOpHash> done;
   std::unordered_set<const UOpNode*> in_progress;  // nodes at stage >= 1: meeting one again means the rules loop
   std::vector<Frame> stack{{root, 0, UOp()}};
-  size_t budget = opts.max_rewrites_per_node * (root.toposort().size() + 100), rewrites = 0;
+  size_t seen = 0, rewrites = 0;
   auto loop_error = [&](const UOp& u) {
     return CompileError("graph_rewrite", "rewrite rules loop: " + std::string(op_name(u.op())) + " node " +
                                              u.render() + " rewrites back into itself");
@@ -68,6 +69,7 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
       if (done.count(f.node)) { stack.pop_back(); continue; }
       if (!in_progress.insert(f.node.get()).second) throw loop_error(f.node);
       f.stage = 1;
+      seen++;
       UOp node = f.node;  // the push below may move the frame
       for (auto it = node.src().rbegin(); it != node.src().rend(); ++it)
         if (!done.count(*it)) {
@@ -95,7 +97,7 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
         stack.pop_back();
         continue;
       }
-      if (++rewrites > budget)
+      if (f.chain >= opts.max_rewrites_per_node || ++rewrites > opts.max_rewrites_per_node * (seen + 100))
         throw CompileError("graph_rewrite", "rewrite did not converge after " + std::to_string(rewrites) +
                                                 " rule applications; last rewrite of " + std::string(op_name(rebuilt.op())));
       if (auto it = done.find(r); it != done.end()) {
@@ -107,7 +109,8 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
       if (in_progress.count(r.get())) throw loop_error(r);
       f.stage = 2;
       f.next = r;
-      stack.push_back({r, 0, UOp()});
+      size_t chain = f.chain + 1;
+      stack.push_back({r, 0, UOp(), chain});
       continue;
     }
     // stage 2

@@ -29,8 +29,8 @@ class PatternMatcher {
 };
 
 struct RewriteOptions {
-  // a rewrite that has not reached its fixed point after this many successful rule applications per node of the
-  // input graph (plus a floor) is reported as not converging
+  // a node rewritten this many times in a row (each result rewritten again), or this many rule applications per
+  // node seen, is reported as not converging
   size_t max_rewrites_per_node = 1000;
 };
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "tg/error.h"
 
@@ -20,11 +21,52 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return x;
 }
 
-// The intern table: hash -> nodes. A node whose refcount reached zero is dying: lookups skip it (they never
-// resurrect a node), and the thread that dropped it to zero removes it.
-struct InternTable {
+// The intern table: an open-addressing hash set of nodes (linear probing, backward-shift deletion), keyed by the
+// node's structural hash. A node whose refcount reached zero is dying: lookups skip it (they never resurrect a
+// node), and the thread that dropped it to zero removes it.
+class InternTable {
+ public:
   std::mutex mu;
-  std::unordered_multimap<uint64_t, UOpNode*> nodes;
+
+  template <class Eq> UOpNode* find(uint64_t h, Eq&& eq) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      UOpNode* n = slots_[i];
+      if (!n) return nullptr;
+      if (n->hash == h && eq(n)) return n;
+    }
+  }
+  void insert(UOpNode* n) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    size_t i = n->hash & mask_;
+    while (slots_[i]) i = (i + 1) & mask_;
+    slots_[i] = n;
+    size_++;
+  }
+  void erase(UOpNode* n) {
+    size_t i = n->hash & mask_;
+    while (slots_[i] != n) i = (i + 1) & mask_;
+    // backward-shift: move later entries of the probe run into the hole so no lookup stops early
+    for (size_t j = (i + 1) & mask_; slots_[j]; j = (j + 1) & mask_) {
+      size_t home = slots_[j]->hash & mask_;
+      if (((j - home) & mask_) >= ((j - i) & mask_)) slots_[i] = slots_[j], i = j;
+    }
+    slots_[i] = nullptr;
+    size_--;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  void grow() {
+    std::vector<UOpNode*> old = std::move(slots_);
+    slots_.assign(old.empty() ? 1024 : old.size() * 2, nullptr);
+    mask_ = slots_.size() - 1;
+    size_ = 0;
+    for (UOpNode* n : old)
+      if (n) insert(n);
+  }
+  std::vector<UOpNode*> slots_;
+  size_t mask_ = 0, size_ = 0;
 };
 InternTable& table() {
   static InternTable* t = new InternTable();  // never destroyed: nodes may die during static destruction
@@ -42,8 +84,7 @@ bool same_key(const UOpNode* n, Ops op, DType dtype, const std::vector<UOp>& src
 
 // Freeing is iterative: a dying node hands its sources to a thread-local worklist instead of recursing, so a
 // chain of a million nodes dies without deep recursion.
-void release_node(UOpNode* n) {
-  if (n->refcount.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+void destroy_node(UOpNode* n) {
   thread_local std::vector<UOpNode*> pending;
   thread_local bool draining = false;
   pending.push_back(n);
@@ -55,9 +96,7 @@ void release_node(UOpNode* n) {
     {
       InternTable& t = table();
       std::lock_guard lock(t.mu);
-      auto [lo, hi] = t.nodes.equal_range(d->hash);
-      for (auto it = lo; it != hi; ++it)
-        if (it->second == d) { t.nodes.erase(it); break; }
+      t.erase(d);
     }
     for (UOp& s : d->src) {
       UOpNode* sn = s.release();
@@ -78,25 +117,24 @@ UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg) {
   h = mix(h, arg.hash());
   InternTable& t = table();
   std::lock_guard lock(t.mu);
-  auto [lo, hi] = t.nodes.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    UOpNode* n = it->second;
-    if (!same_key(n, op, dtype, src, arg)) continue;
-    // take a reference unless the node is already dying (refcount 0): then it is as good as gone
+  // take a reference unless the node is already dying (refcount 0): then it is as good as gone
+  auto live_match = [&](UOpNode* n) {
+    if (!same_key(n, op, dtype, src, arg)) return false;
     uint32_t rc = n->refcount.load(std::memory_order_relaxed);
     while (rc != 0 && !n->refcount.compare_exchange_weak(rc, rc + 1, std::memory_order_acq_rel)) {
     }
-    if (rc != 0) return UOp(n);
-  }
+    return rc != 0;
+  };
+  if (UOpNode* n = t.find(h, live_match)) return UOp(n);
   auto* n = new UOpNode{op, dtype, std::move(src), std::move(arg), h};
-  t.nodes.emplace(h, n);
+  t.insert(n);
   return UOp(n);
 }
 
 size_t live_uop_count() {
   InternTable& t = table();
   std::lock_guard lock(t.mu);
-  return t.nodes.size();
+  return t.size();
 }
 
 UOp UOp::const_(DType dtype, ConstValue v) { return make(Ops::CONST, dtype, {}, Arg(cast_const(v, dtype))); }

@@ -91,7 +91,7 @@ class UOp {
   explicit UOp(UOpNode* n) noexcept : n_(n) {}  // adopts one reference
   UOpNode* release() noexcept { UOpNode* n = n_; n_ = nullptr; return n; }
   friend struct UOpNode;
-  friend void release_node(UOpNode* n);
+  friend void destroy_node(UOpNode* n);
   UOpNode* n_ = nullptr;
 };
 
@@ -161,9 +161,10 @@ inline UOp& UOp::operator=(UOp&& o) noexcept {
   std::swap(n_, o.n_);
   return *this;
 }
-void release_node(UOpNode* n);
+void destroy_node(UOpNode* n);  // n's refcount just reached zero
 inline UOp::~UOp() {
-  if (n_) release_node(n_);
+  // the common case, another handle remains, stays inline; the last one frees the node out of line
+  if (n_ && n_->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_node(n_);
 }
 
 struct UOpHash {

@@ -91,9 +91,11 @@ UOp uop_given_valid(const UOp& valid, const UOp& expr) {
   if (to_var.empty()) return expr;
   UOp narrowed = expr.substitute(to_var);
   if (narrowed == expr) return expr;
+  UOp simplified = simplify(narrowed);
+  if (simplified == narrowed) return expr;  // the narrower ranges changed nothing
   // simplify again after substituting back: the stand-in variables sort differently from what they replace, and
   // the result must be in canonical form or the rule would undo and redo itself forever
-  return simplify(simplify(narrowed).substitute(back));
+  return simplify(simplified.substitute(back));
 }
 
 }  // namespace tg::uop
