@@ -17,7 +17,7 @@ const char* error_kind_name(ErrorKind kind) {
 }
 
 static std::string format_error(ErrorKind kind, const std::string& op, const std::string& message,
-                                const std::source_location& where) {
+                                const SourceLocation& where) {
   std::string s = std::string("tg::") + error_kind_name(kind);
   if (!op.empty()) s += " in " + op;
   s += ": " + message;
@@ -30,7 +30,7 @@ static std::string format_error(ErrorKind kind, const std::string& op, const std
   return s;
 }
 
-Error::Error(ErrorKind kind, std::string op, const std::string& message, std::source_location where)
+Error::Error(ErrorKind kind, std::string op, const std::string& message, SourceLocation where)
     : std::runtime_error(format_error(kind, op, message, where)),
       kind_(kind),
       op_(std::move(op)),

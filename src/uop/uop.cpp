@@ -139,7 +139,7 @@ size_t live_uop_count() {
 
 UOp UOp::const_(DType dtype, ConstValue v) { return make(Ops::CONST, dtype, {}, Arg(cast_const(v, dtype))); }
 
-UOp UOp::variable(std::string name, int64_t min, int64_t max, DType dtype, std::source_location where) {
+UOp UOp::variable(std::string name, int64_t min, int64_t max, DType dtype, SourceLocation where) {
   if (min > max)
     throw ArgumentError("Variable", "Variable '" + name + "' has min " + std::to_string(min) + " > max " +
                                         std::to_string(max), where);

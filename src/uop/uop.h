@@ -4,11 +4,11 @@
 #include <concepts>
 #include <cstdint>
 #include <iosfwd>
-#include <source_location>
 #include <string>
 #include <vector>
 
 #include "tg/dtype.h"
+#include "tg/error.h"
 #include "uop/arg.h"
 #include "uop/ops.h"
 
@@ -44,7 +44,7 @@ class UOp {
   static UOp make(Ops op, DType dtype, std::vector<UOp> src = {}, Arg arg = {});
   static UOp const_(DType dtype, ConstValue v);  // v is cast into dtype's canonical form
   static UOp variable(std::string name, int64_t min, int64_t max, DType dtype = dtypes::int32,
-                      std::source_location where = std::source_location::current());
+                      tg::SourceLocation where = tg::SourceLocation::current());
   static UOp sink(std::vector<UOp> src) { return make(Ops::SINK, dtypes::void_, std::move(src)); }
 
   Ops op() const;
