@@ -88,6 +88,7 @@ DType promote_with_scalar(DType x, ScalarKind scalar);
 ConstValue cast_const(const ConstValue& v, DType dt);
 double const_to_double(const ConstValue& v);
 int64_t const_to_int(const ConstValue& v);  // bool -> 0/1, uint64 keeps its bit pattern, floats truncate
+uint64_t const_to_bits(const ConstValue& v);  // the stored bits: a double's IEEE bits, an integer's two's complement
 std::string const_repr(const ConstValue& v);
 bool const_equal(const ConstValue& a, const ConstValue& b);  // by numeric value, across representations
 

@@ -205,6 +205,15 @@ int64_t const_to_int(const ConstValue& v) {
       v);
 }
 
+uint64_t const_to_bits(const ConstValue& v) {
+  return std::visit(
+      [](auto x) -> uint64_t {
+        if constexpr (std::is_same_v<decltype(x), double>) return std::bit_cast<uint64_t>(x);
+        else return static_cast<uint64_t>(x);
+      },
+      v);
+}
+
 bool const_equal(const ConstValue& a, const ConstValue& b) {
   if (a.index() == b.index()) return a == b;
   if (std::holds_alternative<double>(a) || std::holds_alternative<double>(b)) return const_to_double(a) == const_to_double(b);

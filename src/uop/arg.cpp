@@ -7,47 +7,33 @@
 namespace tg::uop {
 
 namespace {
-uint64_t mix(uint64_t h, uint64_t v) {
-  // splitmix64 finalizer over the running hash: cheap and well spread
-  uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-  x ^= x >> 30, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 27, x *= 0x94d049bb133111ebull, x ^= x >> 31;
-  return x;
-}
 uint64_t hash_string(const std::string& s) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a: the same in every run, unlike a seeded hash
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
-uint64_t const_bits(const ConstValue& v) {
-  return std::visit(
-      [](auto x) -> uint64_t {
-        if constexpr (std::is_same_v<decltype(x), double>) return std::bit_cast<uint64_t>(x);
-        else return static_cast<uint64_t>(x);
-      },
-      v);
-}
 }  // namespace
 
 uint64_t Arg::hash() const {
-  uint64_t h = mix(0, v_.index());
+  uint64_t h = hash_mix(0, v_.index());
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::monostate>) {
         } else if constexpr (std::is_same_v<T, ConstValue>) {
-          h = mix(mix(h, x.index()), const_bits(x));
+          h = hash_mix(hash_mix(h, x.index()), const_to_bits(x));
         } else if constexpr (std::is_same_v<T, int64_t>) {
-          h = mix(h, static_cast<uint64_t>(x));
+          h = hash_mix(h, static_cast<uint64_t>(x));
         } else if constexpr (std::is_same_v<T, std::string>) {
-          h = mix(h, hash_string(x));
+          h = hash_mix(h, hash_string(x));
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          for (int64_t i : x) h = mix(h, static_cast<uint64_t>(i));
+          for (int64_t i : x) h = hash_mix(h, static_cast<uint64_t>(i));
         } else if constexpr (std::is_same_v<T, VarArg>) {
-          h = mix(mix(mix(h, hash_string(x.name)), static_cast<uint64_t>(x.min)), static_cast<uint64_t>(x.max));
+          h = hash_mix(hash_mix(hash_mix(h, hash_string(x.name)), static_cast<uint64_t>(x.min)), static_cast<uint64_t>(x.max));
         } else if constexpr (std::is_same_v<T, Ops>) {
-          h = mix(h, static_cast<uint64_t>(x));
+          h = hash_mix(h, static_cast<uint64_t>(x));
         } else {
-          h = mix(h, x ? x->hash() : 0);
+          h = hash_mix(h, x ? x->hash() : 0);
         }
       },
       v_);
@@ -58,7 +44,7 @@ bool Arg::operator==(const Arg& o) const {
   if (v_.index() != o.v_.index()) return false;
   if (auto* a = std::get_if<ConstValue>(&v_)) {
     const ConstValue& b = std::get<ConstValue>(o.v_);
-    return a->index() == b.index() && const_bits(*a) == const_bits(b);
+    return a->index() == b.index() && const_to_bits(*a) == const_to_bits(b);
   }
   if (auto* a = std::get_if<std::shared_ptr<const ArgExt>>(&v_)) {
     const auto& b = std::get<std::shared_ptr<const ArgExt>>(o.v_);

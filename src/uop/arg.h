@@ -11,6 +11,13 @@
 
 namespace tg::uop {
 
+// Combines a value into a running hash (a splitmix64 finalizer): cheap, well spread, the same in every run.
+inline uint64_t hash_mix(uint64_t h, uint64_t v) {
+  uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+  x ^= x >> 30, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 27, x *= 0x94d049bb133111ebull, x ^= x >> 31;
+  return x;
+}
+
 // DEFINE_VAR's argument: a named integer in [min, max] (both inclusive).
 struct VarArg {
   std::string name;

@@ -59,14 +59,6 @@ std::optional<ConstValue> int_alu(Ops op, const uint64_t* a, bool is_signed, int
   }
 }
 
-uint64_t to_bits(const ConstValue& v) {
-  return std::visit(
-      [](auto x) -> uint64_t {
-        if constexpr (std::is_same_v<decltype(x), double>) return std::bit_cast<uint64_t>(x);
-        else return static_cast<uint64_t>(x);
-      },
-      v);
-}
 
 ConstValue bitcast_const(const ConstValue& v, DType from, DType to) {
   uint64_t bits;
@@ -75,7 +67,7 @@ ConstValue bitcast_const(const ConstValue& v, DType from, DType to) {
     case ScalarType::Float64: bits = std::bit_cast<uint64_t>(std::get<double>(v)); break;
     case ScalarType::Float16: bits = float_to_half_bits(static_cast<float>(std::get<double>(v))); break;
     case ScalarType::BFloat16: bits = float_to_bf16_bits(static_cast<float>(std::get<double>(v))); break;
-    default: bits = to_bits(v);
+    default: bits = const_to_bits(v);
   }
   if (from.bits() < 64) bits &= (uint64_t{1} << from.bits()) - 1;
   switch (to.scalar_type()) {
@@ -100,7 +92,7 @@ std::optional<ConstValue> exec_alu(Ops op, DType out, DType in, std::span<const 
     r = float_alu(op, a, args.size());
   } else {
     uint64_t a[3];
-    for (size_t i = 0; i < args.size() && i < 3; i++) a[i] = to_bits(args[i]);
+    for (size_t i = 0; i < args.size() && i < 3; i++) a[i] = const_to_bits(args[i]);
     if (in.is_bool()) {
       // bools are 0/1: ADD is OR, MUL is AND, and a comparison compares the bits
       if (op == Ops::ADD) op = Ops::OR;

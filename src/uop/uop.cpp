@@ -15,12 +15,6 @@ namespace tg::uop {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
-  uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-  x ^= x >> 30, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 27, x *= 0x94d049bb133111ebull, x ^= x >> 31;
-  return x;
-}
-
 // The intern table: an open-addressing hash set of nodes (linear probing, backward-shift deletion), keyed by the
 // node's structural hash. A node whose refcount reached zero is dying: lookups skip it (they never resurrect a
 // node), and the thread that dropped it to zero removes it.
@@ -108,13 +102,13 @@ void destroy_node(UOpNode* n) {
 }
 
 UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg) {
-  uint64_t h = mix(mix(mix(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar_type())), dtype.count()),
+  uint64_t h = hash_mix(hash_mix(hash_mix(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar_type())), dtype.count()),
                    static_cast<uint64_t>(dtype.addr_space()));
   for (const UOp& s : src) {
     if (!s) throw InternalError("UOp", std::string("null source for ") + std::string(op_name(op)));
-    h = mix(h, s.hash());
+    h = hash_mix(h, s.hash());
   }
-  h = mix(h, arg.hash());
+  h = hash_mix(h, arg.hash());
   InternTable& t = table();
   std::lock_guard lock(t.mu);
   // take a reference unless the node is already dying (refcount 0): then it is as good as gone
