@@ -120,6 +120,17 @@ TEST(PatternMatcher, LoopsAndNonConvergenceRaise) {
   }
 }
 
+TEST(PatternMatcher, EndlessFreshRewritesHitTheChainLimit) {
+  // c -> c+1 never revisits a node, so only the limit on rewrite chains stops it
+  PatternMatcher count_up({{UPat::cvar("c"), [](const Match& m) { return c(std::get<int64_t>(m["c"].const_value()) + 1); }}});
+  try {
+    graph_rewrite(c(0), count_up, RewriteOptions{50});
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not converge"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PatternMatcher, ARuleMayNotChangeTheDtype) {
   PatternMatcher bad({{UPat(Ops::DEFINE_VAR), [](const Match&) { return UOp::const_(dtypes::int64, 0); }}});
   EXPECT_THROW(graph_rewrite(a(), bad), InternalError);
