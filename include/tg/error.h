@@ -5,8 +5,8 @@
 
 namespace tg {
 
-// Where a call was made: tinygrad.cpp's SourceLocation, which clang 14 with libstdc++ lacks. As a defaulted
-// parameter, SourceLocation::current() captures the caller's file and line.
+// Where a call was made: our stand-in for std::source_location, which clang 14 with libstdc++ lacks. As a
+// defaulted parameter, SourceLocation::current() captures the caller's file and line.
 class SourceLocation {
  public:
   static constexpr SourceLocation current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) noexcept {

@@ -1,9 +1,5 @@
 #include "uop/arg.h"
 
-#include <bit>
-#include <cstring>
-#include <functional>
-
 namespace tg::uop {
 
 namespace {
@@ -29,7 +25,8 @@ uint64_t Arg::hash() const {
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           for (int64_t i : x) h = hash_mix(h, static_cast<uint64_t>(i));
         } else if constexpr (std::is_same_v<T, VarArg>) {
-          h = hash_mix(hash_mix(hash_mix(h, hash_string(x.name)), static_cast<uint64_t>(x.min)), static_cast<uint64_t>(x.max));
+          h = hash_mix(hash_mix(h, hash_string(x.name)), static_cast<uint64_t>(x.min));
+          h = hash_mix(h, static_cast<uint64_t>(x.max));
         } else if constexpr (std::is_same_v<T, Ops>) {
           h = hash_mix(h, static_cast<uint64_t>(x));
         } else {

@@ -109,7 +109,7 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
       if (in_progress.count(r.get())) throw loop_error(r);
       f.stage = 2;
       f.next = r;
-      size_t chain = f.chain + 1;
+      size_t chain = f.chain + 1;  // read before the push, which may move the frame
       stack.push_back({r, 0, UOp(), chain});
       continue;
     }

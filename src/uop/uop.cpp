@@ -102,8 +102,8 @@ void destroy_node(UOpNode* n) {
 }
 
 UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg) {
-  uint64_t h = hash_mix(hash_mix(hash_mix(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar_type())), dtype.count()),
-                   static_cast<uint64_t>(dtype.addr_space()));
+  uint64_t h = hash_mix(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar_type()));
+  h = hash_mix(hash_mix(h, dtype.count()), static_cast<uint64_t>(dtype.addr_space()));
   for (const UOp& s : src) {
     if (!s) throw InternalError("UOp", std::string("null source for ") + std::string(op_name(op)));
     h = hash_mix(h, s.hash());

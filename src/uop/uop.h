@@ -90,7 +90,6 @@ class UOp {
  private:
   explicit UOp(UOpNode* n) noexcept : n_(n) {}  // adopts one reference
   UOpNode* release() noexcept { UOpNode* n = n_; n_ = nullptr; return n; }
-  friend struct UOpNode;
   friend void destroy_node(UOpNode* n);
   UOpNode* n_ = nullptr;
 };
@@ -100,7 +99,6 @@ std::string print_graph(const UOp& u);
 
 // How many nodes are alive (interned) now: for tests of memory behaviour.
 size_t live_uop_count();
-
 
 UOp operator+(const UOp& a, const UOp& b);
 UOp operator*(const UOp& a, const UOp& b);

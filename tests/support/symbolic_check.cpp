@@ -3,6 +3,7 @@
 namespace tg::testing {
 
 std::string check_expression(const uop::UOp& original, const uop::UOp& simplified, ExprGen& gen, int points) {
+  const std::vector<uop::UOp> nodes = original.toposort();
   for (int p = 0; p < points; p++) {
     Env env = gen.random_point();
     auto vals = eval_all(original, env);
@@ -14,7 +15,7 @@ std::string check_expression(const uop::UOp& original, const uop::UOp& simplifie
     if (overflow) continue;
     std::string where;
     for (const auto& [k, v] : env) where += k + "=" + std::to_string(v) + " ";
-    for (const uop::UOp& u : original.toposort()) {
+    for (const uop::UOp& u : nodes) {
       int64_t x = const_to_int(vals->at(u.get()));
       if (x < u.vmin() || x > u.vmax())
         return "vmin/vmax [" + std::to_string(u.vmin()) + ", " + std::to_string(u.vmax()) + "] miss " +
