@@ -29,5 +29,6 @@ inline double median(std::vector<double> xs) {
 }
 
 int symbolic(const Args& args);
+int shapetracker(const Args& args);
 
 }  // namespace tg::bench

@@ -15,6 +15,9 @@ const PatternMatcher& symbolic();
 // graph_rewrite(u, symbolic())
 UOp simplify(const UOp& u);
 
+// The clauses of a conjunction of bools, in order: a & (b & c) -> [a, b, c].
+std::vector<UOp> split_and(const UOp& u);
+
 // Simplifies `expr` assuming the bool `valid` holds (valid is a conjunction of comparisons like idx < 5).
 UOp uop_given_valid(const UOp& valid, const UOp& expr);
 

@@ -18,25 +18,10 @@ struct Clauses {
   std::vector<UOp> other;
 };
 
-void flatten_and(const UOp& u, std::vector<UOp>& out) {
-  std::vector<UOp> stack{u};
-  while (!stack.empty()) {
-    UOp t = stack.back();
-    stack.pop_back();
-    if (t.op() == Ops::AND && t.dtype().is_bool()) {
-      stack.push_back(t.src(1));
-      stack.push_back(t.src(0));
-    } else {
-      out.push_back(t);
-    }
-  }
-}
-
 bool bounded_int(const UOp& x) { return x.dtype().is_int() && !x.dtype().is_unsigned() && !x.is_const(); }
 
 Clauses parse(const UOp& valid) {
-  std::vector<UOp> clauses;
-  flatten_and(valid, clauses);
+  std::vector<UOp> clauses = split_and(valid);
   Clauses out;
   auto bound = [&](const UOp& x, int64_t lo, int64_t hi) {
     for (Bounds& b : out.bounds)
@@ -62,6 +47,21 @@ Clauses parse(const UOp& valid) {
 }
 
 }  // namespace
+
+std::vector<UOp> split_and(const UOp& u) {
+  std::vector<UOp> out, stack{u};
+  while (!stack.empty()) {
+    UOp t = stack.back();
+    stack.pop_back();
+    if (t.op() == Ops::AND && t.dtype().is_bool()) {
+      stack.push_back(t.src(1));
+      stack.push_back(t.src(0));
+    } else {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
 
 UOp simplify_valid(const Match& m) {
   const UOp& valid = m.root();

@@ -1,0 +1,144 @@
+#include "shape/shapetracker.h"
+
+#include <limits>
+#include <ostream>
+
+#include "uop/arg.h"
+#include "uop/symbolic.h"
+
+namespace tg::shape {
+
+using uop::UOp;
+
+ShapeTracker::ShapeTracker(std::vector<View> views) : views_(std::move(views)) {
+  if (views_.empty()) throw InternalError("ShapeTracker", "a ShapeTracker needs at least one View");
+}
+
+ShapeTracker ShapeTracker::with_top(View v) const {
+  std::vector<View> vs = views_;
+  vs.back() = std::move(v);
+  return ShapeTracker(std::move(vs));
+}
+
+ShapeTracker ShapeTracker::reshape(const Shape& new_shape, SourceLocation where) const {
+  if (std::optional<View> v = views_.back().reshape(new_shape, where)) return with_top(std::move(*v));
+  std::vector<View> vs = views_;
+  vs.push_back(View::create(new_shape));
+  return ShapeTracker(std::move(vs));
+}
+
+ShapeTracker ShapeTracker::permute(const std::vector<int64_t>& order, SourceLocation where) const {
+  return with_top(views_.back().permute(order, where));
+}
+ShapeTracker ShapeTracker::expand(const Shape& new_shape, SourceLocation where) const {
+  return with_top(views_.back().expand(new_shape, where));
+}
+ShapeTracker ShapeTracker::pad(const Ranges& before_after, SourceLocation where) const {
+  return with_top(views_.back().pad(before_after, where));
+}
+ShapeTracker ShapeTracker::shrink(const Ranges& ranges, SourceLocation where) const {
+  return with_top(views_.back().shrink(ranges, where));
+}
+ShapeTracker ShapeTracker::stride(const std::vector<int64_t>& steps, SourceLocation where) const {
+  return with_top(views_.back().stride(steps, where));
+}
+ShapeTracker ShapeTracker::flip(const std::vector<bool>& axes, SourceLocation where) const {
+  return with_top(views_.back().flip(axes, where));
+}
+
+ShapeTracker ShapeTracker::simplify() const {
+  std::vector<View> vs = views_;
+  while (vs.size() >= 2) {
+    std::optional<View> merged = merge_views(vs[vs.size() - 2], vs.back());
+    if (!merged) break;
+    vs.pop_back();
+    vs.back() = std::move(*merged);
+  }
+  return ShapeTracker(std::move(vs));
+}
+
+ShapeTracker ShapeTracker::compose(const ShapeTracker& upper) const {
+  if (upper.real_size() > size())
+    throw InternalError("ShapeTracker", "cannot compose " + upper.repr() + " over shape " + shape_str(shape()) +
+                                            ": it reads past the " + std::to_string(size()) + " positions");
+  std::vector<View> vs = views_;
+  vs.insert(vs.end(), upper.views_.begin(), upper.views_.end());
+  return ShapeTracker(std::move(vs));
+}
+
+std::vector<UOp> unravel(const Shape& shape, const UOp& idx) {
+  std::vector<UOp> out(shape.size());
+  size_t outermost = 0;
+  while (outermost < shape.size() && shape[outermost] == 1) outermost++;
+  sint inner = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) {
+      out[i] = idx.const_like(int64_t{0});
+      continue;
+    }
+    UOp c = inner == 1 ? idx : idx / inner;
+    // the outermost position needs no modulo: a valid flat index is below the product of the sizes
+    out[i] = i == outermost ? c : c % shape[i];
+    inner *= shape[i];
+  }
+  return out;
+}
+
+std::pair<UOp, UOp> ShapeTracker::to_indexed(const std::vector<UOp>& idxs) const {
+  if (idxs.size() != ndim())
+    throw InternalError("to_indexed", std::to_string(idxs.size()) + " indices for shape " + shape_str(shape()));
+  auto [idx, valid] = views_.back().to_indexed(idxs);
+  for (size_t k = views_.size() - 1; k-- > 0;) {
+    View v = views_[k].minified();  // fewer dimensions make simpler index math
+    auto [below, below_valid] = v.to_indexed(unravel(v.shape, idx));
+    idx = below;
+    valid = valid & below_valid;
+  }
+  valid = uop::simplify(valid);
+  if (valid.is_const() && !tg::const_to_int(valid.const_value())) return {idx.const_like(int64_t{0}), valid};
+  return {uop::simplify(uop::uop_given_valid(valid, uop::simplify(idx))), valid};
+}
+
+std::pair<UOp, UOp> ShapeTracker::to_indexed() const {
+  DType dt = needs_int64() ? dtypes::int64 : dtypes::int32;
+  std::vector<UOp> idxs;
+  for (size_t i = 0; i < ndim(); i++) {
+    // an empty dimension has no positions; any variable will do, since nothing is read
+    sint hi = std::max<sint>(shape()[i] - 1, 0);
+    idxs.push_back(UOp::variable("idx" + std::to_string(i), 0, hi, dt));
+  }
+  return to_indexed(idxs);
+}
+
+bool ShapeTracker::needs_int64() const {
+  constexpr sint kMax = std::numeric_limits<int32_t>::max();
+  for (const View& v : views_) {
+    sint reach = v.offset < 0 ? -v.offset : v.offset;
+    for (size_t i = 0; i < v.ndim(); i++) reach += (v.strides[i] < 0 ? -v.strides[i] : v.strides[i]) * v.shape[i];
+    if (reach > kMax || v.size() > kMax) return true;
+  }
+  return false;
+}
+
+uint64_t ShapeTracker::hash() const {
+  uint64_t h = views_.size();
+  for (const View& v : views_) {
+    for (sint s : v.shape) h = uop::hash_mix(h, static_cast<uint64_t>(s));
+    for (sint s : v.strides) h = uop::hash_mix(h, static_cast<uint64_t>(s));
+    h = uop::hash_mix(h, static_cast<uint64_t>(v.offset));
+    if (v.mask)
+      for (auto [b, e] : *v.mask) h = uop::hash_mix(uop::hash_mix(h, static_cast<uint64_t>(b)), static_cast<uint64_t>(e));
+  }
+  return h;
+}
+
+std::string ShapeTracker::repr() const {
+  std::string s = "ShapeTracker(views=(";
+  for (size_t i = 0; i < views_.size(); i++) s += (i ? ", " : "") + views_[i].repr();
+  return s + (views_.size() == 1 ? ",))" : "))");
+}
+
+std::ostream& operator<<(std::ostream& os, const ShapeTracker& st) { return os << st.repr(); }
+std::ostream& operator<<(std::ostream& os, const View& v) { return os << v.repr(); }
+
+}  // namespace tg::shape
