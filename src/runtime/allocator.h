@@ -1,0 +1,48 @@
+// Allocator: device memory with a cache of freed blocks, so the steady state of a training loop allocates nothing.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace tg::runtime {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // A block of at least nbytes; a freed block of the same size is reused first. Throws tg::DeviceError.
+  void* alloc(size_t nbytes);
+  // Returns the block to the cache (up to cache_limit bytes are kept; beyond that it is released).
+  void free(void* ptr, size_t nbytes);
+  // Releases every cached block.
+  void free_cache();
+  virtual void copyin(void* dst, const void* src, size_t nbytes) = 0;   // host -> device
+  virtual void copyout(void* dst, const void* src, size_t nbytes) = 0;  // device -> host
+
+  size_t cached_bytes() const;
+  size_t cache_limit = size_t{1} << 30;
+
+ protected:
+  virtual void* raw_alloc(size_t nbytes) = 0;  // nullptr when out of memory
+  virtual void raw_free(void* ptr, size_t nbytes) = 0;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<size_t, std::vector<void*>> cache_;
+  size_t cached_ = 0;
+};
+
+// Host memory, 64-byte aligned (a cache line; what AVX-512 loads want).
+class MallocAllocator : public Allocator {
+ public:
+  ~MallocAllocator() override { free_cache(); }
+  void copyin(void* dst, const void* src, size_t nbytes) override;
+  void copyout(void* dst, const void* src, size_t nbytes) override;
+
+ protected:
+  void* raw_alloc(size_t nbytes) override;
+  void raw_free(void* ptr, size_t nbytes) override;
+};
+
+}  // namespace tg::runtime

@@ -1,0 +1,31 @@
+#include "runtime/buffer.h"
+
+#include "runtime/device.h"
+#include "tg/error.h"
+
+namespace tg::runtime {
+
+Buffer::Buffer(Device& device, size_t size, DType dtype) : device_(device), size_(size), dtype_(dtype) {}
+
+Buffer::~Buffer() {
+  if (ptr_) device_.allocator().free(ptr_, nbytes());
+}
+
+void* Buffer::ptr() {
+  if (!ptr_) ptr_ = device_.allocator().alloc(nbytes());
+  return ptr_;
+}
+
+void Buffer::copyin(const void* host, size_t nbytes) {
+  if (nbytes != this->nbytes())
+    throw InternalError("Buffer::copyin", std::to_string(nbytes) + " bytes into a buffer of " + std::to_string(this->nbytes()));
+  device_.allocator().copyin(ptr(), host, nbytes);
+}
+
+void Buffer::copyout(void* host, size_t nbytes) {
+  if (nbytes != this->nbytes())
+    throw InternalError("Buffer::copyout", std::to_string(nbytes) + " bytes from a buffer of " + std::to_string(this->nbytes()));
+  device_.allocator().copyout(host, ptr(), nbytes);
+}
+
+}  // namespace tg::runtime

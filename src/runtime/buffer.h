@@ -1,0 +1,38 @@
+// Buffer: `size` elements of `dtype` on a device. Memory is taken from the device's allocator on first use and
+// given back when the last reference goes away.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tg/dtype.h"
+
+namespace tg::runtime {
+
+class Device;
+
+class Buffer {
+ public:
+  Buffer(Device& device, size_t size, DType dtype);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  Device& device() const { return device_; }
+  size_t size() const { return size_; }  // elements
+  DType dtype() const { return dtype_; }
+  size_t nbytes() const { return size_ * dtype_.itemsize(); }
+  bool allocated() const { return ptr_ != nullptr; }
+  void* ptr();  // allocates on first use
+
+  void copyin(const void* host, size_t nbytes);  // nbytes must equal this->nbytes()
+  void copyout(void* host, size_t nbytes);
+
+ private:
+  Device& device_;
+  size_t size_;
+  DType dtype_;
+  void* ptr_ = nullptr;
+};
+
+}  // namespace tg::runtime

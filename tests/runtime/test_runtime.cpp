@@ -1,0 +1,152 @@
+// The CPU device: allocator, compiling and running C, the program caches, and the errors of each.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/disk_cache.h"
+#include "tg/context.h"
+#include "tg/error.h"
+
+using namespace tg;
+using namespace tg::runtime;
+
+namespace {
+
+// A fresh cache folder for one test, removed afterwards.
+struct TempCache {
+  std::string dir = "/tmp/tg_test_cache_" + std::to_string(::getpid()) + "_" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  Context ctx{{"XDG_CACHE_HOME", dir}};
+  ~TempCache() { std::filesystem::remove_all(dir); }
+};
+
+// our kernel ABI: void name(void* const* bufs, const int64_t* vars)
+const char* kAdd =
+    "#include <stdint.h>\n"
+    "void add(void* const* bufs, const int64_t* vars) {\n"
+    "  float* out = bufs[0]; const float* a = bufs[1]; const float* b = bufs[2];\n"
+    "  *out = *a + *b;\n"
+    "}\n";
+
+}  // namespace
+
+// seed 001, "2+3 in raw clang": allocate, copy in, compile, run, copy out
+TEST(Runtime, TwoPlusThreeInRawC) {
+  TempCache cache;
+  Device& cpu = get_device("CPU");
+  Buffer a(cpu, 1, dtypes::float32), b(cpu, 1, dtypes::float32), out(cpu, 1, dtypes::float32);
+  float two = 2, three = 3, five = 0;
+  a.copyin(&two, 4);
+  b.copyin(&three, 4);
+  std::shared_ptr<Program> add = cpu.program("add", kAdd);
+  void* bufs[] = {out.ptr(), a.ptr(), b.ptr()};
+  (*add)(bufs, nullptr);
+  out.copyout(&five, 4);
+  EXPECT_EQ(five, 5.0f);
+}
+
+TEST(Runtime, AllocatorReusesFreedBlocks) {
+  Allocator& al = get_device("CPU").allocator();
+  al.free_cache();
+  void* p = al.alloc(4096);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  al.free(p, 4096);
+  EXPECT_EQ(al.cached_bytes(), 4096u);
+  EXPECT_EQ(al.alloc(4096), p);  // the same block comes back
+  EXPECT_EQ(al.cached_bytes(), 0u);
+  al.free(p, 4096);
+  al.free_cache();
+  EXPECT_EQ(al.cached_bytes(), 0u);
+}
+
+TEST(Runtime, ProgramsAreCachedInMemoryAndOnDisk) {
+  TempCache cache;
+  Compiler& cc = get_device("CPU").compiler();
+  std::string src = std::string(kAdd) + "// memory and disk\n";
+  CompileStats before = compile_stats();
+  std::string bin = cc.compile_cached(src);
+  EXPECT_EQ(compile_stats().compiled, before.compiled + 1);
+  EXPECT_EQ(cc.compile_cached(src), bin);
+  EXPECT_EQ(compile_stats().memory_hits, before.memory_hits + 1);
+  // what another process would find: the disk entry
+  EXPECT_EQ(disk_cache_get("cpu", cc.cache_key() + "\n" + src), bin);
+}
+
+TEST(Runtime, CorruptCacheEntriesAreRebuilt) {
+  TempCache cache;
+  disk_cache_put("test", "key", "value");
+  EXPECT_EQ(disk_cache_get("test", "key"), "value");
+  std::string path = disk_cache_dir() + "/test/" + hash_hex("key");
+  // flip one byte of the value: the checksum no longer matches
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4 + 8 + 3 + 8);
+    f.put('V');
+  }
+  EXPECT_EQ(disk_cache_get("test", "key"), std::nullopt);
+  // truncated
+  std::filesystem::resize_file(path, 10);
+  EXPECT_EQ(disk_cache_get("test", "key"), std::nullopt);
+  // an entry written for another key (a hash collision) is not taken either
+  disk_cache_put("test", "other", "x");
+  std::filesystem::copy_file(disk_cache_dir() + "/test/" + hash_hex("other"), path,
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(disk_cache_get("test", "key"), std::nullopt);
+}
+
+TEST(Runtime, CacheCanBeDisabled) {
+  TempCache cache;
+  Context off{{"DISABLE_COMPILER_CACHE", 1}};
+  disk_cache_put("test", "k", "v");
+  EXPECT_EQ(disk_cache_get("test", "k"), std::nullopt);
+  EXPECT_FALSE(std::filesystem::exists(cache.dir));
+}
+
+TEST(Runtime, CompileErrorsCarryTheCompilerMessage) {
+  TempCache cache;
+  try {
+    get_device("CPU").compiler().compile_cached("void broken(void) { this is not C; }\n");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("error"), std::string::npos) << what;
+    EXPECT_NE(what.find("this is not C"), std::string::npos) << what;
+  }
+}
+
+TEST(Runtime, DeviceNames) {
+  EXPECT_EQ(canonical_device("cpu"), "CPU");
+  EXPECT_EQ(canonical_device("CLANG"), "CPU");
+  EXPECT_EQ(canonical_device("CPU:0"), "CPU");
+  EXPECT_EQ(&get_device("cpu"), &get_device("CPU"));
+  EXPECT_THROW(get_device("TPU"), DeviceError);
+  {
+    Context ctx{{"DEV", "clang"}};
+    EXPECT_EQ(default_device(), "CPU");
+  }
+  Context ctx{{"DEV", "nope"}};
+  EXPECT_THROW(default_device(), DeviceError);
+}
+
+TEST(Context, OverridesNestAndRestore) {
+  EXPECT_EQ(getenv_int("TG_TEST_SETTING", 7), 7);
+  {
+    Context a{{"TG_TEST_SETTING", 1}};
+    EXPECT_EQ(getenv_int("TG_TEST_SETTING"), 1);
+    {
+      Context b{{"TG_TEST_SETTING", "2"}};
+      EXPECT_EQ(getenv_int("TG_TEST_SETTING"), 2);
+    }
+    EXPECT_EQ(getenv_int("TG_TEST_SETTING"), 1);
+  }
+  EXPECT_EQ(getenv_int("TG_TEST_SETTING", 7), 7);
+  ::setenv("TG_TEST_SETTING", "abc", 1);
+  EXPECT_EQ(getenv_int("TG_TEST_SETTING", 3), 3);  // not a number
+  EXPECT_EQ(getenv_str("TG_TEST_SETTING"), "abc");
+  ::unsetenv("TG_TEST_SETTING");
+}
