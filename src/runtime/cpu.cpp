@@ -104,7 +104,7 @@ CPUCompiler::CPUCompiler() {
         break;
       }
   }
-  flags_ = {"-O2", "-march=native", "-fPIC", "-shared", "-std=c11", "-fno-math-errno", "-ffp-contract=off", "-w"};
+  flags_ = {"-O2", "-march=native", "-fPIC", "-shared", "-std=c11", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-w"};
 }
 
 const std::string& CPUCompiler::cc() const {

@@ -3,6 +3,7 @@
 #include <limits>
 #include <ostream>
 
+#include "shape/view_arg.h"
 #include "uop/arg.h"
 #include "uop/symbolic.h"
 
@@ -140,5 +141,12 @@ std::string ShapeTracker::repr() const {
 
 std::ostream& operator<<(std::ostream& os, const ShapeTracker& st) { return os << st.repr(); }
 std::ostream& operator<<(std::ostream& os, const View& v) { return os << v.repr(); }
+
+const ShapeTracker& get_view(const uop::UOp& u) {
+  const auto* e = u.arg().get_if<std::shared_ptr<const uop::ArgExt>>();
+  const ViewArg* v = e ? dynamic_cast<const ViewArg*>(e->get()) : nullptr;
+  if (!v) throw InternalError("VIEW", "argument is not a ShapeTracker: " + u.arg().repr());
+  return v->st;
+}
 
 }  // namespace tg::shape

@@ -1,0 +1,99 @@
+#include "codegen/linearize.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tg::codegen {
+
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+bool is_free(const UOp& u) { return u.op() == Ops::CONST || u.op() == Ops::RANGE || u.op() == Ops::DEFINE_GLOBAL || u.op() == Ops::SINK; }
+
+}  // namespace
+
+std::vector<UOp> linearize(const LoweredKernel& k) {
+  std::vector<UOp> nodes = k.sink.toposort();
+  // per node: the reduce loops it sits in (ranges reached through sources, not through a REDUCE)
+  std::unordered_map<const uop::UOpNode*, std::vector<UOp>> loops;
+  std::unordered_set<const uop::UOpNode*> reduce_ranges;
+  for (int64_t a : k.reduce_axes)
+    for (const UOp& u : nodes)
+      if (u.op() == Ops::RANGE && u.arg().get<int64_t>() == a) reduce_ranges.insert(u.get());
+  for (const UOp& u : nodes) {
+    std::vector<UOp>& l = loops[u.get()];
+    if (u.op() == Ops::RANGE && reduce_ranges.count(u.get())) l.push_back(u);
+    if (u.op() == Ops::REDUCE) continue;
+    for (const UOp& s : u.src())
+      for (const UOp& r : loops[s.get()])
+        if (std::find(l.begin(), l.end(), r) == l.end()) l.push_back(r);
+  }
+
+  std::vector<UOp> out;
+  std::unordered_set<const uop::UOpNode*> emitted;
+  auto emit = [&](const UOp& u) {
+    if (emitted.insert(u.get()).second) out.push_back(u);
+  };
+  for (const UOp& g : k.globals)
+    if (g) emit(g);
+  std::vector<UOp> global_loops;
+  for (const UOp& u : nodes)
+    if (u.op() == Ops::RANGE && !reduce_ranges.count(u.get())) global_loops.push_back(u);
+  std::sort(global_loops.begin(), global_loops.end(),
+            [](const UOp& a, const UOp& b) { return a.arg().get<int64_t>() < b.arg().get<int64_t>(); });
+  for (const UOp& r : global_loops) emit(r);
+
+  for (const UOp& red : nodes) {
+    if (red.op() != Ops::REDUCE) continue;
+    std::vector<UOp> below = red.src(0).toposort();
+    std::vector<UOp> my_ranges(red.src().begin() + 1, red.src().end() - 1);
+    auto inside = [&](const UOp& u) { return !loops[u.get()].empty(); };
+    for (const UOp& u : below)
+      if (!is_free(u) && !inside(u)) emit(u);
+    out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));
+    for (const UOp& r : my_ranges) emit(r);
+    for (const UOp& u : below)
+      if (!is_free(u) && inside(u)) {
+        for (const UOp& r : loops[u.get()])
+          if (std::find(my_ranges.begin(), my_ranges.end(), r) == my_ranges.end())
+            throw InternalError("linearize", "a value inside a reduction depends on another reduction's loop");
+        emit(u);
+      }
+    emit(red);
+    for (size_t i = my_ranges.size(); i-- > 0;) out.push_back(UOp::make(Ops::END, dtypes::void_, {my_ranges[i]}));
+  }
+  for (const UOp& u : nodes)
+    if (!is_free(u)) {
+      if (!emitted.count(u.get()) && !loops[u.get()].empty())
+        throw InternalError("linearize", "a value uses a reduce loop outside its REDUCE");
+      emit(u);
+    }
+  for (size_t i = global_loops.size(); i-- > 0;) out.push_back(UOp::make(Ops::END, dtypes::void_, {global_loops[i]}));
+  return out;
+}
+
+std::string print_uops(const std::vector<UOp>& uops) {
+  std::unordered_map<const uop::UOpNode*, size_t> pos;
+  std::string s;
+  for (size_t i = 0; i < uops.size(); i++) pos[uops[i].get()] = i;
+  for (size_t i = 0; i < uops.size(); i++) {
+    const UOp& u = uops[i];
+    std::string srcs = "[";
+    for (size_t j = 0; j < u.src().size(); j++) {
+      auto it = pos.find(u.src(j).get());
+      srcs += (j ? ", " : "") + (it != pos.end() ? std::to_string(it->second) : u.src(j).render());
+    }
+    srcs += "]";
+    char line[256];
+    std::snprintf(line, sizeof line, "%4zu %-14s %-10s %-16s %s\n", i, std::string(uop::op_name(u.op())).c_str(),
+                  u.dtype().name().c_str(), srcs.c_str(), u.arg().empty() ? "" : u.arg().repr().c_str());
+    s += line;
+  }
+  return s;
+}
+
+}  // namespace tg::codegen

@@ -1,0 +1,116 @@
+#include "codegen/lower.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "shape/view_arg.h"
+#include "uop/reduce_arg.h"
+#include "uop/symbolic.h"
+
+namespace tg::codegen {
+
+using shape::ShapeTracker;
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+// identity of a reduction: what the accumulator starts from
+UOp reduce_identity(Ops op, DType dt) { return op == Ops::ADD ? UOp::const_(dt, int64_t{0}) : UOp::const_(dt, dt.min()); }
+
+}  // namespace
+
+LoweredKernel lower(const UOp& ast) {
+  if (ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
+  LoweredKernel k;
+  std::vector<UOp> nodes = ast.toposort();
+  // the loop space
+  bool wide = false;
+  for (const UOp& u : nodes) {
+    if (u.op() == Ops::VIEW) {
+      const ShapeTracker& st = shape::get_view(u);
+      if (k.full_shape.empty()) k.full_shape = st.shape();
+      if (st.ndim() != k.full_shape.size())
+        throw InternalError("lower", "VIEWs of one kernel differ in rank: " + st.repr());
+      for (size_t i = 0; i < st.ndim(); i++) k.full_shape[i] = std::max(k.full_shape[i], st.shape()[i]);
+      wide = wide || st.needs_int64();
+    }
+    if (u.op() == Ops::REDUCE_AXIS)
+      for (int64_t a : uop::get_reduce_arg(u).axes)
+        if (std::find(k.reduce_axes.begin(), k.reduce_axes.end(), a) == k.reduce_axes.end()) k.reduce_axes.push_back(a);
+    if (u.op() == Ops::DEFINE_GLOBAL) {
+      size_t i = static_cast<size_t>(u.arg().get<int64_t>());
+      if (k.globals.size() <= i) k.globals.resize(i + 1);
+      k.globals[i] = u;
+    }
+  }
+  std::sort(k.reduce_axes.begin(), k.reduce_axes.end());
+  DType idx_dt = wide ? dtypes::int64 : dtypes::int32;
+  std::vector<UOp> ranges;
+  for (size_t i = 0; i < k.full_shape.size(); i++)
+    ranges.push_back(k.full_shape[i] > 1 ? UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, k.full_shape[i])}, uop::Arg(static_cast<int64_t>(i)))
+                                         : UOp::const_(idx_dt, int64_t{0}));
+  auto indexed = [&](const UOp& view) {
+    const ShapeTracker& st = shape::get_view(view);
+    std::vector<UOp> idxs;
+    for (size_t i = 0; i < st.ndim(); i++) idxs.push_back(st.shape()[i] == 1 ? UOp::const_(idx_dt, int64_t{0}) : ranges[i]);
+    return st.to_indexed(idxs);
+  };
+
+  std::unordered_map<const uop::UOpNode*, UOp> out;
+  auto get = [&](const UOp& u) { return out.at(u.get()); };
+  for (const UOp& u : nodes) {
+    UOp r;
+    switch (u.op()) {
+      case Ops::VIEW: continue;
+      case Ops::DEFINE_GLOBAL: r = u; break;
+      case Ops::LOAD: {
+        auto [idx, valid] = indexed(u.src(1));
+        std::vector<UOp> isrc{u.src(0), idx};
+        if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) isrc.push_back(valid);
+        r = UOp::make(Ops::LOAD, u.dtype(), {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc)});
+        break;
+      }
+      case Ops::CONST: {
+        r = u.src().empty() ? u : UOp::const_(u.dtype(), u.const_value());
+        if (!u.src().empty()) {
+          UOp valid = indexed(u.src(0)).second;
+          if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) r = valid.where(r, r.const_like(int64_t{0}));
+        }
+        break;
+      }
+      case Ops::STORE: {
+        auto [idx, valid] = indexed(u.src(1));
+        r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), {u.src(0), idx}), get(u.src(2))});
+        break;
+      }
+      case Ops::REDUCE_AXIS: {
+        const uop::ReduceArg& ra = uop::get_reduce_arg(u);
+        std::vector<UOp> src{get(u.src(0))};
+        for (int64_t a : ra.axes)
+          if (ranges[a].op() == Ops::RANGE) src.push_back(ranges[a]);
+        // the accumulator's start value rides along as the last source
+        src.push_back(reduce_identity(ra.op, u.dtype()));
+        r = src.size() == 2 ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
+        break;
+      }
+      case Ops::SINK: {
+        std::vector<UOp> src;
+        for (const UOp& s : u.src()) src.push_back(get(s));
+        r = UOp::sink(src);
+        break;
+      }
+      default: {
+        std::vector<UOp> src;
+        for (const UOp& s : u.src()) src.push_back(get(s));
+        r = u.with_src(src);
+      }
+    }
+    out[u.get()] = r;
+  }
+  // constant folding and index simplification over the whole kernel
+  k.sink = uop::simplify(get(ast));
+  return k;
+}
+
+}  // namespace tg::codegen

@@ -1,0 +1,24 @@
+// From a kernel AST to a loaded program: lower, linearize, render, compile (through the caches), load.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "renderer/c_renderer.h"
+#include "runtime/device.h"
+#include "uop/uop.h"
+
+namespace tg::engine {
+
+struct CompiledKernel {
+  std::string name;                   // tinygrad's style: E_4_3 (elementwise), r_3_4 (with a reduction)
+  std::vector<uop::UOp> uops;         // the linearized uops
+  renderer::RenderedKernel rendered;  // the source
+  std::shared_ptr<runtime::Program> program;
+  size_t n_buffers = 0;
+};
+
+// Compiled once per (AST, device) in this process; the source is also cached in memory and on disk by the device.
+std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device);
+
+}  // namespace tg::engine

@@ -1,0 +1,21 @@
+// The C renderer: linear uops -> a C function, plus the entry point every kernel has (see runtime::Program).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace tg::renderer {
+
+struct RenderedKernel {
+  std::string name;    // the kernel function: void name(float* restrict data0, const float* restrict data1, ...)
+  std::string entry;   // name + "_call": void entry(void* const* bufs, const int64_t* vars)
+  std::string source;  // both functions, self-contained C11
+};
+
+RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops);
+
+// A constant as a C literal of its dtype ("5.0f", "-3", "7ULL", "__builtin_inff()").
+std::string c_literal(const uop::UOp& c);
+
+}  // namespace tg::renderer
