@@ -79,14 +79,18 @@ bool same_key(const UOpNode* n, Ops op, DType dtype, const std::vector<UOp>& src
 // Freeing is iterative: a dying node hands its sources to a thread-local worklist instead of recursing, so a
 // chain of a million nodes dies without deep recursion.
 void destroy_node(UOpNode* n) {
-  thread_local std::vector<UOpNode*> pending;
-  thread_local bool draining = false;
-  pending.push_back(n);
-  if (draining) return;
-  draining = true;
-  while (!pending.empty()) {
-    UOpNode* d = pending.back();
-    pending.pop_back();
+  // the worklist of the outermost call on this thread; a plain pointer to a local, so it still works while
+  // thread_locals and statics are being destroyed at exit (UOps held in static caches die then)
+  thread_local std::vector<UOpNode*>* pending = nullptr;
+  if (pending) {
+    pending->push_back(n);
+    return;
+  }
+  std::vector<UOpNode*> work{n};
+  pending = &work;
+  while (!work.empty()) {
+    UOpNode* d = work.back();
+    work.pop_back();
     {
       InternTable& t = table();
       std::lock_guard lock(t.mu);
@@ -94,11 +98,11 @@ void destroy_node(UOpNode* n) {
     }
     for (UOp& s : d->src) {
       UOpNode* sn = s.release();
-      if (sn && sn->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.push_back(sn);
+      if (sn && sn->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) work.push_back(sn);
     }
     delete d;
   }
-  draining = false;
+  pending = nullptr;
 }
 
 UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg) {
