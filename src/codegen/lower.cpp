@@ -72,8 +72,8 @@ LoweredKernel lower(const UOp& ast) {
         break;
       }
       case Ops::CONST: {
-        r = u.src().empty() ? u : UOp::const_(u.dtype(), u.const_value());
-        if (!u.src().empty()) {
+        r = UOp::const_(u.dtype(), u.const_value());
+        if (!u.src().empty()) {  // a constant behind a VIEW: zero where the view is padding
           UOp valid = indexed(u.src(0)).second;
           if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) r = valid.where(r, r.const_like(int64_t{0}));
         }

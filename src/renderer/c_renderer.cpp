@@ -17,21 +17,6 @@ std::string ctype(DType dt) {
   return dt.scalar().c_type();
 }
 
-const char* binary_op(Ops op) {
-  switch (op) {
-    case Ops::ADD: return "+";
-    case Ops::MUL: return "*";
-    case Ops::CMPLT: return "<";
-    case Ops::CMPNE: return "!=";
-    case Ops::AND: return "&";
-    case Ops::OR: return "|";
-    case Ops::XOR: return "^";
-    case Ops::SHL: return "<<";
-    case Ops::SHR: return ">>";
-    default: return nullptr;
-  }
-}
-
 std::string float_suffix(DType dt) { return dt == dtypes::float64 ? "" : "f"; }
 
 }  // namespace
@@ -139,7 +124,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
           case Ops::MULACC: e = "((" + s(0) + "*" + s(1) + ")+" + s(2) + ")"; break;
           case Ops::IDIV:
           case Ops::MOD: {
-            const char* sym = u.op() == Ops::IDIV ? "/" : "%";
+            const char* sym = uop::infix_symbol(u.op());
             // a divisor that may be 0 would trap (and -1 under INT_MIN for signed types): those give 0 and -x
             bool safe = u.src(1).is_const() && const_to_int(u.src(1).const_value()) > 0;
             std::string zero = "(" + s(1) + " == 0) ? (" + ctype(u.dtype()) + ")0";
@@ -150,7 +135,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
             break;
           }
           default: {
-            const char* sym = binary_op(u.op());
+            const char* sym = uop::infix_symbol(u.op());
             if (!sym) throw InternalError("render_c", "no C rendering for " + std::string(uop::op_name(u.op())));
             e = "(" + s(0) + sym + s(1) + ")";
           }

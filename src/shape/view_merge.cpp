@@ -57,10 +57,8 @@ std::optional<View> merge_views(const View& lower, const View& upper) {
   for (size_t i = 0; i < n; i++)
     vars.push_back(upper.shape[i] == 1 ? UOp::const_(dtypes::int64, 0)
                                        : UOp::variable("merge" + std::to_string(i), 0, upper.shape[i] - 1, dtypes::int64));
-  auto [upper_idx, upper_valid] = upper.to_indexed(vars);
-  View flat = lower.minified();
-  auto [idx, lower_valid] = flat.to_indexed(unravel(flat.shape, upper_idx));
-  UOp valid = uop::simplify(upper_valid & lower_valid);
+  // the composition, simplified: the index already narrowed by the valid
+  auto [idx, valid] = ShapeTracker({lower, upper}).to_indexed(vars);
   if (valid.is_const() && !tg::const_to_int(valid.const_value())) {
     if (n == 0) return std::nullopt;  // no dimension to carry the mask
     return View::create(upper.shape, Shape(n, 0), 0, Ranges(n, {0, 0}));
@@ -68,7 +66,7 @@ std::optional<View> merge_views(const View& lower, const View& upper) {
   std::optional<Ranges> mask = valid_as_mask(valid, vars, upper.shape);
   if (!mask) return std::nullopt;
 
-  std::optional<uop::LinearForm> lin = uop::decompose(uop::simplify(uop::uop_given_valid(valid, uop::simplify(idx))));
+  std::optional<uop::LinearForm> lin = uop::decompose(idx);
   if (!lin) return std::nullopt;
   Shape strides(n, 0);
   for (const auto& [term, coeff] : lin->terms) {

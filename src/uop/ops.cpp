@@ -33,6 +33,23 @@ OpSet ops_with(uint32_t flag) {
 
 std::string_view op_name(Ops op) { return kOpInfo[static_cast<size_t>(op)].name; }
 
+const char* infix_symbol(Ops op) {
+  switch (op) {
+    case Ops::ADD: return "+";
+    case Ops::MUL: return "*";
+    case Ops::IDIV: return "/";
+    case Ops::MOD: return "%";
+    case Ops::CMPLT: return "<";
+    case Ops::CMPNE: return "!=";
+    case Ops::AND: return "&";
+    case Ops::OR: return "|";
+    case Ops::XOR: return "^";
+    case Ops::SHL: return "<<";
+    case Ops::SHR: return ">>";
+    default: return nullptr;
+  }
+}
+
 namespace GroupOp {
 #define GROUP(fn, flag)               \
   const OpSet& fn() {                 \

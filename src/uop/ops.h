@@ -18,6 +18,8 @@ inline constexpr int kNumOps = 0
     ;
 
 std::string_view op_name(Ops op);  // "ADD"
+// The C infix operator of a binary op ("+", "/", "%", "<", ...), or nullptr for ops that are not infix in C.
+const char* infix_symbol(Ops op);
 
 // A set of ops (a bitset over the enum), for UPat and the groups below.
 class OpSet {

@@ -14,23 +14,6 @@ std::string render_const(const UOp& u) {
   return const_repr(v);
 }
 
-const char* binary_symbol(Ops op) {
-  switch (op) {
-    case Ops::ADD: return "+";
-    case Ops::MUL: return "*";
-    case Ops::IDIV: return "//";
-    case Ops::MOD: return "%";
-    case Ops::CMPLT: return "<";
-    case Ops::CMPNE: return "!=";
-    case Ops::AND: return "&";
-    case Ops::OR: return "|";
-    case Ops::XOR: return "^";
-    case Ops::SHL: return "<<";
-    case Ops::SHR: return ">>";
-    default: return nullptr;
-  }
-}
-
 // the terms of a chain of ADDs: sorted by their rendering, constants after the rest
 std::string render_sum(const UOp& u, const std::unordered_map<const UOpNode*, std::string>& done) {
   std::vector<std::string> terms, consts;
@@ -71,7 +54,8 @@ std::string UOp::render() const {
       case Ops::WHERE: s = "(" + r(0) + "?" + r(1) + ":" + r(2) + ")"; break;
       case Ops::MULACC: s = "((" + r(0) + "*" + r(1) + ")+" + r(2) + ")"; break;
       default: {
-        const char* sym = binary_symbol(u.op());
+        // IDIV renders as Python's // so index math reads like tinygrad's
+        const char* sym = u.op() == Ops::IDIV ? "//" : infix_symbol(u.op());
         if (sym && u.src().size() == 2) {
           // commutative ops read with the constant on the right
           bool flip = GroupOp::Commutative().contains(u.op()) && u.src(0).is_const() && !u.src(1).is_const();
