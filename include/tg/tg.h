@@ -1,4 +1,7 @@
 // tinygrad.cpp: the umbrella header.
 #pragma once
+#include "tg/context.h"
+#include "tg/counters.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/tensor.h"

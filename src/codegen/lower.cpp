@@ -79,6 +79,12 @@ LoweredKernel lower(const UOp& ast) {
         }
         break;
       }
+      case Ops::IOTA: {  // the element's own position, read through the VIEW like a buffer would be
+        auto [idx, valid] = indexed(u.src(0));
+        r = idx.cast(u.dtype());
+        if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) r = valid.where(r, r.const_like(int64_t{0}));
+        break;
+      }
       case Ops::STORE: {
         auto [idx, valid] = indexed(u.src(1));
         r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), {u.src(0), idx}), get(u.src(2))});

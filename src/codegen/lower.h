@@ -5,6 +5,7 @@
 //   SINK(STORE(DEFINE_GLOBAL i, VIEW st, value), ...)
 //   value := LOAD(DEFINE_GLOBAL j, VIEW st)                    a buffer read through a ShapeTracker
 //          | CONST c  [with src VIEW st: c where st is valid, else 0]
+//          | IOTA (VIEW st)                                     the position st reads: arange without a buffer
 //          | ALU op (values...)                                 ADD, MUL, CAST, WHERE, ...
 //          | REDUCE_AXIS(value), arg ReduceArg(op, axes)        sum or max over axes
 // DEFINE_GLOBAL's dtype is a pointer to the element type; its arg is its position in the argument list.

@@ -1,10 +1,13 @@
 #include "engine/kernel_cache.h"
 
+#include <algorithm>
+#include <iostream>
 #include <map>
 #include <mutex>
 
 #include "codegen/linearize.h"
 #include "codegen/lower.h"
+#include "tg/context.h"
 
 namespace tg::engine {
 
@@ -15,6 +18,26 @@ std::string kernel_name(const codegen::LoweredKernel& k) {
   for (shape::sint s : k.full_shape)
     if (s != 1) name += "_" + std::to_string(s);
   return name;
+}
+
+// ALU ops executed by one run: each ALU uop times the trip counts of the loops around it
+int64_t count_ops(const std::vector<uop::UOp>& uops) {
+  int64_t ops = 0, mult = 1;
+  std::vector<int64_t> trips;
+  for (const uop::UOp& u : uops) {
+    if (u.op() == uop::Ops::RANGE) {
+      trips.push_back(u.src(0).is_const() ? std::max<int64_t>(1, const_to_int(u.src(0).const_value())) : 1);
+      mult *= trips.back();
+    } else if (u.op() == uop::Ops::END && !trips.empty()) {
+      mult /= trips.back();
+      trips.pop_back();
+    } else if (uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST) {
+      ops += mult;
+    } else if (u.op() == uop::Ops::REDUCE) {
+      ops += mult;
+    }
+  }
+  return ops;
 }
 
 }  // namespace
@@ -36,7 +59,11 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   k->name = n ? name + "n" + std::to_string(n) : name;
   k->uops = codegen::linearize(lowered);
   k->n_buffers = lowered.globals.size();
+  k->ops = count_ops(k->uops);
   k->rendered = renderer::render_c(k->name, k->uops);
+  int debug = static_cast<int>(getenv_int("DEBUG"));
+  if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
+  if (debug >= 4) std::cerr << k->rendered.source;
   k->program = device.program(k->rendered.entry, k->rendered.source);
   cache[key] = {ast, k};
   return k;

@@ -16,6 +16,7 @@ struct CompiledKernel {
   renderer::RenderedKernel rendered;  // the source
   std::shared_ptr<runtime::Program> program;
   size_t n_buffers = 0;
+  int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
 };
 
 // Compiled once per (AST, device) in this process; the source is also cached in memory and on disk by the device.

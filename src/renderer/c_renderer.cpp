@@ -11,13 +11,64 @@ using uop::UOp;
 
 namespace {
 
-// C type of a value in registers: bool as _Bool, the rest as their C types
+bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
+
+// C type of a value in registers: bool as _Bool, 16-bit floats computed as float
 std::string ctype(DType dt) {
   if (dt.is_bool()) return "_Bool";
+  if (is_half(dt)) return "float";
+  return dt.scalar().c_type();
+}
+
+// C type of an element in memory: bool as one byte, 16-bit floats as their bits
+std::string storage_ctype(DType dt) {
+  if (dt.scalar() == dtypes::bool_) return "unsigned char";
+  if (is_half(dt.scalar())) return "uint16_t";
   return dt.scalar().c_type();
 }
 
 std::string float_suffix(DType dt) { return dt == dtypes::float64 ? "" : "f"; }
+
+// Conversions between float and the 16-bit formats, round to nearest even; emitted when a kernel uses them.
+const char* kHalfHelpers = R"C(
+static inline float tg_f16_to_f32(uint16_t h) {
+  uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+  union { uint32_t u; float f; } r;
+  if (e == 0) { r.f = (float)m * 5.9604644775390625e-8f; r.u |= s; return r.f; }
+  bits = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  r.u = bits;
+  return r.f;
+}
+static inline uint16_t tg_f32_to_f16(float f) {
+  union { float f; uint32_t u; } v; v.f = f;
+  uint32_t x = v.u, s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0xffu) return (uint16_t)(s | 0x7c00u | (m ? 0x200u : 0u));
+  int32_t ne = (int32_t)e - 112;
+  if (ne >= 31) return (uint16_t)(s | 0x7c00u);
+  if (ne <= 0) {
+    if (ne < -10) return (uint16_t)s;
+    m |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - ne), hm = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (hm & 1u))) hm++;
+    return (uint16_t)(s | hm);
+  }
+  uint32_t hm = m >> 13, rem = m & 0x1fffu, r = s | ((uint32_t)ne << 10) | hm;
+  if (rem > 0x1000u || (rem == 0x1000u && (hm & 1u))) r++;
+  return (uint16_t)r;
+}
+static inline float tg_bf16_to_f32(uint16_t b) { union { uint32_t u; float f; } r; r.u = (uint32_t)b << 16; return r.f; }
+static inline uint16_t tg_f32_to_bf16(float f) {
+  union { float f; uint32_t u; } v; v.f = f;
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
+  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+)C";
+
+// the value as stored bits, and back
+std::string to_bits(DType dt, const std::string& v) { return std::string(dt == dtypes::float16 ? "tg_f32_to_f16(" : "tg_f32_to_bf16(") + v + ")"; }
+std::string from_bits(DType dt, const std::string& v) { return std::string(dt == dtypes::float16 ? "tg_f16_to_f32(" : "tg_bf16_to_f32(") + v + ")"; }
+// a float rounded to the 16-bit format's precision: every 16-bit op rounds its result, as it would in memory
+std::string round_to(DType dt, const std::string& v) { return from_bits(dt, to_bits(dt, v)); }
 
 }  // namespace
 
@@ -57,13 +108,14 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
   };
   std::string body, params, unpack;
   int depth = 1, n_alu = 0, n_val = 0, n_acc = 0;
+  bool uses_half = false;
   auto line = [&](const std::string& s) { body += std::string(2 * depth, ' ') + s + "\n"; };
 
   for (const UOp& u : uops) {
     switch (u.op()) {
       case Ops::DEFINE_GLOBAL: {
         int64_t i = u.arg().get<int64_t>();
-        std::string t = ctype(u.dtype().scalar());
+        std::string t = storage_ctype(u.dtype());
         std::string p = "data" + std::to_string(i);
         params += std::string(params.empty() ? "" : ", ") + t + "* restrict " + p;
         unpack += std::string(unpack.empty() ? "" : ", ") + "(" + t + "*)bufs[" + std::to_string(i) + "]";
@@ -82,12 +134,19 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
         std::string v = "val" + std::to_string(n_val++), e = val(idx);
+        if (is_half(u.dtype())) e = from_bits(u.dtype(), e), uses_half = true;
+        else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
         if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : (" + ctype(u.dtype()) + ")0)";
         line(ctype(u.dtype()) + " " + v + " = " + e + ";");
         r[u.get()] = v;
         break;
       }
-      case Ops::STORE: line(val(u.src(0)) + " = " + val(u.src(1)) + ";"); break;
+      case Ops::STORE: {
+        DType dt = u.src(1).dtype();
+        line(val(u.src(0)) + " = " + (is_half(dt) ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
+        uses_half = uses_half || is_half(dt);
+        break;
+      }
       case Ops::DEFINE_REG: {
         const UOp& red = u.src(0);
         std::string acc = "acc" + std::to_string(n_acc++);
@@ -116,10 +175,28 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
           case Ops::LOG2: e = "__builtin_log2" + sfx + "(" + s(0) + ")"; break;
           case Ops::SIN: e = "__builtin_sin" + sfx + "(" + s(0) + ")"; break;
           case Ops::CAST: e = u.dtype().is_bool() ? "(" + s(0) + " != 0)" : "((" + ctype(u.dtype()) + ")" + s(0) + ")"; break;
-          case Ops::BITCAST:
-            e = "({ union { " + ctype(in) + " a; " + ctype(u.dtype()) + " b; } _u; _u.a = " + s(0) + "; _u.b; })";
+          case Ops::BITCAST: {
+            // 16-bit floats live as float in registers: go through their bits
+            std::string x = is_half(in) ? to_bits(in, s(0)) : s(0);
+            std::string from = is_half(in) ? "uint16_t" : ctype(in), to = is_half(u.dtype()) ? "uint16_t" : ctype(u.dtype());
+            e = "({ union { " + from + " a; " + to + " b; } _u; _u.a = " + x + "; _u.b; })";
+            if (is_half(u.dtype())) e = from_bits(u.dtype(), e);
+            uses_half = uses_half || is_half(in) || is_half(u.dtype());
             break;
-          case Ops::MAX: e = "((" + s(0) + " > " + s(1) + ") ? " + s(0) + " : " + s(1) + ")"; break;
+          }
+          case Ops::MAX:
+            // NaN wins, as in torch.maximum and the constant folder
+            e = in.is_float() ? "((" + s(0) + " > " + s(1) + " || " + s(0) + " != " + s(0) + ") ? " + s(0) + " : " + s(1) + ")"
+                              : "((" + s(0) + " > " + s(1) + ") ? " + s(0) + " : " + s(1) + ")";
+            break;
+          case Ops::MUL: {
+            // x * (1/y) with the reciprocal used only here is a division: write it as one (IEEE exact)
+            auto recip = [&](size_t i) { return u.src(i).op() == Ops::RECIPROCAL && uses[u.src(i).get()] == 1; };
+            if (in.is_float() && recip(1)) e = "(" + s(0) + "/" + val(u.src(1).src(0)) + ")";
+            else if (in.is_float() && recip(0)) e = "(" + s(1) + "/" + val(u.src(0).src(0)) + ")";
+            else e = "(" + s(0) + "*" + s(1) + ")";
+            break;
+          }
           case Ops::WHERE: e = "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")"; break;
           case Ops::MULACC: e = "((" + s(0) + "*" + s(1) + ")+" + s(2) + ")"; break;
           case Ops::IDIV:
@@ -140,6 +217,11 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
             e = "(" + s(0) + sym + s(1) + ")";
           }
         }
+        // every 16-bit float result is rounded to its format, except where the op cannot change the value
+        if (is_half(u.dtype()) && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE) {
+          e = round_to(u.dtype(), e);
+          uses_half = true;
+        }
         if (uses[u.get()] > 1) {
           std::string v = "alu" + std::to_string(n_alu++);
           line("const " + ctype(u.dtype()) + " " + v + " = " + e + ";");
@@ -152,7 +234,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
   RenderedKernel k;
   k.name = name;
   k.entry = name + "_call";
-  k.source = "#include <stdint.h>\n\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
+  k.source = std::string("#include <stdint.h>\n") + (uses_half ? kHalfHelpers : "") + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
              "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
   return k;
 }

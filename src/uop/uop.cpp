@@ -100,6 +100,7 @@ void destroy_node(UOpNode* n) {
       UOpNode* sn = s.release();
       if (sn && sn->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) work.push_back(sn);
     }
+    delete d->shape_cache.load(std::memory_order_relaxed);
     delete d;
   }
   pending = nullptr;

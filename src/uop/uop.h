@@ -66,6 +66,9 @@ class UOp {
   int64_t vmax() const;
   std::vector<UOp> toposort() const;  // every node once, sources before users; iterative
   std::string render() const;         // C-like: "((idx1*10)+idx0)"
+  // The shape of a tensor-level node (BUFFER, CONST, IOTA, movement, REDUCE_AXIS, ALU over those ...), inferred
+  // from the sources and args and cached. The Tensor layer validates shapes before it builds a node.
+  const std::vector<int64_t>& shape() const;
 
   // ---- building (tinygrad's UOp methods) ----
   UOp alu(Ops op, const std::vector<UOp>& others = {}) const;  // result dtype: bool for comparisons, else ours
@@ -139,6 +142,7 @@ struct UOpNode {
   // vmin/vmax cache: state 0 = not computed, 1 = computed
   mutable std::atomic<uint8_t> range_state{0};
   mutable std::atomic<int64_t> range_min{0}, range_max{0};
+  mutable std::atomic<const std::vector<int64_t>*> shape_cache{nullptr};  // tensor-level shape, once computed
 };
 
 inline Ops UOp::op() const { return n_->op; }

@@ -1,0 +1,74 @@
+#include "engine/realize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <vector>
+
+#include "engine/kernel_cache.h"
+#include "schedule/buffer_uop.h"
+#include "tg/context.h"
+#include "tg/counters.h"
+
+namespace tg::engine {
+
+using schedule::buffer_of;
+using schedule::ScheduleItem;
+
+namespace {
+
+void run_copy(const ScheduleItem& item) {
+  runtime::Buffer& dst = buffer_of(item.bufs[0]);
+  runtime::Buffer& src = buffer_of(item.bufs[1]);
+  src.device().synchronize();
+  std::vector<unsigned char> host(src.nbytes());
+  src.copyout(host.data(), host.size());
+  dst.copyin(host.data(), host.size());
+  GlobalCounters::copy_count++;
+  if (getenv_int("DEBUG") >= 2)
+    std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), host.size(), src.device().name().c_str());
+}
+
+void run_kernel(const ScheduleItem& item) {
+  runtime::Buffer& out = buffer_of(item.bufs[0]);
+  std::shared_ptr<const CompiledKernel> k = get_kernel(item.ast, out.device());
+  std::vector<void*> ptrs;
+  int64_t mem = 0;
+  for (const uop::UOp& b : item.bufs) {
+    runtime::Buffer& buf = buffer_of(b);
+    ptrs.push_back(buf.ptr());
+    mem += static_cast<int64_t>(buf.nbytes());
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  (*k->program)(ptrs.data(), nullptr);
+  out.device().synchronize();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_ops += k->ops;
+  GlobalCounters::global_mem += mem;
+  GlobalCounters::time_sum_s += s;
+  if (getenv_int("DEBUG") >= 2)
+    std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s)\n",
+                 out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k->name.c_str(),
+                 item.bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, k->ops / s * 1e-9, mem / s * 1e-9);
+}
+
+}  // namespace
+
+void run_schedule(const schedule::Schedule& s) {
+  int debug = static_cast<int>(getenv_int("DEBUG"));
+  if (debug >= 1 && !s.items.empty()) {
+    size_t copies = 0;
+    for (const ScheduleItem& it : s.items) copies += it.kind == ScheduleItem::Kind::Copy;
+    std::fprintf(stderr, "realize: %zu kernels, %zu copies on %s\n", s.items.size() - copies, copies,
+                 buffer_of(s.items[0].bufs[0]).device().name().c_str());
+  }
+  if (debug >= 3) std::cerr << schedule::print_schedule(s);
+  for (const ScheduleItem& item : s.items) {
+    if (item.kind == ScheduleItem::Kind::Copy) run_copy(item);
+    else run_kernel(item);
+  }
+}
+
+}  // namespace tg::engine

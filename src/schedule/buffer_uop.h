@@ -1,0 +1,17 @@
+// BUFFER nodes and the runtime buffers they own.
+#pragma once
+#include <string>
+
+#include "runtime/buffer.h"
+#include "uop/buffer_arg.h"
+
+namespace tg::schedule {
+
+// A new BUFFER node of `size` elements on `device`; the memory is allocated on first use.
+uop::UOp new_buffer(const std::string& device, DType dtype, int64_t size);
+// The runtime buffer a BUFFER node owns.
+runtime::Buffer& buffer_of(const uop::UOp& buffer);
+// The device name of a tensor-level node: the DEVICE source of its BUFFER, CONST or IOTA leaves.
+const std::string& device_of(const uop::UOp& u);
+
+}  // namespace tg::schedule

@@ -1,0 +1,24 @@
+// Which nodes of a tensor-level graph are realized into buffers, and which reduces fuse into which kernel.
+#pragma once
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace tg::schedule {
+
+struct Grouping {
+  std::vector<uop::UOp> nodes;                             // the whole graph, producers first
+  std::unordered_set<const uop::UOpNode*> realize;         // nodes that get their own buffer
+  // per realized node: the reduces computed inside its kernel (a realized reduce lists itself)
+  std::unordered_map<const uop::UOpNode*, std::vector<uop::UOp>> reduces;
+  bool realized(const uop::UOp& u) const { return realize.count(u.get()) != 0; }
+};
+
+Grouping group(const std::vector<uop::UOp>& outputs);
+
+// Movement ops down to the node they move.
+const uop::UOp& movement_base(const uop::UOp& u);
+
+}  // namespace tg::schedule

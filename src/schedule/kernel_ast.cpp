@@ -1,0 +1,202 @@
+#include "schedule/kernel_ast.h"
+
+#include "shape/view_arg.h"
+#include "uop/buffer_arg.h"
+
+namespace tg::schedule {
+
+using shape::ShapeTracker;
+using uop::GroupOp::Movement;
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+// The movement op `m` applied to a contiguous tensor of its source's shape.
+ShapeTracker movement_st(const UOp& m) {
+  ShapeTracker st = ShapeTracker::from_shape(m.src(0).shape());
+  const std::vector<int64_t>& a = m.arg().get<std::vector<int64_t>>();
+  auto pairs = [&] {
+    shape::Ranges r;
+    for (size_t i = 0; i + 1 < a.size(); i += 2) r.push_back({a[i], a[i + 1]});
+    return r;
+  };
+  switch (m.op()) {
+    case Ops::RESHAPE: return st.reshape(a);
+    case Ops::PERMUTE: return st.permute(a);
+    case Ops::EXPAND: return st.expand(a);
+    case Ops::PAD: return st.pad(pairs());
+    case Ops::SHRINK: return st.shrink(pairs());
+    case Ops::STRIDE: return st.stride(a);
+    case Ops::FLIP: return st.flip(std::vector<bool>(a.begin(), a.end()));
+    default: throw InternalError("schedule", "not a movement op: " + std::string(uop::op_name(m.op())));
+  }
+}
+
+// leaves read through a VIEW are zero where the VIEW is padding; anything computed is not (exp(0) is 1)
+bool reads_zero_in_padding(const UOp& u) {
+  Ops op = movement_base(u).op();
+  return op == Ops::BUFFER || op == Ops::CONST || op == Ops::IOTA;
+}
+
+struct PairHash {
+  size_t operator()(const std::pair<const void*, const void*>& p) const {
+    return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+  }
+};
+
+class Builder {
+ public:
+  Builder(const UOp& root, const Grouping& g, const std::unordered_map<const uop::UOpNode*, UOp>& buffers)
+      : root_(root), g_(g), buffers_(buffers) {
+    for (const UOp& r : g.reduces.count(root.get()) ? g.reduces.at(root.get()) : std::vector<UOp>{}) fused_.push_back(r.get());
+  }
+
+  KernelAST build(const UOp& out) {
+    KernelAST k;
+    global(out);
+    // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order
+    const std::vector<int64_t>& out_shape = fused_.empty() ? root_.shape() : g_.reduces.at(root_.get())[0].shape();
+    ShapeTracker out_st = ShapeTracker::from_shape(out_shape);
+    UOp value = value_of(root_, out_st);
+    UOp store = UOp::make(Ops::STORE, dtypes::void_, {globals_[0], shape::view_uop(out_st), value});
+    k.ast = UOp::sink({store});
+    k.bufs = bufs_;
+    return k;
+  }
+
+ private:
+  struct Task {
+    UOp node;
+    ShapeTracker st;
+    UOp view;
+    std::vector<std::pair<UOp, UOp>> kids;  // (source, its VIEW)
+    bool expanded;
+  };
+  using Key = std::pair<const void*, const void*>;
+
+  UOp global(const UOp& buffer) {
+    auto [it, fresh] = index_.try_emplace(buffer.get(), static_cast<int64_t>(bufs_.size()));
+    if (fresh) {
+      bufs_.push_back(buffer);
+      globals_.push_back(UOp::make(Ops::DEFINE_GLOBAL, buffer.dtype().ptr(), {}, uop::Arg(it->second)));
+    }
+    return globals_[it->second];
+  }
+
+  // the buffer this node is read from, if it is not computed in this kernel
+  UOp loaded_buffer(const UOp& u) const {
+    if (u.op() == Ops::BUFFER) return u;
+    if (u == root_ || !g_.realized(u)) return {};
+    auto it = buffers_.find(u.get());
+    if (it == buffers_.end()) throw InternalError("schedule", "a realized node is read before it is computed");
+    return it->second;
+  }
+
+  bool is_fused_reduce(const UOp& u) const {
+    for (const void* r : fused_) if (r == u.get()) return true;
+    return false;
+  }
+
+  // the sources to build first, each with the view it is read through
+  std::vector<std::pair<UOp, ShapeTracker>> children(const UOp& u, const ShapeTracker& st) const {
+    if (loaded_buffer(u)) return {};
+    if (Movement().contains(u.op())) return {{u.src(0), movement_st(u).compose(st).simplify()}};
+    switch (u.op()) {
+      case Ops::CONST:
+      case Ops::IOTA: return {};
+      case Ops::REDUCE_AXIS: {
+        if (!is_fused_reduce(u)) throw InternalError("schedule", "a reduce that is neither fused nor realized");
+        ShapeTracker mine = ShapeTracker::from_shape(u.shape());
+        if (!(st.simplify() == mine)) throw InternalError("schedule", "a fused reduce read through " + st.repr());
+        return {{u.src(0), ShapeTracker::from_shape(u.src(0).shape())}};
+      }
+      case Ops::CONTIGUOUS:
+      case Ops::DETACH: return {{u.src(0), st}};
+      default: {
+        if (!uop::GroupOp::ALU().contains(u.op()))
+          throw InternalError("schedule", "cannot put " + std::string(uop::op_name(u.op())) + " in a kernel");
+        std::vector<std::pair<UOp, ShapeTracker>> out;
+        for (const UOp& s : u.src()) out.push_back({s, st});
+        return out;
+      }
+    }
+  }
+
+  UOp make(const UOp& u, const ShapeTracker& st, const UOp& view, const std::vector<UOp>& kids,
+           const std::vector<std::pair<UOp, UOp>>& kid_views) {
+    if (UOp b = loaded_buffer(u)) return UOp::make(Ops::LOAD, b.dtype(), {global(b), view});
+    if (Movement().contains(u.op())) {
+      if (u.op() != Ops::PAD || reads_zero_in_padding(u.src(0))) return kids[0];
+      // padding of a computed value: zero outside the valid area, whatever the computation gives there
+      UOp valid = UOp::make(Ops::CONST, dtypes::bool_, {kid_views[0].second}, uop::Arg(ConstValue(true)));
+      return valid.where(kids[0], kids[0].const_like(int64_t{0}));
+    }
+    switch (u.op()) {
+      case Ops::CONST: {
+        bool masked = false;
+        for (const shape::View& v : st.views()) masked = masked || v.mask.has_value();
+        return masked ? UOp::make(Ops::CONST, u.dtype(), {view}, u.arg()) : UOp::const_(u.dtype(), u.const_value());
+      }
+      case Ops::IOTA: return UOp::make(Ops::IOTA, u.dtype(), {view});
+      case Ops::REDUCE_AXIS: return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
+      case Ops::CONTIGUOUS:
+      case Ops::DETACH: return kids[0];
+      default: return UOp::make(u.op(), u.dtype(), kids, u.arg());
+    }
+  }
+
+  UOp view_of(const ShapeTracker& st) { return shape::view_uop(st); }
+
+  // iterative post-order over (node, view) pairs: graphs can be deeper than the stack
+  UOp value_of(const UOp& node, const ShapeTracker& st) {
+    std::vector<Task> stack{{node, st, view_of(st), {}, false}};
+    Key top{node.get(), stack[0].view.get()};
+    keep_.push_back(stack[0].view);
+    while (!stack.empty()) {
+      Task& t = stack.back();
+      Key key{t.node.get(), t.view.get()};
+      if (memo_.count(key)) {
+        stack.pop_back();
+        continue;
+      }
+      if (!t.expanded) {
+        t.expanded = true;
+        for (auto& [c, cst] : children(t.node, t.st)) {
+          UOp v = view_of(cst);
+          keep_.push_back(v);  // memo keys hold raw pointers: keep the VIEWs alive
+          t.kids.push_back({c, v});
+        }
+        std::vector<Task> todo;
+        for (auto& [c, v] : t.kids)
+          if (!memo_.count(Key{c.get(), v.get()})) todo.push_back({c, shape::get_view(v), v, {}, false});
+        for (Task& k : todo) stack.push_back(std::move(k));
+        continue;
+      }
+      std::vector<UOp> built;
+      for (auto& [c, v] : t.kids) built.push_back(memo_.at(Key{c.get(), v.get()}));
+      UOp r = make(t.node, t.st, t.view, built, t.kids);
+      stack.pop_back();
+      memo_[key] = r;
+    }
+    return memo_.at(top);
+  }
+
+  const UOp& root_;
+  const Grouping& g_;
+  const std::unordered_map<const uop::UOpNode*, UOp>& buffers_;
+  std::vector<const void*> fused_;
+  std::vector<UOp> bufs_, globals_;
+  std::unordered_map<const void*, int64_t> index_;
+  std::unordered_map<Key, UOp, PairHash> memo_;
+  std::vector<UOp> keep_;
+};
+
+}  // namespace
+
+KernelAST build_kernel(const UOp& root, const UOp& out, const Grouping& g,
+                       const std::unordered_map<const uop::UOpNode*, UOp>& buffers) {
+  return Builder(root, g, buffers).build(out);
+}
+
+}  // namespace tg::schedule

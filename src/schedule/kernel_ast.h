@@ -1,0 +1,20 @@
+// Building one kernel's AST: the graph below a realized node, with movement ops pushed into VIEWs.
+#pragma once
+#include <unordered_map>
+#include <vector>
+
+#include "schedule/grouping.h"
+
+namespace tg::schedule {
+
+struct KernelAST {
+  uop::UOp ast;                // SINK(STORE(DEFINE_GLOBAL 0, VIEW, value))
+  std::vector<uop::UOp> bufs;  // BUFFER nodes by DEFINE_GLOBAL index; bufs[0] is `out`
+};
+
+// The kernel that computes `root` into `out`. `buffers` maps every realized node scheduled before this one (and
+// only those) to its BUFFER.
+KernelAST build_kernel(const uop::UOp& root, const uop::UOp& out, const Grouping& g,
+                       const std::unordered_map<const uop::UOpNode*, uop::UOp>& buffers);
+
+}  // namespace tg::schedule

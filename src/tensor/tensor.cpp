@@ -1,0 +1,236 @@
+// The Tensor handle: the registry of live tensors, properties, host data in and out, realize.
+#include <cstring>
+#include <mutex>
+
+#include "engine/realize.h"
+#include "runtime/device.h"
+#include "schedule/buffer_uop.h"
+#include "schedule/grouping.h"
+#include "schedule/schedule.h"
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+using uop::Ops;
+using uop::UOp;
+
+namespace detail {
+
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex* m = new std::mutex();  // never destroyed: tensors in statics die after it otherwise
+  return *m;
+}
+TensorImpl* registry_head = nullptr;
+}  // namespace
+
+TensorImpl::TensorImpl(UOp u, std::string dev) : uop(std::move(u)), device(std::move(dev)) {
+  std::lock_guard lock(registry_mutex());
+  next = registry_head;
+  if (next) next->prev = this;
+  registry_head = this;
+}
+
+TensorImpl::~TensorImpl() {
+  std::lock_guard lock(registry_mutex());
+  if (prev) prev->next = next;
+  else registry_head = next;
+  if (next) next->prev = prev;
+}
+
+void apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
+  if (becomes.empty()) return;
+  std::lock_guard lock(registry_mutex());
+  for (TensorImpl* t = registry_head; t; t = t->next)
+    if (!schedule::is_realized_form(t->uop)) t->uop = t->uop.substitute(becomes);
+}
+
+Tensor make_tensor(const UOp& u, const std::string& device) { return Tensor(std::make_shared<TensorImpl>(u, device)); }
+
+}  // namespace detail
+
+namespace tensor {
+
+std::string shape_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+std::string resolve_device(const std::string& device) {
+  return device.empty() ? runtime::default_device() : runtime::canonical_device(device);
+}
+
+UOp device_uop(const std::string& device) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(device)); }
+
+UOp movement(Ops op, const UOp& x, std::vector<int64_t> arg) { return UOp::make(op, x.dtype(), {x}, uop::Arg(std::move(arg))); }
+
+Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape, const std::string& device) {
+  UOp c = UOp::make(Ops::CONST, dtype, {device_uop(device)}, uop::Arg(cast_const(v, dtype)));
+  if (shape.empty()) return wrap(c, device);
+  UOp r = movement(Ops::RESHAPE, c, Shape(shape.size(), 1));
+  return wrap(shape == Shape(shape.size(), 1) ? r : movement(Ops::EXPAND, r, shape), device);
+}
+
+void check_shape(const Shape& shape, const char* op, SourceLocation where) {
+  for (int64_t d : shape)
+    if (d < 0) throw ShapeError(op, "negative dimension in shape " + shape_str(shape), where);
+}
+
+void check_value_dtype(DType dt, const char* op, SourceLocation where) {
+  if (dt == dtypes::void_ || dt.is_ptr() || dt.count() != 1) throw DTypeError(op, "not a value dtype: " + dt.name(), where);
+}
+
+}  // namespace tensor
+
+using tensor::check_shape;
+using tensor::shape_str;
+
+namespace {
+
+// one value into dtype's bytes
+void write_value(unsigned char* dst, DType dt, const ConstValue& v) {
+  ConstValue c = cast_const(v, dt);
+  auto put = [&](auto x) { std::memcpy(dst, &x, sizeof x); };
+  switch (dt.scalar_type()) {
+    case ScalarType::Bool: put(static_cast<uint8_t>(const_to_int(c) != 0)); break;
+    case ScalarType::Int8: put(static_cast<int8_t>(const_to_int(c))); break;
+    case ScalarType::UInt8: put(static_cast<uint8_t>(const_to_int(c))); break;
+    case ScalarType::Int16: put(static_cast<int16_t>(const_to_int(c))); break;
+    case ScalarType::UInt16: put(static_cast<uint16_t>(const_to_int(c))); break;
+    case ScalarType::Int32: put(static_cast<int32_t>(const_to_int(c))); break;
+    case ScalarType::UInt32: put(static_cast<uint32_t>(const_to_int(c))); break;
+    case ScalarType::Int64: put(static_cast<int64_t>(const_to_int(c))); break;
+    case ScalarType::UInt64: put(static_cast<uint64_t>(const_to_int(c))); break;
+    case ScalarType::Float16: put(float_to_half_bits(static_cast<float>(const_to_double(c)))); break;
+    case ScalarType::BFloat16: put(float_to_bf16_bits(static_cast<float>(const_to_double(c)))); break;
+    case ScalarType::Float32: put(static_cast<float>(const_to_double(c))); break;
+    case ScalarType::Float64: put(const_to_double(c)); break;
+    case ScalarType::Void: throw InternalError("Tensor", "void data");
+  }
+}
+
+void flatten(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstValue>& out, SourceLocation where);
+
+}  // namespace
+
+// NestedList walking needs the private members: a friend-free route through a small accessor struct.
+struct NestedListAccess {
+  static bool leaf(const NestedList& n) { return n.leaf_; }
+  static const ConstValue& value(const NestedList& n) { return n.value_; }
+  static const std::vector<NestedList>& items(const NestedList& n) { return n.items_; }
+};
+
+namespace {
+
+void flatten(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstValue>& out, SourceLocation where) {
+  // the first path down fixes the shape; every other path must match it
+  bool first = out.empty() && shape.size() == depth;
+  if (NestedListAccess::leaf(n)) {
+    if (first) shape.resize(depth);
+    else if (shape.size() != depth) throw ShapeError("Tensor", "ragged nested list: a number where a list was expected", where);
+    out.push_back(NestedListAccess::value(n));
+    return;
+  }
+  const auto& items = NestedListAccess::items(n);
+  if (first) shape.push_back(static_cast<int64_t>(items.size()));
+  else if (depth >= shape.size() || shape[depth] != static_cast<int64_t>(items.size()))
+    throw ShapeError("Tensor", "ragged nested list: rows of different lengths (expected shape " + shape_str(shape) + ")", where);
+  for (const NestedList& c : items) flatten(c, depth + 1, shape, out, where);
+}
+
+}  // namespace
+
+Tensor::Tensor() = default;
+
+Tensor::Tensor(const UOp& u) : Tensor(detail::make_tensor(u, schedule::device_of(u))) {}
+
+Tensor::Tensor(NestedList data, std::optional<DType> dtype, const std::string& device, Loc where) {
+  Shape shape;
+  std::vector<ConstValue> values;
+  flatten(data, 0, shape, values, where);
+  // numbers directly under the top list fix the rank too: {} is shape (0,)
+  DType dt = dtypes::bool_;
+  for (const ConstValue& v : values) {
+    if (std::holds_alternative<double>(v)) dt = dtypes::default_float;
+    else if (!std::holds_alternative<bool>(v) && dt == dtypes::bool_) dt = dtypes::default_int;
+  }
+  dt = dtype.value_or(dt);
+  std::vector<unsigned char> bytes(values.size() * dt.itemsize());
+  for (size_t i = 0; i < values.size(); i++) write_value(bytes.data() + i * dt.itemsize(), dt, values[i]);
+  *this = from_host(bytes.data(), values.size(), dt, shape, device, where);
+}
+
+Tensor Tensor::scalar_tensor(ConstValue v, DType dtype, const std::string& device, Loc where) {
+  tensor::check_value_dtype(dtype, "Tensor", where);
+  return tensor::const_tensor(v, dtype, {}, tensor::resolve_device(device));
+}
+
+Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shape& shape, const std::string& device,
+                         Loc where) {
+  check_shape(shape, "Tensor", where);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  if (static_cast<size_t>(n) != count)
+    throw ShapeError("Tensor", std::to_string(count) + " values do not fill shape " + shape_str(shape), where);
+  std::string dev = tensor::resolve_device(device);
+  UOp buf = schedule::new_buffer(dev, dtype, n);
+  if (n) schedule::buffer_of(buf).copyin(data, count * dtype.itemsize());
+  Shape flat{n};
+  return tensor::wrap(shape == flat ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev);
+}
+
+const UOp& Tensor::uop() const {
+  if (!impl_) throw ArgumentError("Tensor", "use of an empty Tensor handle (default-constructed, never assigned)");
+  return impl_->uop;
+}
+const Shape& Tensor::shape() const { return uop().shape(); }
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape()) n *= d;
+  return n;
+}
+DType Tensor::dtype() const { return uop().dtype(); }
+const std::string& Tensor::device() const {
+  uop();
+  return impl_->device;
+}
+bool Tensor::is_realized() const { return schedule::movement_base(uop()).op() == Ops::BUFFER; }
+
+void Tensor::realize(const std::vector<Tensor>& tensors) {
+  std::vector<UOp> outs;
+  for (const Tensor& t : tensors)
+    if (!schedule::is_realized_form(t.uop())) outs.push_back(t.uop());
+  if (outs.empty()) return;
+  schedule::Schedule s = schedule::create_schedule(outs);
+  engine::run_schedule(s);
+  detail::apply_becomes(s.becomes);
+}
+
+Tensor& Tensor::realize() {
+  realize({*this});
+  return *this;
+}
+
+void Tensor::check_single(Loc where) const {
+  if (numel() != 1) throw ArgumentError("item", "item() needs exactly one element, the tensor has shape " + shape_str(shape()), where);
+}
+
+void Tensor::copy_to_host(void* out, DType as) const {
+  Tensor t = dtype() == as ? *this : cast(as);
+  const UOp* u = &t.uop();
+  // the data must be one buffer read in order; anything else is computed into one first
+  bool plain = u->op() == Ops::BUFFER || (u->op() == Ops::RESHAPE && u->src(0).op() == Ops::BUFFER);
+  if (!plain) {
+    t = t.contiguous();
+    t.realize();
+    u = &t.uop();
+  }
+  if (t.numel() == 0) return;
+  const UOp& buf = u->op() == Ops::BUFFER ? *u : u->src(0);
+  runtime::Buffer& b = schedule::buffer_of(buf);
+  b.device().synchronize();
+  b.copyout(out, b.nbytes());
+}
+
+}  // namespace tg
