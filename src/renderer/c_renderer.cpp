@@ -222,6 +222,10 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
           e = round_to(u.dtype(), e);
           uses_half = true;
         }
+        // C computes narrow ints as int and bools as int: bring the result back to the op's type
+        if ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&
+                                                                u.op() != Ops::CAST && u.op() != Ops::WHERE))
+          e = "((" + ctype(u.dtype()) + ")" + e + ")";
         if (uses[u.get()] > 1) {
           std::string v = "alu" + std::to_string(n_alu++);
           line("const " + ctype(u.dtype()) + " " + v + " = " + e + ";");
