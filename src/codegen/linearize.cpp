@@ -47,14 +47,23 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
             [](const UOp& a, const UOp& b) { return a.arg().get<int64_t>() < b.arg().get<int64_t>(); });
   for (const UOp& r : global_loops) emit(r);
 
+  // reduces over the same loops share one loop nest: their accumulators, the loops, every value inside, the updates
+  std::vector<std::pair<std::vector<UOp>, std::vector<UOp>>> nests;  // (ranges, reduces)
   for (const UOp& red : nodes) {
     if (red.op() != Ops::REDUCE) continue;
-    std::vector<UOp> below = red.src(0).toposort();
-    std::vector<UOp> my_ranges(red.src().begin() + 1, red.src().end() - 1);
-    auto inside = [&](const UOp& u) { return !loops[u.get()].empty(); };
+    std::vector<UOp> ranges(red.src().begin() + 1, red.src().end() - 1);
+    auto it = std::find_if(nests.begin(), nests.end(), [&](const auto& n) { return n.first == ranges; });
+    if (it == nests.end()) nests.push_back({ranges, {red}});
+    else it->second.push_back(red);
+  }
+  auto inside = [&](const UOp& u) { return !loops[u.get()].empty(); };
+  for (const auto& [my_ranges, reds] : nests) {
+    std::vector<UOp> below;
+    for (const UOp& red : reds)
+      for (const UOp& u : red.src(0).toposort()) below.push_back(u);
     for (const UOp& u : below)
       if (!is_free(u) && !inside(u)) emit(u);
-    out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));
+    for (const UOp& red : reds) out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));
     for (const UOp& r : my_ranges) emit(r);
     for (const UOp& u : below)
       if (!is_free(u) && inside(u)) {
@@ -63,7 +72,7 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
             throw InternalError("linearize", "a value inside a reduction depends on another reduction's loop");
         emit(u);
       }
-    emit(red);
+    for (const UOp& red : reds) emit(red);
     for (size_t i = my_ranges.size(); i-- > 0;) out.push_back(UOp::make(Ops::END, dtypes::void_, {my_ranges[i]}));
   }
   for (const UOp& u : nodes)

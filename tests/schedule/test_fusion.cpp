@@ -1,0 +1,139 @@
+// How graphs split into kernels: the fusion rules of GUIDE section 2, counted on real runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <tg/tg.h>
+
+#include "engine/kernel_cache.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+using namespace tg;
+
+namespace {
+
+// kernels launched while realizing `t`
+int64_t kernels_for(Tensor t) {
+  int64_t before = GlobalCounters::kernel_count;
+  t.realize();
+  return GlobalCounters::kernel_count - before;
+}
+
+Tensor iota(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Tensor::arange(static_cast<double>(n)).cast(dtypes::float32).reshape(shape).contiguous().realize();
+}
+
+// the source of the one kernel that computes t
+std::string kernel_source(const Tensor& t) {
+  schedule::Schedule s = schedule::create_schedule({t.uop()});
+  EXPECT_EQ(s.items.size(), 1u);
+  return engine::get_kernel(s.items.at(0).ast, runtime::get_device("CPU"))->rendered.source;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) n++;
+  return n;
+}
+
+}  // namespace
+
+TEST(Fusion, ConstantsFoldToOneKernelThatReadsNothing) {
+  Tensor r = Tensor(2.0f) + Tensor(3.0f);
+  schedule::Schedule s = schedule::create_schedule({r.uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].bufs.size(), 1u);  // the output only
+  std::string src = kernel_source(r);
+  EXPECT_NE(src.find("data0[0] = 5.0f;"), std::string::npos) << src;
+  EXPECT_EQ(r.item<float>(), 5.0f);
+}
+
+TEST(Fusion, ElementwiseChainIsOneKernel) {
+  Tensor a = iota({4, 5}), b = iota({4, 5});
+  Tensor c = ((a + b) * 2 - a).sqrt() + (b * a).sin();
+  EXPECT_EQ(kernels_for(c), 1);
+}
+
+TEST(Fusion, ReduceOfElementwiseIsOneKernel) {
+  Tensor a = iota({8, 16});
+  EXPECT_EQ(kernels_for((a * a + 1).sum(1)), 1);
+  EXPECT_EQ(kernels_for((a.exp2() * 3).max()), 1);
+}
+
+TEST(Fusion, ElementwiseAfterReduceFusesWhenNotExpanded) {
+  Tensor a = iota({8, 16});
+  EXPECT_EQ(kernels_for(a.sum(1).sqrt() + 1), 1);
+  EXPECT_EQ(kernels_for(a.sum(1) + a.max(1)), 1);  // two reduces over the same loops
+  // an expanded reduce is read from a buffer
+  EXPECT_EQ(kernels_for(a - a.max(1, true)), 2);
+}
+
+TEST(Fusion, MatmulIsOneKernel) {
+  const int64_t N = 16;
+  Tensor a = iota({N, N}), b = iota({N, N});
+  Tensor c = (a.reshape({N, 1, N}) * b.permute({1, 0}).reshape({1, N, N})).sum(2);
+  EXPECT_EQ(kernels_for(c), 1);
+  // against a plain triple loop
+  std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>(), cv = c.to_vector<float>();
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < N; k++) acc += av[i * N + k] * bv[k * N + j];
+      ASSERT_FLOAT_EQ(cv[i * N + j], static_cast<float>(acc));
+    }
+}
+
+TEST(Fusion, SoftmaxIsThreeKernels) {
+  // max, then sum(exp(x - max)) reading it, then exp(x - max) / sum reading both
+  Tensor x = iota({4, 32});
+  Tensor e = (x - x.max(1, true)).exp2();
+  EXPECT_EQ(kernels_for(e / e.sum(1, true)), 3);
+}
+
+TEST(Fusion, ValueUsedTwiceIsComputedOnce) {
+  Tensor a = iota({64});
+  Tensor e = a.exp2();
+  std::string src = kernel_source(e * e + e);
+  EXPECT_EQ(count(src, "exp2"), 1u) << src;
+}
+
+TEST(Fusion, RealizedTensorIsNotRecomputed) {
+  Tensor a = iota({16});
+  Tensor b = (a * 2).sum();
+  Tensor c = b + 1;
+  EXPECT_EQ(kernels_for(b), 1);
+  EXPECT_EQ(kernels_for(b), 0);
+  EXPECT_TRUE(b.is_realized());
+  EXPECT_EQ(kernels_for(c), 1);  // reads b's buffer: no reduce inside
+  EXPECT_EQ(kernel_source(b + 2).find("for (int ridx"), std::string::npos);
+  EXPECT_FLOAT_EQ(c.item<float>(), 241.0f);
+}
+
+TEST(Fusion, RealizingSeveralTensorsSharesWork) {
+  Tensor a = iota({8, 8});
+  Tensor s = a.sum(1);  // used twice: computed once, into its own buffer
+  Tensor x = s + 1, y = s * 2;
+  int64_t before = GlobalCounters::kernel_count;
+  Tensor::realize({x, y});
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 3);
+  EXPECT_EQ(x.to_vector<float>()[0] * 2 - 2, y.to_vector<float>()[0]);
+}
+
+TEST(Fusion, PaddingAComputedValueGivesZerosThere) {
+  // exp2(0) is 1: padding must not push into the computation
+  Tensor a = iota({3});
+  EXPECT_EQ(a.exp2().pad({{1, 1}}).to_vector<float>(), (std::vector<float>{0, 1, 2, 4, 0}));
+  EXPECT_EQ(kernels_for(a.exp2().pad({{2, 0}}) + 1), 1);
+}
+
+TEST(Fusion, MovementOpsCostNoKernel) {
+  Tensor a = iota({4, 6});
+  Tensor v = a.reshape({2, 12}).permute({1, 0}).shrink({{0, 6}, {0, 2}}).flip({0});
+  EXPECT_EQ(kernels_for(v), 0);  // a view of a buffer needs no kernel until it is read
+  std::vector<float> got = v.to_vector<float>();
+  EXPECT_EQ(got[0], 5.0f);   // flipped row 5 of the transposed (12, 2): column 5 of (2, 12) -> a[0][5]
+  EXPECT_EQ(got[1], 17.0f);  // a[2][5]
+}
