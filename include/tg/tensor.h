@@ -54,6 +54,17 @@ class NestedList {
  public:
   template <TensorScalar T> NestedList(T v) : leaf_(true), value_(to_value(v)) {}
   NestedList(std::initializer_list<NestedList> items) : items_(items) {}
+  // lists of one element type, up to 4 levels deep (Tensor's typed constructors build these)
+  template <class L> static NestedList of(const L& l) {
+    if constexpr (std::is_arithmetic_v<L>) {
+      return NestedList(l);
+    } else {
+      NestedList n{};
+      n.items_.clear();
+      for (const auto& x : l) n.items_.push_back(of(x));
+      return n;
+    }
+  }
 
  private:
   friend class Tensor;
@@ -86,6 +97,18 @@ class Tensor {
   // ---- creation ----
   Tensor(NestedList data, std::optional<DType> dtype = std::nullopt, const std::string& device = "",
          Loc where = Loc::current());
+  // Homogeneous lists: Tensor({2}) is shape (1,), not a scalar (these win over the scalar constructor for braces).
+  template <TensorScalar T>
+  Tensor(std::initializer_list<T> d, std::optional<DType> dt = std::nullopt, const std::string& dev = "", Loc w = Loc::current())
+      : Tensor(NestedList::of(d), dt, dev, w) {}
+  template <TensorScalar T>
+  Tensor(std::initializer_list<std::initializer_list<T>> d, std::optional<DType> dt = std::nullopt, const std::string& dev = "",
+         Loc w = Loc::current())
+      : Tensor(NestedList::of(d), dt, dev, w) {}
+  template <TensorScalar T>
+  Tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> d, std::optional<DType> dt = std::nullopt,
+         const std::string& dev = "", Loc w = Loc::current())
+      : Tensor(NestedList::of(d), dt, dev, w) {}
   // A 0-d tensor. Without a dtype: float32 for floating values, int32 for int and smaller, int64 for wider
   // integers, bool for bool. The value stays a constant in the graph (no buffer) until it is realized.
   template <TensorScalar T>

@@ -14,10 +14,11 @@ namespace tg::engine {
 namespace {
 
 std::string kernel_name(const codegen::LoweredKernel& k) {
-  std::string name = k.reduce_axes.empty() ? "E" : "r";
+  // E_ or r_, then the loop sizes: "E_4_3", "r_16_16_16"; a kernel without loops is "E_"
+  std::string name = k.reduce_axes.empty() ? "E_" : "r_", sizes;
   for (shape::sint s : k.full_shape)
-    if (s != 1) name += "_" + std::to_string(s);
-  return name;
+    if (s != 1) sizes += (sizes.empty() ? "" : "_") + std::to_string(s);
+  return name + sizes;
 }
 
 // ALU ops executed by one run: each ALU uop times the trip counts of the loops around it
