@@ -83,4 +83,7 @@ class InternalError : public Error {
       : Error(ErrorKind::Internal, std::move(op), msg, w) {}
 };
 
+// Throws an error of e's class with `note` appended to its message and a new location (adding context on the way up).
+[[noreturn]] void rethrow_with_note(const Error& e, const std::string& note, SourceLocation where);
+
 }  // namespace tg

@@ -31,7 +31,7 @@ class UOp;
 class Tensor;
 namespace detail {
 struct TensorImpl;
-Tensor make_tensor(const uop::UOp& u, const std::string& device);
+Tensor make_tensor(const uop::UOp& u, const std::string& device, SourceLocation created);
 }
 
 using Shape = std::vector<int64_t>;
@@ -198,6 +198,12 @@ class Tensor {
   template <TensorScalar T, TensorScalar U> Tensor where(T x, U y, Loc w = Loc::current()) const {
     return where(Tensor(x, std::nullopt, device(), w), Tensor(y, std::nullopt, device(), w), w);
   }
+  template <TensorScalar U> Tensor where(const Tensor& x, U y, Loc w = Loc::current()) const {
+    return where(x, x.scalar_like(y, w), w);
+  }
+  template <TensorScalar T> Tensor where(T x, const Tensor& y, Loc w = Loc::current()) const {
+    return where(y.scalar_like(x, w), y, w);
+  }
 
   // ---- reductions: over all axes, one axis, or a list; negative axes count from the end ----
   Tensor sum(Loc where = Loc::current()) const;
@@ -246,7 +252,7 @@ class Tensor {
   explicit Tensor(const uop::UOp& u);
 
  private:
-  friend Tensor detail::make_tensor(const uop::UOp& u, const std::string& device);
+  friend Tensor detail::make_tensor(const uop::UOp& u, const std::string& device, SourceLocation created);
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
   static Tensor scalar_tensor(ConstValue v, DType dtype, const std::string& device, Loc where);
   static Tensor from_host(const void* data, size_t count, DType dtype, const Shape& shape, const std::string& device,

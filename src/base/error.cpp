@@ -37,4 +37,17 @@ Error::Error(ErrorKind kind, std::string op, const std::string& message, SourceL
       message_(message),
       where_(where) {}
 
+void rethrow_with_note(const Error& e, const std::string& note, SourceLocation where) {
+  std::string msg = e.message() + note;
+  switch (e.kind()) {
+    case ErrorKind::Shape: throw ShapeError(e.op(), msg, where);
+    case ErrorKind::DType: throw DTypeError(e.op(), msg, where);
+    case ErrorKind::Argument: throw ArgumentError(e.op(), msg, where);
+    case ErrorKind::Compile: throw CompileError(e.op(), msg, where);
+    case ErrorKind::Device: throw DeviceError(e.op(), msg, where);
+    case ErrorKind::Internal: throw InternalError(e.op(), msg, where);
+  }
+  throw e;
+}
+
 }  // namespace tg

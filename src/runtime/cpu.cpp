@@ -153,7 +153,7 @@ std::string CPUCompiler::compile(const std::string& src) {
   return binary;
 }
 
-CPUDevice::CPUDevice() : Device("CPU") {}
+CPUDevice::CPUDevice(std::string name) : Device(std::move(name)) {}
 
 Compiler& CPUDevice::compiler() {
   std::call_once(compiler_once_, [this] { compiler_ = std::make_unique<CPUCompiler>(); });

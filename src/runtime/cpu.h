@@ -22,7 +22,7 @@ class CPUCompiler : public Compiler {
 
 class CPUDevice : public Device {
  public:
-  CPUDevice();
+  explicit CPUDevice(std::string name = "CPU");
   Allocator& allocator() override { return allocator_; }
   Compiler& compiler() override;
   std::unique_ptr<Program> load(const std::string& function, const std::string& binary) override;

@@ -1,6 +1,7 @@
 // The device registry: every device tinygrad.cpp knows, in one place. Add a device here.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <functional>
 
 #include "runtime/cpu.h"
@@ -14,12 +15,12 @@ namespace {
 struct Entry {
   const char* name;
   std::vector<const char*> aliases;
-  std::function<std::unique_ptr<Device>()> make;
+  std::function<std::unique_ptr<Device>(const std::string& name)> make;
 };
 
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> r = {
-      {"CPU", {"CLANG"}, [] { return std::make_unique<CPUDevice>(); }},
+      {"CPU", {"CLANG"}, [](const std::string& n) { return std::make_unique<CPUDevice>(n); }},
   };
   return r;
 }
@@ -32,12 +33,19 @@ std::string upper(std::string s) {
 }  // namespace
 
 std::string canonical_device(const std::string& name) {
-  std::string u = upper(name);
-  if (size_t colon = u.find(':'); colon != std::string::npos) u = u.substr(0, colon);  // "CPU:0" -> "CPU"
+  std::string u = upper(name), index;
+  // "CPU:0" is "CPU"; "CPU:1" is a second instance of the device (its own buffers and programs)
+  if (size_t colon = u.find(':'); colon != std::string::npos) {
+    index = u.substr(colon + 1);
+    u = u.substr(0, colon);
+    bool digits = !index.empty() && index.size() < 6 && std::all_of(index.begin(), index.end(), ::isdigit);
+    if (!digits) throw DeviceError("device", "bad device index in '" + name + "' (expected NAME or NAME:N)");
+    if (std::stoi(index) == 0) index.clear();
+  }
   for (const Entry& e : registry()) {
-    if (u == e.name) return e.name;
-    for (const char* a : e.aliases)
-      if (u == a) return e.name;
+    bool match = u == e.name;
+    for (const char* a : e.aliases) match = match || u == a;
+    if (match) return index.empty() ? std::string(e.name) : std::string(e.name) + ":" + index;
   }
   std::string known;
   for (const Entry& e : registry()) known += std::string(known.empty() ? "" : ", ") + e.name;
@@ -50,9 +58,12 @@ Device& get_device(const std::string& name) {
   std::string canon = canonical_device(name);
   std::lock_guard<std::mutex> lock(mu);
   auto& d = devices[canon];
-  if (!d)
+  if (!d) {
+    std::string base = canon.substr(0, canon.find(':'));
     for (const Entry& e : registry())
-      if (canon == e.name) d = e.make();
+      if (base == e.name) d = e.make(canon);
+    if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "opened device %s\n", canon.c_str());
+  }
   return *d;
 }
 

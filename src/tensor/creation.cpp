@@ -20,7 +20,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   UOp buf = schedule::new_buffer(dev, dtype, n);
-  return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev);
+  return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device, Loc where) {

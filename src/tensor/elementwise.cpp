@@ -9,10 +9,10 @@ using uop::UOp;
 
 namespace {
 
-Tensor alu(Ops op, DType dtype, const std::vector<Tensor>& srcs) {
+Tensor alu(Ops op, DType dtype, const std::vector<Tensor>& srcs, SourceLocation where) {
   std::vector<UOp> s;
   for (const Tensor& t : srcs) s.push_back(t.uop());
-  return tensor::wrap(UOp::make(op, dtype, s), srcs[0].device());
+  return tensor::wrap(UOp::make(op, dtype, s), srcs[0].device(), where);
 }
 
 // numpy's rule: align from the right; each pair of dimensions is equal or one of them is 1
@@ -66,19 +66,19 @@ void require(bool ok, const char* op, const std::string& what, DType dt, SourceL
 
 Tensor binary(Ops op, const Tensor& a, const Tensor& b, const char* name, SourceLocation where) {
   auto [x, y] = broadcasted(a, b, name, where);
-  return alu(op, op == Ops::CMPLT || op == Ops::CMPNE ? dtypes::bool_ : x.dtype(), {x, y});
+  return alu(op, op == Ops::CMPLT || op == Ops::CMPNE ? dtypes::bool_ : x.dtype(), {x, y}, where);
 }
 
 Tensor float_unary(Ops op, const Tensor& t, const char* name, SourceLocation where) {
   Tensor x = t.cast(least_upper_float(t.dtype()), where);
-  return alu(op, x.dtype(), {x});
+  return alu(op, x.dtype(), {x}, where);
 }
 
 }  // namespace
 
 Tensor Tensor::neg(Loc where) const {
   require(!dtype().is_bool(), "neg", "negation needs a number dtype (use logical_not for bool)", dtype(), where);
-  return alu(Ops::NEG, dtype(), {*this});
+  return alu(Ops::NEG, dtype(), {*this}, where);
 }
 Tensor Tensor::exp2(Loc where) const { return float_unary(Ops::EXP2, *this, "exp2", where); }
 Tensor Tensor::log2(Loc where) const { return float_unary(Ops::LOG2, *this, "log2", where); }
@@ -87,13 +87,13 @@ Tensor Tensor::sqrt(Loc where) const { return float_unary(Ops::SQRT, *this, "sqr
 Tensor Tensor::reciprocal(Loc where) const { return float_unary(Ops::RECIPROCAL, *this, "reciprocal", where); }
 Tensor Tensor::logical_not(Loc where) const {
   Tensor b = cast(dtypes::bool_, where);
-  return alu(Ops::CMPNE, dtypes::bool_, {b, tensor::const_tensor(true, dtypes::bool_, b.shape(), device())});
+  return alu(Ops::CMPNE, dtypes::bool_, {b, tensor::const_tensor(true, dtypes::bool_, b.shape(), device())}, where);
 }
 
 Tensor Tensor::cast(DType dt, Loc where) const {
   tensor::check_value_dtype(dt, "cast", where);
   if (dt == dtype()) return *this;
-  return alu(Ops::CAST, dt, {*this});
+  return alu(Ops::CAST, dt, {*this}, where);
 }
 
 Tensor Tensor::bitcast(DType dt, Loc where) const {
@@ -102,7 +102,7 @@ Tensor Tensor::bitcast(DType dt, Loc where) const {
     throw DTypeError("bitcast", "cannot bitcast " + dtype().name() + " (" + std::to_string(dtype().itemsize()) +
                                     " bytes) to " + dt.name() + " (" + std::to_string(dt.itemsize()) + " bytes)", where);
   if (dt == dtype()) return *this;
-  return alu(Ops::BITCAST, dt, {*this});
+  return alu(Ops::BITCAST, dt, {*this}, where);
 }
 
 Tensor Tensor::add(const Tensor& o, Loc where) const { return binary(Ops::ADD, *this, o, "add", where); }
@@ -110,23 +110,23 @@ Tensor Tensor::mul(const Tensor& o, Loc where) const { return binary(Ops::MUL, *
 Tensor Tensor::sub(const Tensor& o, Loc where) const {
   auto [x, y] = broadcasted(*this, o, "sub", where);
   require(!x.dtype().is_bool(), "sub", "subtraction needs a number dtype", x.dtype(), where);
-  return alu(Ops::ADD, x.dtype(), {x, alu(Ops::NEG, y.dtype(), {y})});
+  return alu(Ops::ADD, x.dtype(), {x, alu(Ops::NEG, y.dtype(), {y}, where)}, where);
 }
 Tensor Tensor::div(const Tensor& o, Loc where) const {
   auto [x, y] = broadcasted(*this, o, "div", where);
   DType dt = least_upper_float(x.dtype());
   // x * (1/y); the C renderer writes it back as x/y, so the result is IEEE division
-  return alu(Ops::MUL, dt, {x.cast(dt, where), alu(Ops::RECIPROCAL, dt, {y.cast(dt, where)})});
+  return alu(Ops::MUL, dt, {x.cast(dt, where), alu(Ops::RECIPROCAL, dt, {y.cast(dt, where)}, where)}, where);
 }
 Tensor Tensor::idiv(const Tensor& o, Loc where) const {
   auto [x, y] = broadcasted(*this, o, "idiv", where);
   require(x.dtype().is_int(), "idiv", "integer division needs integer tensors", x.dtype(), where);
-  return alu(Ops::IDIV, x.dtype(), {x, y});
+  return alu(Ops::IDIV, x.dtype(), {x, y}, where);
 }
 Tensor Tensor::mod(const Tensor& o, Loc where) const {
   auto [x, y] = broadcasted(*this, o, "mod", where);
   require(x.dtype().is_int(), "mod", "mod needs integer tensors", x.dtype(), where);
-  return alu(Ops::MOD, x.dtype(), {x, y});
+  return alu(Ops::MOD, x.dtype(), {x, y}, where);
 }
 Tensor Tensor::maximum(const Tensor& o, Loc where) const { return binary(Ops::MAX, *this, o, "maximum", where); }
 
@@ -135,7 +135,7 @@ Tensor Tensor::maximum(const Tensor& o, Loc where) const { return binary(Ops::MA
     auto [x, y] = broadcasted(*this, o, #method, where);                                                        \
     require(x.dtype().is_int() || (allow_bool && x.dtype().is_bool()), #method,                                 \
             allow_bool ? "needs integer or bool tensors" : "needs integer tensors", x.dtype(), where);          \
-    return alu(Ops::OP, x.dtype(), {x, y});                                                                     \
+    return alu(Ops::OP, x.dtype(), {x, y}, where);                                                                     \
   }
 TG_BITWISE(bitwise_and, AND, true)
 TG_BITWISE(bitwise_or, OR, true)
@@ -161,7 +161,7 @@ Tensor Tensor::where(const Tensor& x, const Tensor& y, Loc where) const {
   DType dt = least_upper_dtype({x.dtype(), y.dtype()});
   return alu(Ops::WHERE, dt,
              {broadcast_to(cast(dtypes::bool_, where), shape), broadcast_to(x.cast(dt, where), shape),
-              broadcast_to(y.cast(dt, where), shape)});
+              broadcast_to(y.cast(dt, where), shape)}, where);
 }
 
 Tensor operator-(TensorAt a) { return a.t.neg(a.where); }

@@ -12,8 +12,8 @@ using uop::UOp;
 
 namespace {
 
-Tensor move(const Tensor& t, Ops op, std::vector<int64_t> arg) {
-  return tensor::wrap(tensor::movement(op, t.uop(), std::move(arg)), t.device());
+Tensor move(const Tensor& t, Ops op, std::vector<int64_t> arg, SourceLocation where) {
+  return tensor::wrap(tensor::movement(op, t.uop(), std::move(arg)), t.device(), where);
 }
 
 std::string list_str(const std::vector<int64_t>& v) {
@@ -71,7 +71,7 @@ Tensor Tensor::reshape(const Shape& new_shape, Loc where) const {
     throw ShapeError("reshape", "cannot reshape " + shape_str(shape()) + " (" + std::to_string(numel()) +
                                     " elements) to " + shape_str(new_shape), where);
   if (s == shape()) return *this;
-  return move(*this, Ops::RESHAPE, s);
+  return move(*this, Ops::RESHAPE, s, where);
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& order, Loc where) const {
@@ -88,7 +88,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order, Loc where) const {
     if (sorted[i] != i) throw ShapeError("permute", "order " + list_str(order) + " is not a permutation of the axes of " + shape_str(shape()), where);
   bool identity = true;
   for (int64_t i = 0; i < ndim(); i++) identity = identity && o[i] == i;
-  return identity ? *this : move(*this, Ops::PERMUTE, o);
+  return identity ? *this : move(*this, Ops::PERMUTE, o, where);
 }
 
 Tensor Tensor::expand(const Shape& new_shape, Loc where) const {
@@ -111,7 +111,7 @@ Tensor Tensor::expand(const Shape& new_shape, Loc where) const {
   UOp u = uop();
   if (padded != shape()) u = tensor::movement(Ops::RESHAPE, u, padded);
   if (target != padded) u = tensor::movement(Ops::EXPAND, u, target);
-  return tensor::wrap(u, device());
+  return tensor::wrap(u, device(), where);
 }
 
 Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, double value, Loc where) const {
@@ -135,10 +135,10 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, doub
   if (!any_grow) return x;
   std::vector<int64_t> arg;
   for (auto [b, a] : grow) arg.push_back(b), arg.push_back(a);
-  Tensor padded = move(x, Ops::PAD, arg);
+  Tensor padded = move(x, Ops::PAD, arg, where);
   if (value == 0) return padded;
   // the new elements read 0; a padded mask of trues tells them apart
-  Tensor mask = move(tensor::const_tensor(true, dtypes::bool_, x.shape(), device()), Ops::PAD, arg);
+  Tensor mask = move(tensor::const_tensor(true, dtypes::bool_, x.shape(), device()), Ops::PAD, arg, where);
   return mask.where(padded, Tensor(value, dtype(), device(), where), where);
 }
 
@@ -155,27 +155,27 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& ranges, Lo
     arg.push_back(b), arg.push_back(e);
     identity = identity && b == 0 && e == shape()[i];
   }
-  return identity ? *this : move(*this, Ops::SHRINK, arg);
+  return identity ? *this : move(*this, Ops::SHRINK, arg, where);
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes, Loc where) const {
   std::vector<int64_t> ax = tensor::normalize_axes(axes, ndim(), "flip", where), arg(ndim(), 0);
   if (ndim() == 0) return *this;
   for (int64_t a : ax) arg[a] = 1;
-  return ax.empty() ? *this : move(*this, Ops::FLIP, arg);
+  return ax.empty() ? *this : move(*this, Ops::FLIP, arg, where);
 }
 
 Tensor Tensor::contiguous(Loc where) const {
   const UOp& u = uop();
   bool plain = u.op() == Ops::BUFFER || (u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER);
   if (plain) return *this;
-  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {u}), device());
+  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {u}), device(), where);
 }
 
 Tensor Tensor::to(const std::string& dev, Loc where) const {
   std::string d = runtime::canonical_device(dev);
   if (d == device()) return *this;
-  return tensor::wrap(UOp::make(Ops::COPY, dtype(), {uop(), tensor::device_uop(d)}), d);
+  return tensor::wrap(UOp::make(Ops::COPY, dtype(), {uop(), tensor::device_uop(d)}), d, where);
 }
 
 }  // namespace tg

@@ -37,7 +37,7 @@ Tensor reduce(const Tensor& x, Ops op, const std::vector<int64_t>& axes, bool ke
       throw ArgumentError(name, "cannot take the max over an empty axis of shape " + tensor::shape_str(x.shape()), where);
     r = tensor::const_tensor(int64_t{0}, x.dtype(), out, x.device());
   } else {
-    r = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, ax)), x.device());
+    r = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, ax)), x.device(), where);
   }
   return keepdim ? r : r.reshape(squeezed, where);
 }

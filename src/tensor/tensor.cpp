@@ -24,7 +24,7 @@ std::mutex& registry_mutex() {
 TensorImpl* registry_head = nullptr;
 }  // namespace
 
-TensorImpl::TensorImpl(UOp u, std::string dev) : uop(std::move(u)), device(std::move(dev)) {
+TensorImpl::TensorImpl(UOp u, std::string dev, SourceLocation where) : uop(std::move(u)), device(std::move(dev)), created(where) {
   std::lock_guard lock(registry_mutex());
   next = registry_head;
   if (next) next->prev = this;
@@ -45,7 +45,9 @@ void apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
     if (!schedule::is_realized_form(t->uop)) t->uop = t->uop.substitute(becomes);
 }
 
-Tensor make_tensor(const UOp& u, const std::string& device) { return Tensor(std::make_shared<TensorImpl>(u, device)); }
+Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation created) {
+  return Tensor(std::make_shared<TensorImpl>(u, device, created));
+}
 
 }  // namespace detail
 
@@ -143,7 +145,7 @@ void flatten(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstV
 
 Tensor::Tensor() = default;
 
-Tensor::Tensor(const UOp& u) : Tensor(detail::make_tensor(u, schedule::device_of(u))) {}
+Tensor::Tensor(const UOp& u) : Tensor(detail::make_tensor(u, schedule::device_of(u), {})) {}
 
 Tensor::Tensor(NestedList data, std::optional<DType> dtype, const std::string& device, Loc where) {
   Shape shape;
@@ -177,7 +179,7 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
   UOp buf = schedule::new_buffer(dev, dtype, n);
   if (n) schedule::buffer_of(buf).copyin(data, count * dtype.itemsize());
   Shape flat{n};
-  return tensor::wrap(shape == flat ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev);
+  return tensor::wrap(shape == flat ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 
 const UOp& Tensor::uop() const {
@@ -203,7 +205,17 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
     if (!schedule::is_realized_form(t.uop())) outs.push_back(t.uop());
   if (outs.empty()) return;
   schedule::Schedule s = schedule::create_schedule(outs);
-  engine::run_schedule(s);
+  try {
+    engine::run_schedule(s);
+  } catch (const Error& e) {
+    if (e.is_user_error() || e.kind() == ErrorKind::Internal) throw;
+    // a failed compile or launch: say which of the user's tensors it was computing (the first one made at a known line)
+    for (const Tensor& t : tensors)
+      if (t.impl_->created.line())
+        rethrow_with_note(e, "\n(while realizing the tensor of shape " + tensor::shape_str(t.shape()) + " made here)",
+                          t.impl_->created);
+    throw;
+  }
   detail::apply_becomes(s.becomes);
 }
 
@@ -217,12 +229,13 @@ void Tensor::check_single(Loc where) const {
 }
 
 void Tensor::copy_to_host(void* out, DType as) const {
-  Tensor t = dtype() == as ? *this : cast(as);
+  Loc made = impl_->created;  // errors while computing it point at the user's line that made it
+  Tensor t = dtype() == as ? *this : cast(as, made);
   const UOp* u = &t.uop();
   // the data must be one buffer read in order; anything else is computed into one first
   bool plain = u->op() == Ops::BUFFER || (u->op() == Ops::RESHAPE && u->src(0).op() == Ops::BUFFER);
   if (!plain) {
-    t = t.contiguous();
+    t = t.contiguous(made);
     t.realize();
     u = &t.uop();
   }

@@ -6,12 +6,13 @@
 namespace tg::detail {
 
 struct TensorImpl {
-  TensorImpl(uop::UOp u, std::string dev);
+  TensorImpl(uop::UOp u, std::string dev, SourceLocation where);
   ~TensorImpl();
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
   uop::UOp uop;
-  std::string device;  // canonical name; a tensor never changes device
+  std::string device;      // canonical name; a tensor never changes device
+  SourceLocation created;  // the user's line that made it: named when realizing it fails
   TensorImpl* prev = nullptr;  // the registry: an intrusive list of every live tensor
   TensorImpl* next = nullptr;
 };
@@ -25,7 +26,9 @@ void apply_becomes(const std::vector<std::pair<uop::UOp, uop::UOp>>& becomes);
 namespace tg::tensor {
 
 // Building tensor-level nodes (src/tensor/): these check nothing; the Tensor methods validate first.
-inline Tensor wrap(const uop::UOp& u, const std::string& device) { return detail::make_tensor(u, device); }
+inline Tensor wrap(const uop::UOp& u, const std::string& device, SourceLocation where = {}) {
+  return detail::make_tensor(u, device, where);
+}
 uop::UOp movement(uop::Ops op, const uop::UOp& x, std::vector<int64_t> arg);
 uop::UOp device_uop(const std::string& device);
 // "(2, 3)"
