@@ -30,5 +30,9 @@ inline double median(std::vector<double> xs) {
 
 int symbolic(const Args& args);
 int shapetracker(const Args& args);
+int overhead(const Args& args);
+int schedule_time(const Args& args);
+int compile_time(const Args& args);
+int first_result(const Args& args);
 
 }  // namespace tg::bench

@@ -29,6 +29,50 @@ bool is_plain_buffer(const UOp& u) {
   return u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER;
 }
 
+constexpr int64_t kMaxRecomputedOps = 32;
+
+// A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
+// costs more than kMaxRecomputedOps ALU ops: then the node where the kernels part ways gets its own buffer. Without
+// this a chain of N ops read by a reduce every k ops would recompute the chain in every kernel: O(N^2/k) work.
+void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>& users) {
+  constexpr int64_t kNone = -1, kMany = -2;
+  // which kernel computes each node: the realized node it flows into, or kMany when several
+  std::unordered_map<const uop::UOpNode*, int64_t> kernel;
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const UOp& u = g.nodes[i];
+    if (g.realized(u)) {
+      kernel[u.get()] = static_cast<int64_t>(i);
+      continue;
+    }
+    int64_t k = kNone;
+    auto it = users.find(u.get());
+    if (it != users.end())
+      for (const UOp* v : it->second) {
+        int64_t kv = kernel.at(v->get());
+        k = k == kNone || k == kv ? kv : kMany;
+      }
+    kernel[u.get()] = k;
+  }
+  // ALU ops each node adds to a kernel (capped: only the threshold matters), bottom-up
+  std::unordered_map<const uop::UOpNode*, int64_t> cost;
+  for (const UOp& u : g.nodes) {
+    int64_t c = ALU().contains(u.op()) || u.op() == Ops::REDUCE_AXIS ? 1 : 0;
+    for (const UOp& s : u.src())
+      if (!g.realized(s)) c += cost[s.get()];
+    c = std::min(c, kMaxRecomputedOps + 1);
+    // where kernels part ways: shared here, and some user belongs to one kernel only
+    bool branch = false;
+    if (kernel[u.get()] == kMany && !g.realized(u) && c > kMaxRecomputedOps) {
+      for (const UOp* v : users.at(u.get())) branch = branch || g.realized(*v) || kernel[v->get()] != kMany;
+    }
+    if (branch) {
+      g.realize.insert(u.get());
+      c = 0;
+    }
+    cost[u.get()] = c;
+  }
+}
+
 }  // namespace
 
 Grouping group(const std::vector<UOp>& outputs) {
@@ -88,6 +132,7 @@ Grouping group(const std::vector<UOp>& outputs) {
       g.reduces[r.get()].push_back(r);
     }
   }
+  realize_shared_work(g, users);
   return g;
 }
 

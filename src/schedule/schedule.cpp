@@ -32,10 +32,17 @@ Schedule create_schedule(const std::vector<UOp>& outputs) {
   Grouping g = group(outputs);
   Schedule s;
   std::unordered_map<const uop::UOpNode*, UOp> buffers;  // realized node -> its new BUFFER
+  // the device of every node, in one pass (device_of walks down a chain, which would make this quadratic)
+  std::unordered_map<const uop::UOpNode*, const std::string*> device;
+  for (const UOp& u : g.nodes) {
+    if (u.op() == Ops::DEVICE) device[u.get()] = &u.arg().get<std::string>();
+    else if (u.op() == Ops::COPY) device[u.get()] = &u.src(1).arg().get<std::string>();
+    else if (!u.src().empty()) device[u.get()] = device.at(u.src(0).get());
+  }
   for (const UOp& u : g.nodes) {
     if (!g.realized(u)) continue;
     int64_t size = shape::prod(u.shape());
-    UOp out = new_buffer(device_of(u), u.dtype(), size);
+    UOp out = new_buffer(*device.at(u.get()), u.dtype(), size);
     buffers[u.get()] = out;
     s.becomes.push_back({u, as_shape(out, u.shape())});
     if (size == 0) continue;  // nothing to compute

@@ -1,0 +1,21 @@
+# A second process realizing the same graph compiles nothing: every kernel comes from the disk cache.
+# Runs `EXE first_result` twice with a fresh cache folder and reads the "compiled" count each run prints.
+set(cache ${CMAKE_CURRENT_BINARY_DIR}/second_process_cache)
+file(REMOVE_RECURSE ${cache})
+foreach(run first second)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env XDG_CACHE_HOME=${cache} ${EXE} first_result
+                  OUTPUT_VARIABLE out_${run} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${EXE} first_result exited with ${rc}")
+  endif()
+  string(REGEX MATCH "\"compiled\": ([0-9]+)" m "${out_${run}}")
+  set(compiled_${run} ${CMAKE_MATCH_1})
+endforeach()
+file(REMOVE_RECURSE ${cache})
+if(NOT compiled_first GREATER 0)
+  message(FATAL_ERROR "the first process compiled nothing with an empty cache:\n${out_first}")
+endif()
+if(NOT compiled_second EQUAL 0)
+  message(FATAL_ERROR "the second process compiled ${compiled_second} kernels:\n${out_second}")
+endif()
+message(STATUS "first process compiled ${compiled_first}, second 0")
