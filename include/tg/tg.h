@@ -2,6 +2,7 @@
 #pragma once
 #include "tg/context.h"
 #include "tg/counters.h"
+#include "tg/device.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
 #include "tg/tensor.h"

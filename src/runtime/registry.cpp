@@ -6,6 +6,7 @@
 
 #include "runtime/cpu.h"
 #include "tg/context.h"
+#include "tg/device.h"
 #include "tg/error.h"
 
 namespace tg::runtime {
@@ -79,3 +80,11 @@ std::vector<std::string> device_names() {
 }
 
 }  // namespace tg::runtime
+
+namespace tg {
+
+std::string Device::default_device() { return DEFAULT.empty() ? runtime::default_device() : runtime::canonical_device(DEFAULT); }
+std::string Device::canonicalize(const std::string& name) { return runtime::canonical_device(name); }
+std::vector<std::string> Device::names() { return runtime::device_names(); }
+
+}  // namespace tg

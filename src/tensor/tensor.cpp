@@ -8,6 +8,7 @@
 #include "schedule/grouping.h"
 #include "schedule/schedule.h"
 #include "tensor/tensor_impl.h"
+#include "tg/device.h"
 
 namespace tg {
 
@@ -60,7 +61,7 @@ std::string shape_str(const Shape& s) {
 }
 
 std::string resolve_device(const std::string& device) {
-  return device.empty() ? runtime::default_device() : runtime::canonical_device(device);
+  return device.empty() ? Device::default_device() : runtime::canonical_device(device);
 }
 
 UOp device_uop(const std::string& device) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(device)); }

@@ -166,3 +166,17 @@ TEST(TensorBasics, SixteenBitFloatsRoundLikeTheirFormat) {
   // bfloat16 keeps float32's range with 8 bits of precision
   EXPECT_EQ(Tensor({1.0f / 3}).cast(dtypes::bfloat16).to_vector<float>()[0], 0.333984375f);
 }
+
+TEST(TensorBasics, DefaultDeviceFromDevOrDeviceDEFAULT) {
+  EXPECT_EQ(Device::default_device(), "CPU");
+  {
+    Context ctx{{"DEV", "cpu:2"}};
+    EXPECT_EQ(Tensor::ones({2}).device(), "CPU:2");
+  }
+  Device::DEFAULT = "CLANG:3";
+  EXPECT_EQ(Tensor({1, 2}).device(), "CPU:3");
+  Device::DEFAULT = "";
+  EXPECT_EQ(Tensor(1.0f).device(), "CPU");
+  EXPECT_EQ(Device::canonicalize("clang"), "CPU");
+  EXPECT_THROW(Device::canonicalize("CPU:x"), DeviceError);
+}
