@@ -13,6 +13,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "schedule/buffer_uop.h"
+#include "schedule/grouping.h"
 #include "schedule/schedule.h"
 #include "shape/shapetracker.h"
 #include "uop/symbolic.h"
@@ -50,8 +51,7 @@ void tensor_to_runtime() {
   result.realize();
   std::cout << "realized after realize(): " << (result.is_realized() ? "yes" : "no") << "\n";
   // the tensor is now a Buffer on the device; copied out, it is 5
-  const UOp& buf = result.uop().op() == Ops::BUFFER ? result.uop() : result.uop().src(0);
-  tg::runtime::Buffer& realized = tg::schedule::buffer_of(buf);
+  tg::runtime::Buffer& realized = tg::schedule::buffer_of(tg::schedule::plain_buffer(result.uop()));
   int out = 0;
   realized.copyout(&out, sizeof out);
   std::cout << "Buffer on " << realized.device().name() << " holding " << out << "\n";

@@ -21,13 +21,13 @@ bool is_realized_form(const UOp& u) {
   return b == Ops::BUFFER || b == Ops::CONST;
 }
 
-namespace {
-
-// the source of a COPY can be copied as it is: the whole of a buffer, in order
-bool is_plain_buffer(const UOp& u) {
-  if (u.op() == Ops::BUFFER) return true;
-  return u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER;
+UOp plain_buffer(const UOp& u) {
+  if (u.op() == Ops::BUFFER) return u;
+  if (u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER) return u.src(0);
+  return {};
 }
+
+namespace {
 
 constexpr int64_t kMaxRecomputedOps = 32;
 
@@ -93,7 +93,7 @@ Grouping group(const std::vector<UOp>& outputs) {
     if (u.op() == Ops::CONTIGUOUS) g.realize.insert(u.get());
     if (u.op() == Ops::COPY) {
       g.realize.insert(u.get());
-      if (!is_plain_buffer(u.src(0))) g.realize.insert(u.src(0).get());
+      if (!plain_buffer(u.src(0))) g.realize.insert(u.src(0).get());  // a COPY copies a whole buffer
     }
   }
 

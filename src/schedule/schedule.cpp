@@ -19,13 +19,6 @@ UOp as_shape(const UOp& buffer, const std::vector<int64_t>& shape) {
   return UOp::make(Ops::RESHAPE, buffer.dtype(), {buffer}, uop::Arg(shape));
 }
 
-// the BUFFER holding all of u in order, when u is one
-UOp plain_buffer(const UOp& u) {
-  if (u.op() == Ops::BUFFER) return u;
-  if (u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER) return u.src(0);
-  return {};
-}
-
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOp>& outputs) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "runtime/device.h"
+#include "schedule/grouping.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -166,10 +167,8 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes, Loc where) const {
 }
 
 Tensor Tensor::contiguous(Loc where) const {
-  const UOp& u = uop();
-  bool plain = u.op() == Ops::BUFFER || (u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER);
-  if (plain) return *this;
-  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {u}), device(), where);
+  if (schedule::plain_buffer(uop())) return *this;
+  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), device(), where);
 }
 
 Tensor Tensor::to(const std::string& dev, Loc where) const {

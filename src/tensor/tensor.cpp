@@ -232,17 +232,11 @@ void Tensor::check_single(Loc where) const {
 void Tensor::copy_to_host(void* out, DType as) const {
   Loc made = impl_->created;  // errors while computing it point at the user's line that made it
   Tensor t = dtype() == as ? *this : cast(as, made);
-  const UOp* u = &t.uop();
-  // the data must be one buffer read in order; anything else is computed into one first
-  bool plain = u->op() == Ops::BUFFER || (u->op() == Ops::RESHAPE && u->src(0).op() == Ops::BUFFER);
-  if (!plain) {
-    t = t.contiguous(made);
-    t.realize();
-    u = &t.uop();
-  }
+  // the data must be one buffer read in order: contiguous() computes one when it is not
+  t = t.contiguous(made);
+  t.realize();
   if (t.numel() == 0) return;
-  const UOp& buf = u->op() == Ops::BUFFER ? *u : u->src(0);
-  runtime::Buffer& b = schedule::buffer_of(buf);
+  runtime::Buffer& b = schedule::buffer_of(schedule::plain_buffer(t.uop()));
   b.device().synchronize();
   b.copyout(out, b.nbytes());
 }
