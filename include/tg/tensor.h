@@ -59,8 +59,7 @@ class NestedList {
     if constexpr (std::is_arithmetic_v<L>) {
       return NestedList(l);
     } else {
-      NestedList n{};
-      n.items_.clear();
+      NestedList n{};  // an empty list
       for (const auto& x : l) n.items_.push_back(of(x));
       return n;
     }

@@ -113,11 +113,9 @@ void write_value(unsigned char* dst, DType dt, const ConstValue& v) {
   }
 }
 
-void flatten(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstValue>& out, SourceLocation where);
-
 }  // namespace
 
-// NestedList walking needs the private members: a friend-free route through a small accessor struct.
+// NestedList's members are private; this friend reads them for flatten().
 struct NestedListAccess {
   static bool leaf(const NestedList& n) { return n.leaf_; }
   static const ConstValue& value(const NestedList& n) { return n.value_; }
@@ -152,7 +150,7 @@ Tensor::Tensor(NestedList data, std::optional<DType> dtype, const std::string& d
   Shape shape;
   std::vector<ConstValue> values;
   flatten(data, 0, shape, values, where);
-  // numbers directly under the top list fix the rank too: {} is shape (0,)
+  // tinygrad's defaults: any float makes it float32, else any integer int32, else bool
   DType dt = dtypes::bool_;
   for (const ConstValue& v : values) {
     if (std::holds_alternative<double>(v)) dt = dtypes::default_float;
