@@ -89,7 +89,7 @@ BIN = {
     "lt": lambda a, b: a < b, "gt": lambda a, b: a > b, "le": lambda a, b: a <= b, "ge": lambda a, b: a >= b,
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
     "idiv": lambda a, b: torch.div(a, b, rounding_mode="trunc") if isinstance(a, torch.Tensor) else np.trunc(a / b).astype(a.dtype),
-    "mod": lambda a, b: torch.fmod(a, b) if isinstance(a, torch.Tensor) else np.fmod(a, b),
+    "mod": lambda a, b: torch.remainder(a, b) if isinstance(a, torch.Tensor) else np.mod(a, b),
     "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
     "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b,
 }
@@ -103,8 +103,10 @@ def dtypes_for(op):
         return FLOATS + SIGNED + UNSIGNED + ["bool"]
     if op == "sub":
         return FLOATS + SIGNED + UNSIGNED
-    if op in ("idiv", "mod"):
+    if op == "idiv":
         return SIGNED + UNSIGNED
+    if op == "mod":
+        return SIGNED + UNSIGNED + ["float32", "float64"]
     if op in ("and", "or", "xor"):
         return SIGNED + UNSIGNED + ["bool"]
     return ["int8", "int32", "int64", "uint8", "uint32"]  # shifts
@@ -118,7 +120,7 @@ for op, f in BIN.items():
             kind = "positive" if op in ("idiv", "mod") else "shift" if op in ("shl", "shr") else "any"
             a = T(values(sa, dt, "any" if op not in ("shl", "shr") else "positive"), dt)
             b = T(values(sb, dt, kind), dt)
-            if op in ("idiv", "mod") and dt in SIGNED:  # negative divisors too
+            if op in ("idiv", "mod") and dt in SIGNED + FLOATS:  # negative divisors too
                 b = T(b.numpy() * np.where(rng.integers(0, 2, sb) == 1, 1, -1), dt)
             r = f(a.compute(), b.compute())
             emit(op, f"{dt}_{name}", [a, b], result(r, "bool" if op in COMPARE else dt))

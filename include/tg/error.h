@@ -85,5 +85,7 @@ class InternalError : public Error {
 
 // Throws an error of e's class with `note` appended to its message and a new location (adding context on the way up).
 [[noreturn]] void rethrow_with_note(const Error& e, const std::string& note, SourceLocation where);
+// Throws an error of e's class with another op, message and location.
+[[noreturn]] void rethrow_as(const Error& e, const std::string& op, const std::string& message, SourceLocation where);
 
 }  // namespace tg

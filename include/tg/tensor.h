@@ -22,6 +22,7 @@
 
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/tensor_args.h"
 
 namespace tg {
 
@@ -146,6 +147,41 @@ class Tensor {
                      Loc where = Loc::current());
   static void manual_seed(uint64_t seed);
 
+  static Tensor eye(int64_t n, int64_t m = -1, DType dtype = dtypes::float32, const std::string& device = "",
+                    Loc where = Loc::current());
+  // `steps` values from start to stop, both included
+  static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::float32,
+                         const std::string& device = "", Loc where = Loc::current());
+  // Standard normal (Box-Muller over two rand draws).
+  static Tensor randn(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+                      Loc where = Loc::current());
+  // Integers uniform in [low, high).
+  static Tensor randint(const Shape& shape, int64_t low = 0, int64_t high = 10, DType dtype = dtypes::int32,
+                        const std::string& device = "", Loc where = Loc::current());
+  static Tensor normal(const Shape& shape, double mean = 0, double std = 1, DType dtype = dtypes::float32,
+                       const std::string& device = "", Loc where = Loc::current());
+  static Tensor uniform(const Shape& shape, double low = 0, double high = 1, DType dtype = dtypes::float32,
+                        const std::string& device = "", Loc where = Loc::current());
+  // Weight initializations as tinygrad's: uniform(-1, 1) / sqrt(numel); Glorot/Xavier; He/Kaiming with
+  // negative slope a, fan_in = prod(shape[1:]).
+  static Tensor scaled_uniform(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+                               Loc where = Loc::current());
+  static Tensor glorot_uniform(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+                               Loc where = Loc::current());
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dtype = dtypes::float32,
+                                const std::string& device = "", Loc where = Loc::current());
+  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, DType dtype = dtypes::float32,
+                               const std::string& device = "", Loc where = Loc::current());
+  // A random permutation of 0..n-1.
+  static Tensor randperm(int64_t n, DType dtype = dtypes::int32, const std::string& device = "", Loc where = Loc::current());
+  // Same shape and device (and dtype unless given).
+  Tensor empty_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
+  Tensor zeros_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
+  Tensor ones_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
+  Tensor full_like(double value, std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
+  Tensor rand_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
+  Tensor randn_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
+
   // ---- properties ----
   const Shape& shape() const;
   int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
@@ -156,7 +192,7 @@ class Tensor {
   int64_t nbytes() const { return numel() * element_size(); }
   bool defined() const { return impl_ != nullptr; }
 
-  // ---- elementwise ----
+  // ---- elementwise primitives ----
   Tensor neg(Loc where = Loc::current()) const;
   Tensor exp2(Loc where = Loc::current()) const;
   Tensor log2(Loc where = Loc::current()) const;
@@ -171,9 +207,12 @@ class Tensor {
   Tensor sub(const Tensor& o, Loc where = Loc::current()) const;
   Tensor mul(const Tensor& o, Loc where = Loc::current()) const;
   Tensor div(const Tensor& o, Loc where = Loc::current()) const;   // true division: ints give float32
+  // rounding_mode "trunc" or "floor" (PyTorch's div); the dtype is the promoted one, so ints stay ints
+  Tensor div(const Tensor& o, const std::string& rounding_mode, Loc where = Loc::current()) const;
   Tensor idiv(const Tensor& o, Loc where = Loc::current()) const;  // integer division, truncating (C's /)
-  Tensor mod(const Tensor& o, Loc where = Loc::current()) const;   // remainder with the dividend's sign (C's %)
+  Tensor mod(const Tensor& o, Loc where = Loc::current()) const;   // remainder with the divisor's sign (Python's %)
   Tensor maximum(const Tensor& o, Loc where = Loc::current()) const;  // NaN if either is NaN
+  Tensor minimum(const Tensor& o, Loc where = Loc::current()) const;
   Tensor bitwise_and(const Tensor& o, Loc where = Loc::current()) const;
   Tensor bitwise_or(const Tensor& o, Loc where = Loc::current()) const;
   Tensor bitwise_xor(const Tensor& o, Loc where = Loc::current()) const;
@@ -194,6 +233,7 @@ class Tensor {
   template <TensorScalar T> Tensor mul(T v, Loc w = Loc::current()) const { return mul(scalar_like(v, w), w); }
   template <TensorScalar T> Tensor div(T v, Loc w = Loc::current()) const { return div(scalar_like(v, w), w); }
   template <TensorScalar T> Tensor maximum(T v, Loc w = Loc::current()) const { return maximum(scalar_like(v, w), w); }
+  template <TensorScalar T> Tensor minimum(T v, Loc w = Loc::current()) const { return minimum(scalar_like(v, w), w); }
   template <TensorScalar T, TensorScalar U> Tensor where(T x, U y, Loc w = Loc::current()) const {
     return where(Tensor(x, std::nullopt, device(), w), Tensor(y, std::nullopt, device(), w), w);
   }
@@ -204,22 +244,206 @@ class Tensor {
     return where(y.scalar_like(x, w), y, w);
   }
 
-  // ---- reductions: over all axes, one axis, or a list; negative axes count from the end ----
-  Tensor sum(Loc where = Loc::current()) const;
-  Tensor sum(int64_t axis, bool keepdim = false, Loc where = Loc::current()) const;
-  Tensor sum(const std::vector<int64_t>& axes, bool keepdim = false, Loc where = Loc::current()) const;
-  Tensor max(Loc where = Loc::current()) const;
-  Tensor max(int64_t axis, bool keepdim = false, Loc where = Loc::current()) const;
-  Tensor max(const std::vector<int64_t>& axes, bool keepdim = false, Loc where = Loc::current()) const;
+  // ---- elementwise math, composed from the primitives ----
+  Tensor exp(Loc where = Loc::current()) const;
+  Tensor log(Loc where = Loc::current()) const;
+  Tensor rsqrt(Loc where = Loc::current()) const;
+  Tensor cos(Loc where = Loc::current()) const;
+  Tensor tan(Loc where = Loc::current()) const;
+  Tensor asin(Loc where = Loc::current()) const;
+  Tensor acos(Loc where = Loc::current()) const;
+  Tensor atan(Loc where = Loc::current()) const;
+  Tensor sinh(Loc where = Loc::current()) const;
+  Tensor cosh(Loc where = Loc::current()) const;
+  Tensor tanh(Loc where = Loc::current()) const;
+  Tensor asinh(Loc where = Loc::current()) const;
+  Tensor acosh(Loc where = Loc::current()) const;
+  Tensor atanh(Loc where = Loc::current()) const;
+  Tensor erf(Loc where = Loc::current()) const;  // max abs error 1.5e-7 (Abramowitz & Stegun 7.1.26)
+  Tensor abs(Loc where = Loc::current()) const;
+  Tensor sign(Loc where = Loc::current()) const;
+  Tensor trunc(Loc where = Loc::current()) const;
+  Tensor floor(Loc where = Loc::current()) const;
+  Tensor ceil(Loc where = Loc::current()) const;
+  Tensor round(Loc where = Loc::current()) const;  // half to even, as numpy and PyTorch
+  Tensor square(Loc where = Loc::current()) const;
+  Tensor isnan(Loc where = Loc::current()) const;
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true, Loc where = Loc::current()) const;
+  Tensor isfinite(Loc where = Loc::current()) const;
+  Tensor bitwise_not(Loc where = Loc::current()) const;
+  // x ** e. Negative bases work with integer exponents; integer tensors give integers.
+  Tensor pow(const Tensor& exponent, Loc where = Loc::current()) const;
+  template <TensorScalar T> Tensor pow(T e, Loc w = Loc::current()) const { return pow(scalar_like(e, w), w); }
+  // this + (end - this) * weight
+  Tensor lerp(const Tensor& end, const Tensor& weight, Loc where = Loc::current()) const;
+  Tensor lerp(const Tensor& end, double weight, Loc where = Loc::current()) const;
+  // Limits each value to [min, max]; either bound may be absent.
+  Tensor clip(std::optional<double> min, std::optional<double> max, Loc where = Loc::current()) const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max, Loc where = Loc::current()) const;
+
+  // ---- activations ----
+  Tensor relu(Loc where = Loc::current()) const;
+  Tensor relu6(Loc where = Loc::current()) const;
+  Tensor leaky_relu(double neg_slope = 0.01, Loc where = Loc::current()) const;
+  Tensor elu(double alpha = 1.0, Loc where = Loc::current()) const;
+  Tensor celu(double alpha = 1.0, Loc where = Loc::current()) const;
+  Tensor selu(Loc where = Loc::current()) const;
+  Tensor sigmoid(Loc where = Loc::current()) const;
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5, Loc where = Loc::current()) const;
+  Tensor logsigmoid(Loc where = Loc::current()) const;
+  Tensor hardtanh(double min_val = -1, double max_val = 1, Loc where = Loc::current()) const;
+  Tensor gelu(Loc where = Loc::current()) const;  // the tanh approximation, as tinygrad
+  Tensor quick_gelu(Loc where = Loc::current()) const;
+  Tensor silu(Loc where = Loc::current()) const;
+  Tensor swish(Loc where = Loc::current()) const;
+  Tensor mish(Loc where = Loc::current()) const;
+  Tensor softplus(double beta = 1, Loc where = Loc::current()) const;
+  Tensor softsign(Loc where = Loc::current()) const;
+  Tensor hardswish(Loc where = Loc::current()) const;
+
+  // ---- reductions: over all axes (the default), one axis, or a list; negative axes count from the end ----
+  Tensor sum(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor prod(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor max(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor min(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor mean(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  // sum((x - mean)^2) / (N - correction)
+  Tensor var(Axes axis = {}, bool keepdim = false, double correction = 1, Loc where = Loc::current()) const;
+  Tensor std(Axes axis = {}, bool keepdim = false, double correction = 1, Loc where = Loc::current()) const;
+  std::pair<Tensor, Tensor> var_mean(Axes axis = {}, bool keepdim = false, double correction = 1, Loc where = Loc::current()) const;
+  std::pair<Tensor, Tensor> std_mean(Axes axis = {}, bool keepdim = false, double correction = 1, Loc where = Loc::current()) const;
+  Tensor any(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor all(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor count_nonzero(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  // The index of the first maximum (minimum) as int32; without an axis, of the flattened tensor.
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor logsumexp(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  Tensor softmax(int64_t axis = -1, Loc where = Loc::current()) const;
+  Tensor log_softmax(int64_t axis = -1, Loc where = Loc::current()) const;
+  // Running reductions along one axis.
+  Tensor cumsum(int64_t axis = 0, Loc where = Loc::current()) const;
+  Tensor cumprod(int64_t axis = 0, Loc where = Loc::current()) const;
+  Tensor cummax(int64_t axis = 0, Loc where = Loc::current()) const;  // the values, as tinygrad's
+  Tensor logcumsumexp(int64_t axis = 0, Loc where = Loc::current()) const;
 
   // ---- movement: zero copy, through the ShapeTracker ----
   Tensor reshape(const Shape& shape, Loc where = Loc::current()) const;  // one dimension may be -1
+  Tensor view(const Shape& shape, Loc where = Loc::current()) const;     // = reshape
   Tensor permute(const std::vector<int64_t>& order, Loc where = Loc::current()) const;
   Tensor expand(const Shape& shape, Loc where = Loc::current()) const;  // -1 keeps a dimension; may add leading ones
   // (before, after) per dimension; negative amounts remove elements; the new elements are `value`
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& padding, double value = 0, Loc where = Loc::current()) const;
+  // Padding with a mode: constant (value), reflect (mirror without the edge), replicate (edge), circular (wrap).
+  Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& padding, PadMode mode, double value = 0,
+             Loc where = Loc::current()) const;
+  // PyTorch's flat padding of the last dimensions: (left, right, top, bottom, ...).
+  Tensor pad2d(const std::vector<int64_t>& padding, double value = 0, Loc where = Loc::current()) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& ranges, Loc where = Loc::current()) const;  // [begin, end)
-  Tensor flip(const std::vector<int64_t>& axes, Loc where = Loc::current()) const;
+  Tensor flip(Axes axis, Loc where = Loc::current()) const;
+  Tensor transpose(int64_t dim0 = 1, int64_t dim1 = 0, Loc where = Loc::current()) const;
+  Tensor T(Loc where = Loc::current()) const;  // transpose(1, 0)
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Loc where = Loc::current()) const;
+  Tensor unflatten(int64_t dim, const Shape& sizes, Loc where = Loc::current()) const;
+  Tensor squeeze(Loc where = Loc::current()) const;  // every dimension of size 1
+  Tensor squeeze(int64_t dim, Loc where = Loc::current()) const;
+  Tensor unsqueeze(int64_t dim, Loc where = Loc::current()) const;
+  Tensor repeat(const Shape& repeats, Loc where = Loc::current()) const;  // tiles, as torch.Tensor.repeat
+  // each element `repeats` times along dim (the flattened tensor without one)
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt, Loc where = Loc::current()) const;
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0, Loc where = Loc::current());
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0, Loc where = Loc::current());
+  // Pieces of `size` along dim (the last may be smaller), or of the given sizes.
+  std::vector<Tensor> split(int64_t size, int64_t dim = 0, Loc where = Loc::current()) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0, Loc where = Loc::current()) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0, Loc where = Loc::current()) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims, Loc where = Loc::current()) const;
+  // indexing "ij" (matrix) or "xy" (Cartesian)
+  static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij",
+                                      Loc where = Loc::current());
+  Tensor triu(int64_t diagonal = 0, Loc where = Loc::current()) const;
+  Tensor tril(int64_t diagonal = 0, Loc where = Loc::current()) const;
+
+  // ---- indexing ----
+  // Python's x[...]: ints (negative count from the end), slices with any step, newaxis, ellipsis, and integer
+  // tensors (advanced indexing, broadcast together as numpy does).
+  Tensor getitem(const std::vector<Index>& indices, Loc where = Loc::current()) const;
+  Tensor operator[](const std::vector<Index>& indices) const { return getitem(indices); }
+  Tensor operator[](int64_t i) const { return getitem({i}); }
+  // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values.
+  void setitem(const std::vector<Index>& indices, const Tensor& value, Loc where = Loc::current());
+  void setitem(const std::vector<Index>& indices, double value, Loc where = Loc::current());
+  // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it.
+  Tensor& assign(const Tensor& x, Loc where = Loc::current());
+  Tensor gather(int64_t dim, const Tensor& index, Loc where = Loc::current()) const;
+  // out[index[i][j]][j] = src[i][j] (dim 0), and so on; the last write wins where indices repeat.
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, Loc where = Loc::current()) const;
+  Tensor scatter(int64_t dim, const Tensor& index, double value, Loc where = Loc::current()) const;
+  // reduce: "sum", "prod", "mean", "amax", "amin"
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true, Loc where = Loc::current()) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value, Loc where = Loc::current()) const;
+  Tensor masked_fill(const Tensor& mask, double value, Loc where = Loc::current()) const;
+  // The elements where mask is true, flattened (realizes the mask to learn the count).
+  Tensor masked_select(const Tensor& mask, Loc where = Loc::current()) const;
+  // int tensor -> one more dimension of num_classes (max + 1 when -1; that realizes the tensor)
+  Tensor one_hot(int64_t num_classes = -1, Loc where = Loc::current()) const;
+  // (values, int32 indices), stable; NaN sorts as the largest value
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, Loc where = Loc::current()) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, Loc where = Loc::current()) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
+                                 Loc where = Loc::current()) const;
+
+  // ---- linear algebra and nn functional ----
+  Tensor dot(const Tensor& w, Loc where = Loc::current()) const;
+  // numpy's matmul: 1-d operands are vectors, leading dimensions broadcast
+  Tensor matmul(const Tensor& w, Loc where = Loc::current()) const;
+  // x @ weight + bias with weight of shape (in, out), as tinygrad's (nn::Linear stores (out, in) and transposes)
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, Loc where = Loc::current()) const;
+  // "ij,jk->ik" and the rest of numpy's notation (no ellipsis)
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, Loc where = Loc::current());
+  // The n-d convolution (spatial dims from the weight: (cout, cin/groups, k...)). padding: one value, one per
+  // spatial dim, or (before, after) for each, last dimension first as PyTorch's F.pad.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                Ints stride = 1, Ints dilation = 1, Ints padding = 0, Loc where = Loc::current()) const;
+  // weight (cin, cout/groups, k...), as PyTorch's
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                          Ints stride = 1, Ints dilation = 1, Ints padding = 0, Ints output_padding = 0,
+                          Loc where = Loc::current()) const;
+  // Pooling over the last len(kernel) dims; stride defaults to the kernel size.
+  Tensor avg_pool2d(Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt, Ints dilation = 1,
+                    Ints padding = 0, bool ceil_mode = false, bool count_include_pad = true, Loc where = Loc::current()) const;
+  Tensor max_pool2d(Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt, Ints dilation = 1,
+                    Ints padding = 0, bool ceil_mode = false, Loc where = Loc::current()) const;
+  Tensor adaptive_avg_pool2d(Ints output_size, Loc where = Loc::current()) const;
+  // Resizes the last len(size) dims; mode "nearest", "linear" (any number of dims: bilinear, trilinear)
+  Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false,
+                     Loc where = Loc::current()) const;
+  // Zeroes elements with probability p and scales the rest by 1/(1-p) while Tensor::training is on.
+  Tensor dropout(double p = 0.5, Loc where = Loc::current()) const;
+  Tensor layernorm(Axes axis = -1, double eps = 1e-5, Loc where = Loc::current()) const;
+  // (x - mean) * invstd * weight + bias with the statistics along `axis`
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
+                   const Tensor& invstd, Axes axis = 1, Loc where = Loc::current()) const;
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0,
+                                      bool is_causal = false, Loc where = Loc::current()) const;
+  // Losses. Y holds class indices (int) or, for cross_entropy, probabilities of this tensor's shape.
+  Tensor cross_entropy(const Tensor& Y, Reduction reduction = Reduction::mean, double label_smoothing = 0,
+                       Loc where = Loc::current()) const;
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0,
+                                         Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+  Tensor binary_crossentropy(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+  Tensor binary_crossentropy_logits(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+  // this holds log-probabilities (N, C, ...)
+  Tensor nll_loss(const Tensor& Y, const std::optional<Tensor>& weight = std::nullopt, int64_t ignore_index = -100,
+                  Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+  Tensor mse(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+  Tensor l1(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+
+  // Training mode (tinygrad's Tensor.training), read by dropout; set it with tg::TrainGuard.
+  static bool training;
+
   Tensor contiguous(Loc where = Loc::current()) const;
   Tensor to(const std::string& device, Loc where = Loc::current()) const;
 
@@ -296,6 +520,18 @@ TG_TENSOR_BINARY_OP(>=, ge)
 TG_TENSOR_BINARY_OP(==, eq)
 TG_TENSOR_BINARY_OP(!=, ne)
 #undef TG_TENSOR_BINARY_OP
+
+// Training mode for a scope (tinygrad's Tensor.train()): dropout is active inside; restores the old mode after.
+class TrainGuard {
+ public:
+  explicit TrainGuard(bool mode = true) : prev_(Tensor::training) { Tensor::training = mode; }
+  ~TrainGuard() { Tensor::training = prev_; }
+  TrainGuard(const TrainGuard&) = delete;
+  TrainGuard& operator=(const TrainGuard&) = delete;
+
+ private:
+  bool prev_;
+};
 
 // Prints the values as numpy does: [[1. 2.]\n [3. 4.]]. Realizes the tensor.
 std::ostream& operator<<(std::ostream& os, const Tensor& t);

@@ -38,14 +38,17 @@ Error::Error(ErrorKind kind, std::string op, const std::string& message, SourceL
       where_(where) {}
 
 void rethrow_with_note(const Error& e, const std::string& note, SourceLocation where) {
-  std::string msg = e.message() + note;
+  rethrow_as(e, e.op(), e.message() + note, where);
+}
+
+void rethrow_as(const Error& e, const std::string& op, const std::string& msg, SourceLocation where) {
   switch (e.kind()) {
-    case ErrorKind::Shape: throw ShapeError(e.op(), msg, where);
-    case ErrorKind::DType: throw DTypeError(e.op(), msg, where);
-    case ErrorKind::Argument: throw ArgumentError(e.op(), msg, where);
-    case ErrorKind::Compile: throw CompileError(e.op(), msg, where);
-    case ErrorKind::Device: throw DeviceError(e.op(), msg, where);
-    case ErrorKind::Internal: throw InternalError(e.op(), msg, where);
+    case ErrorKind::Shape: throw ShapeError(op, msg, where);
+    case ErrorKind::DType: throw DTypeError(op, msg, where);
+    case ErrorKind::Argument: throw ArgumentError(op, msg, where);
+    case ErrorKind::Compile: throw CompileError(op, msg, where);
+    case ErrorKind::Device: throw DeviceError(op, msg, where);
+    case ErrorKind::Internal: throw InternalError(op, msg, where);
   }
   throw e;
 }

@@ -16,7 +16,11 @@ using uop::UOp;
 namespace {
 
 // identity of a reduction: what the accumulator starts from
-UOp reduce_identity(Ops op, DType dt) { return op == Ops::ADD ? UOp::const_(dt, int64_t{0}) : UOp::const_(dt, dt.min()); }
+UOp reduce_identity(Ops op, DType dt) {
+  if (op == Ops::ADD) return UOp::const_(dt, int64_t{0});
+  if (op == Ops::MUL) return UOp::const_(dt, int64_t{1});
+  return UOp::const_(dt, dt.min());
+}
 
 }  // namespace
 

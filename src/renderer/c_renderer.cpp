@@ -158,6 +158,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
         std::string acc = r.at(u.get()), x = val(u.src(0));
         Ops op = u.arg().get<Ops>();
         if (op == Ops::ADD) line(acc + " += " + x + ";");
+        else if (op == Ops::MUL) line(acc + " *= " + x + ";");
         else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins
         break;
       }

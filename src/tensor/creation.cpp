@@ -1,4 +1,4 @@
-// Creation: empty, full, zeros, ones, arange, rand.
+// Creation: empty, full, zeros, ones, arange, eye, linspace and the *_like forms.
 #include <cmath>
 
 #include "schedule/buffer_uop.h"
@@ -54,6 +54,33 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   if (step != 1) x = x.mul(Tensor(step, dt, dev, where), where);
   if (start != 0) x = x.add(Tensor(start, dt, dev, where), where);
   return x;
+}
+
+Tensor Tensor::eye(int64_t n, int64_t m, DType dtype, const std::string& device, Loc where) {
+  if (m == -1) m = n;
+  if (n < 0 || m < 0)
+    throw ArgumentError("eye", "needs non-negative sizes, got (" + std::to_string(n) + ", " + std::to_string(m) + ")", where);
+  check_value_dtype(dtype, "eye", where);
+  Tensor row = arange(0, static_cast<double>(n), 1, dtypes::int32, device, where).reshape({n, 1});
+  Tensor col = arange(0, static_cast<double>(m), 1, dtypes::int32, device, where).reshape({1, m});
+  return (row == col).cast(dtype, where);
+}
+
+Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, const std::string& device, Loc where) {
+  if (steps < 0) throw ArgumentError("linspace", "needs a non-negative number of steps, got " + std::to_string(steps), where);
+  check_value_dtype(dtype, "linspace", where);
+  if (steps == 1) return full({1}, start, dtype, device, where);
+  // in float64, so float32 results round once
+  double step = (stop - start) / static_cast<double>(std::max<int64_t>(steps - 1, 1));
+  Tensor i = arange(0, static_cast<double>(steps), 1, dtypes::float64, device, where);
+  return (i * step + start).cast(dtype, where);
+}
+
+Tensor Tensor::empty_like(std::optional<DType> dt, Loc where) const { return empty(shape(), dt.value_or(dtype()), device(), where); }
+Tensor Tensor::zeros_like(std::optional<DType> dt, Loc where) const { return full(shape(), 0, dt.value_or(dtype()), device(), where); }
+Tensor Tensor::ones_like(std::optional<DType> dt, Loc where) const { return full(shape(), 1, dt.value_or(dtype()), device(), where); }
+Tensor Tensor::full_like(double value, std::optional<DType> dt, Loc where) const {
+  return full(shape(), value, dt.value_or(dtype()), device(), where);
 }
 
 }  // namespace tg

@@ -3,6 +3,9 @@
 
 namespace tg {
 
+using tensor::broadcast_shape;
+using tensor::broadcast_to;
+using tensor::broadcasted;
 using tensor::shape_str;
 using uop::Ops;
 using uop::UOp;
@@ -14,6 +17,30 @@ Tensor alu(Ops op, DType dtype, const std::vector<Tensor>& srcs, SourceLocation 
   for (const Tensor& t : srcs) s.push_back(t.uop());
   return tensor::wrap(UOp::make(op, dtype, s), srcs[0].device(), where);
 }
+
+void check_same_device(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where) {
+  for (const Tensor* t : ts)
+    if (t->device() != ts[0]->device())
+      throw ArgumentError(op, "tensors on different devices: " + ts[0]->device() + " and " + t->device(), where);
+}
+
+void require(bool ok, const char* op, const std::string& what, DType dt, SourceLocation where) {
+  if (!ok) throw DTypeError(op, what + ", not " + dt.name(), where);
+}
+
+Tensor binary(Ops op, const Tensor& a, const Tensor& b, const char* name, SourceLocation where) {
+  auto [x, y] = broadcasted(a, b, name, where);
+  return alu(op, op == Ops::CMPLT || op == Ops::CMPNE ? dtypes::bool_ : x.dtype(), {x, y}, where);
+}
+
+Tensor float_unary(Ops op, const Tensor& t, const char* name, SourceLocation where) {
+  Tensor x = t.cast(least_upper_float(t.dtype()), where);
+  return alu(op, x.dtype(), {x}, where);
+}
+
+}  // namespace
+
+namespace tensor {
 
 // numpy's rule: align from the right; each pair of dimensions is equal or one of them is 1
 Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where) {
@@ -46,13 +73,6 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
   return tensor::wrap(u, t.device());
 }
 
-void check_same_device(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where) {
-  for (const Tensor* t : ts)
-    if (t->device() != ts[0]->device())
-      throw ArgumentError(op, "tensors on different devices: " + ts[0]->device() + " and " + t->device(), where);
-}
-
-// x and y broadcast to one shape and promoted to one dtype (at least `floor` when given)
 std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y, const char* op, SourceLocation where) {
   check_same_device({&x, &y}, op, where);
   Shape shape = broadcast_shape({&x, &y}, op, where);
@@ -60,21 +80,7 @@ std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y, const ch
   return {broadcast_to(x.cast(dt, where), shape), broadcast_to(y.cast(dt, where), shape)};
 }
 
-void require(bool ok, const char* op, const std::string& what, DType dt, SourceLocation where) {
-  if (!ok) throw DTypeError(op, what + ", not " + dt.name(), where);
-}
-
-Tensor binary(Ops op, const Tensor& a, const Tensor& b, const char* name, SourceLocation where) {
-  auto [x, y] = broadcasted(a, b, name, where);
-  return alu(op, op == Ops::CMPLT || op == Ops::CMPNE ? dtypes::bool_ : x.dtype(), {x, y}, where);
-}
-
-Tensor float_unary(Ops op, const Tensor& t, const char* name, SourceLocation where) {
-  Tensor x = t.cast(least_upper_float(t.dtype()), where);
-  return alu(op, x.dtype(), {x}, where);
-}
-
-}  // namespace
+}  // namespace tensor
 
 Tensor Tensor::neg(Loc where) const {
   require(!dtype().is_bool(), "neg", "negation needs a number dtype (use logical_not for bool)", dtype(), where);
@@ -118,17 +124,51 @@ Tensor Tensor::div(const Tensor& o, Loc where) const {
   // x * (1/y); the C renderer writes it back as x/y, so the result is IEEE division
   return alu(Ops::MUL, dt, {x.cast(dt, where), alu(Ops::RECIPROCAL, dt, {y.cast(dt, where)}, where)}, where);
 }
+namespace {
+
+// C's / and % with the two inputs that trap on x86 made safe: x/0 is 0 (numpy's answer) and MIN/-1 wraps
+Tensor safe_int_div(Ops op, const Tensor& x, const Tensor& y, SourceLocation where) {
+  Tensor zero = y == 0, unsafe = x.dtype().is_unsigned() ? zero : zero | (y == -1);
+  Tensor q = alu(op, x.dtype(), {x, unsafe.where(y.scalar_like(1), y)}, where);
+  if (!x.dtype().is_unsigned())  // y == -1: x / -1 = -x, x % -1 = 0
+    q = (y == -1).where(op == Ops::IDIV ? -x : x.scalar_like(0), q);
+  return zero.where(x.scalar_like(0), q);
+}
+
+}  // namespace
+
 Tensor Tensor::idiv(const Tensor& o, Loc where) const {
   auto [x, y] = broadcasted(*this, o, "idiv", where);
   require(x.dtype().is_int(), "idiv", "integer division needs integer tensors", x.dtype(), where);
-  return alu(Ops::IDIV, x.dtype(), {x, y}, where);
+  return safe_int_div(Ops::IDIV, x, y, where);
 }
 Tensor Tensor::mod(const Tensor& o, Loc where) const {
   auto [x, y] = broadcasted(*this, o, "mod", where);
-  require(x.dtype().is_int(), "mod", "mod needs integer tensors", x.dtype(), where);
-  return alu(Ops::MOD, x.dtype(), {x, y}, where);
+  require(!x.dtype().is_bool(), "mod", "mod needs number tensors", x.dtype(), where);
+  // C's remainder (dividend's sign), then moved to the divisor's sign as Python and PyTorch do
+  Tensor r = x.dtype().is_int() ? safe_int_div(Ops::MOD, x, y, where) : x - x.div(y, "trunc", where) * y;
+  if (x.dtype().is_unsigned()) return r;
+  return ((r != 0) & ((r < 0) != (y < 0))).where(r + y, r, where);
+}
+Tensor Tensor::div(const Tensor& o, const std::string& rounding_mode, Loc where) const {
+  if (rounding_mode != "trunc" && rounding_mode != "floor")
+    throw ArgumentError("div", "rounding_mode is \"trunc\" or \"floor\", not \"" + rounding_mode + "\"", where);
+  auto [x, y] = broadcasted(*this, o, "div", where);
+  require(!x.dtype().is_bool(), "div", "rounded division needs number tensors", x.dtype(), where);
+  if (x.dtype().is_float()) return rounding_mode == "trunc" ? x.div(y, where).trunc(where) : x.div(y, where).floor(where);
+  Tensor q = x.idiv(y, where);
+  if (rounding_mode == "trunc" || x.dtype().is_unsigned()) return q;
+  // floor: one less where the division was inexact and the signs differ
+  return ((q * y != x) & ((x < 0) != (y < 0))).where(q - 1, q, where);
 }
 Tensor Tensor::maximum(const Tensor& o, Loc where) const { return binary(Ops::MAX, *this, o, "maximum", where); }
+Tensor Tensor::minimum(const Tensor& o, Loc where) const {
+  auto [x, y] = broadcasted(*this, o, "minimum", where);
+  if (x.dtype().is_bool()) return x.bitwise_and(y, where);
+  // max of the order-reversed values: -x for floats, ~x for ints
+  if (x.dtype().is_float()) return x.neg(where).maximum(y.neg(where), where).neg(where);
+  return x.bitwise_not(where).maximum(y.bitwise_not(where), where).bitwise_not(where);
+}
 
 #define TG_BITWISE(method, OP, allow_bool)                                                                      \
   Tensor Tensor::method(const Tensor& o, Loc where) const {                                                     \

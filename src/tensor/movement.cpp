@@ -7,6 +7,8 @@
 
 namespace tg {
 
+using tensor::list_str;
+using tensor::normalize_axis;
 using tensor::shape_str;
 using uop::Ops;
 using uop::UOp;
@@ -16,6 +18,10 @@ namespace {
 Tensor move(const Tensor& t, Ops op, std::vector<int64_t> arg, SourceLocation where) {
   return tensor::wrap(tensor::movement(op, t.uop(), std::move(arg)), t.device(), where);
 }
+
+}  // namespace
+
+namespace tensor {
 
 std::string list_str(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -30,10 +36,6 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, SourceLocatio
     throw ArgumentError(op, "axis " + std::to_string(axis) + " is out of range for " + std::to_string(ndim) + " dimensions", where);
   return axis < 0 ? axis + n : axis;
 }
-
-}  // namespace
-
-namespace tensor {
 
 std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op, SourceLocation where) {
   std::vector<int64_t> out;
@@ -159,8 +161,8 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& ranges, Lo
   return identity ? *this : move(*this, Ops::SHRINK, arg, where);
 }
 
-Tensor Tensor::flip(const std::vector<int64_t>& axes, Loc where) const {
-  std::vector<int64_t> ax = tensor::normalize_axes(axes, ndim(), "flip", where), arg(ndim(), 0);
+Tensor Tensor::flip(Axes axes, Loc where) const {
+  std::vector<int64_t> ax = tensor::normalize_axes(axes.resolve(ndim()), ndim(), "flip", where), arg(ndim(), 0);
   if (ndim() == 0) return *this;
   for (int64_t a : ax) arg[a] = 1;
   return ax.empty() ? *this : move(*this, Ops::FLIP, arg, where);

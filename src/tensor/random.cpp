@@ -3,6 +3,7 @@
 // The key (seed, call number) is read from a small buffer, not baked into the kernel as constants, so every call
 // of rand with the same shape reuses one compiled kernel.
 #include <chrono>
+#include <cmath>
 #include <mutex>
 
 #include "tensor/tensor_impl.h"
@@ -70,6 +71,71 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, 
   int mant = dtype == dtypes::float16 ? 11 : dtype == dtypes::bfloat16 ? 8 : 24;
   Tensor u = (bits >> (32 - mant)).cast(dtypes::float32) * static_cast<float>(1.0 / static_cast<double>(1u << mant));
   return u.reshape(shape, where).cast(dtype, where);
+}
+
+namespace {
+
+void check_float(DType dt, const char* op, SourceLocation where) {
+  tensor::check_value_dtype(dt, op, where);
+  if (!dt.is_float()) throw DTypeError(op, "needs a float dtype, not " + dt.name(), where);
+}
+
+// fan_in of a weight shape (out, in, k...): prod(shape[1:])
+double fan_in(const Shape& shape, const char* op, SourceLocation where) {
+  if (shape.size() < 2) throw ShapeError(op, "needs a weight shape of at least 2 dimensions, got " + tensor::shape_str(shape), where);
+  return static_cast<double>(tensor::prod(Shape(shape.begin() + 1, shape.end())));
+}
+
+}  // namespace
+
+Tensor Tensor::rand_like(std::optional<DType> dt, Loc where) const { return rand(shape(), dt.value_or(dtype()), device(), where); }
+Tensor Tensor::randn_like(std::optional<DType> dt, Loc where) const { return randn(shape(), dt.value_or(dtype()), device(), where); }
+
+Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device, Loc where) {
+  check_float(dtype, "randn", where);
+  // Box-Muller: sqrt(-2 ln(1 - u1)) * cos(2 pi u2), in float32
+  Tensor u1 = rand(shape, dtypes::float32, device, where), u2 = rand(shape, dtypes::float32, device, where);
+  return ((1.0 - u1).log() * -2.0).sqrt().mul((u2 * (2 * M_PI)).cos(), where).cast(dtype, where);
+}
+
+Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype, const std::string& device, Loc where) {
+  tensor::check_value_dtype(dtype, "randint", where);
+  if (!dtype.is_int()) throw DTypeError("randint", "needs an integer dtype, not " + dtype.name(), where);
+  if (low >= high)
+    throw ArgumentError("randint", "needs low < high, got [" + std::to_string(low) + ", " + std::to_string(high) + ")", where);
+  Tensor u = rand(shape, dtypes::float64, device, where);
+  Tensor r = (u * static_cast<double>(high - low)).cast(dtypes::int64).minimum(high - low - 1) + low;
+  return r.cast(dtype, where);
+}
+
+Tensor Tensor::normal(const Shape& shape, double mean, double std, DType dtype, const std::string& device, Loc where) {
+  check_float(dtype, "normal", where);
+  return (randn(shape, dtypes::float32, device, where) * std + mean).cast(dtype, where);
+}
+
+Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device, Loc where) {
+  check_float(dtype, "uniform", where);
+  return (rand(shape, dtypes::float32, device, where) * (high - low) + low).cast(dtype, where);
+}
+
+Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device, Loc where) {
+  double n = static_cast<double>(tensor::prod(shape));
+  return uniform(shape, -1, 1, dtype, device, where).mul(1 / std::sqrt(std::max(n, 1.0)), where);
+}
+
+Tensor Tensor::glorot_uniform(const Shape& shape, DType dtype, const std::string& device, Loc where) {
+  double bound = std::sqrt(6.0 / (static_cast<double>(shape.empty() ? 1 : shape[0]) + fan_in(shape, "glorot_uniform", where)));
+  return uniform(shape, -bound, bound, dtype, device, where);
+}
+
+Tensor Tensor::kaiming_uniform(const Shape& shape, double a, DType dtype, const std::string& device, Loc where) {
+  double bound = std::sqrt(3.0) * std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, "kaiming_uniform", where));
+  return uniform(shape, -bound, bound, dtype, device, where);
+}
+
+Tensor Tensor::kaiming_normal(const Shape& shape, double a, DType dtype, const std::string& device, Loc where) {
+  double std = std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, "kaiming_normal", where));
+  return normal(shape, 0, std, dtype, device, where);
 }
 
 }  // namespace tg

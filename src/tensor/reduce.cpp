@@ -1,4 +1,4 @@
-// Reductions: sum and max over any axes (the two reduce primitives; mean, min, softmax ... compose them).
+// Reductions: sum, prod and max are the reduce primitives; min, mean, var, any, argmax, softmax ... compose them.
 #include <algorithm>
 
 #include "tensor/tensor_impl.h"
@@ -8,6 +8,13 @@ namespace tg {
 
 using uop::Ops;
 using uop::UOp;
+
+std::vector<int64_t> Axes::resolve(int64_t ndim) const {
+  if (axes_) return *axes_;
+  std::vector<int64_t> all;
+  for (int64_t i = 0; i < ndim; i++) all.push_back(i);
+  return all;
+}
 
 namespace {
 
@@ -19,9 +26,8 @@ DType sum_acc_dtype(DType dt) {
   return dt;
 }
 
-Tensor reduce(const Tensor& x, Ops op, const std::vector<int64_t>& axes, bool keepdim, const char* name,
-              SourceLocation where) {
-  std::vector<int64_t> ax = tensor::normalize_axes(axes, x.ndim(), name, where);
+Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const char* name, SourceLocation where) {
+  std::vector<int64_t> ax = tensor::normalize_axes(axes.resolve(x.ndim()), x.ndim(), name, where);
   if (x.ndim() == 0) ax.clear();
   Shape out = x.shape(), squeezed;
   bool empty = false;
@@ -34,35 +40,132 @@ Tensor reduce(const Tensor& x, Ops op, const std::vector<int64_t>& axes, bool ke
   } else if (empty) {
     // nothing to reduce over: the identity, without a kernel
     if (op == Ops::MAX)
-      throw ArgumentError(name, "cannot take the max over an empty axis of shape " + tensor::shape_str(x.shape()), where);
-    r = tensor::const_tensor(int64_t{0}, x.dtype(), out, x.device());
+      throw ArgumentError(name, "cannot reduce over an empty axis of shape " + tensor::shape_str(x.shape()) +
+                                    " (the result has no identity)", where);
+    r = tensor::const_tensor(int64_t{op == Ops::MUL ? 1 : 0}, x.dtype(), out, x.device());
   } else {
     r = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, ax)), x.device(), where);
   }
   return keepdim ? r : r.reshape(squeezed, where);
 }
 
-std::vector<int64_t> all_axes(const Tensor& t) {
-  std::vector<int64_t> ax;
-  for (int64_t i = 0; i < t.ndim(); i++) ax.push_back(i);
-  return ax;
+// sum and prod accumulate in a wider dtype; 16-bit floats come back in their own dtype
+Tensor accumulate(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const char* name, SourceLocation where) {
+  Tensor r = reduce(x.cast(sum_acc_dtype(x.dtype()), where), op, axes, keepdim, name, where);
+  return x.dtype().is_float() ? r.cast(x.dtype(), where) : r;
+}
+
+// an order-reversing map, so min is max of the inverse: -x for floats, ~x for ints, !x for bool
+Tensor inverse(const Tensor& x, SourceLocation where) {
+  if (x.dtype().is_float()) return x.neg(where);
+  if (x.dtype().is_int()) return x.bitwise_not(where);
+  return x.logical_not(where);
+}
+
+// how many elements each output value reduces over
+int64_t reduced_count(const Tensor& x, const Axes& axes, const char* name, SourceLocation where) {
+  int64_t n = 1;
+  for (int64_t a : tensor::normalize_axes(axes.resolve(x.ndim()), x.ndim(), name, where))
+    if (x.ndim() > 0) n *= x.shape()[a];
+  return n;
 }
 
 }  // namespace
 
-Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim, Loc where) const {
-  DType acc = sum_acc_dtype(dtype());
-  Tensor r = reduce(cast(acc, where), Ops::ADD, axes, keepdim, "sum", where);
-  // 16-bit floats accumulate in float32 and come back in their own dtype
-  return dtype().is_float() ? r.cast(dtype(), where) : r;
+Tensor Tensor::sum(Axes axis, bool keepdim, Loc where) const { return accumulate(*this, Ops::ADD, axis, keepdim, "sum", where); }
+Tensor Tensor::prod(Axes axis, bool keepdim, Loc where) const { return accumulate(*this, Ops::MUL, axis, keepdim, "prod", where); }
+Tensor Tensor::max(Axes axis, bool keepdim, Loc where) const { return reduce(*this, Ops::MAX, axis, keepdim, "max", where); }
+Tensor Tensor::min(Axes axis, bool keepdim, Loc where) const {
+  return inverse(reduce(inverse(*this, where), Ops::MAX, axis, keepdim, "min", where), where);
 }
-Tensor Tensor::sum(int64_t axis, bool keepdim, Loc where) const { return sum(std::vector<int64_t>{axis}, keepdim, where); }
-Tensor Tensor::sum(Loc where) const { return sum(all_axes(*this), false, where); }
 
-Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim, Loc where) const {
-  return reduce(*this, Ops::MAX, axes, keepdim, "max", where);
+Tensor Tensor::mean(Axes axis, bool keepdim, Loc where) const {
+  int64_t n = reduced_count(*this, axis, "mean", where);
+  Tensor x = cast(least_upper_float(dtype()), where);
+  // an empty mean is 0/0: NaN, as numpy and PyTorch
+  return x.sum(axis, keepdim, where).mul(1.0 / static_cast<double>(n), where);
 }
-Tensor Tensor::max(int64_t axis, bool keepdim, Loc where) const { return max(std::vector<int64_t>{axis}, keepdim, where); }
-Tensor Tensor::max(Loc where) const { return max(all_axes(*this), false, where); }
+
+Tensor Tensor::var(Axes axis, bool keepdim, double correction, Loc where) const {
+  int64_t n = reduced_count(*this, axis, "var", where);
+  Tensor x = cast(least_upper_float(dtype()), where);
+  Tensor sq = (x - x.mean(axis, true, where)).square(where).sum(axis, keepdim, where);
+  return sq.div(std::max(0.0, static_cast<double>(n) - correction), where);
+}
+Tensor Tensor::std(Axes axis, bool keepdim, double correction, Loc where) const {
+  return var(axis, keepdim, correction, where).sqrt(where);
+}
+std::pair<Tensor, Tensor> Tensor::var_mean(Axes axis, bool keepdim, double correction, Loc where) const {
+  return {var(axis, keepdim, correction, where), mean(axis, keepdim, where)};
+}
+std::pair<Tensor, Tensor> Tensor::std_mean(Axes axis, bool keepdim, double correction, Loc where) const {
+  return {std(axis, keepdim, correction, where), mean(axis, keepdim, where)};
+}
+
+Tensor Tensor::any(Axes axis, bool keepdim, Loc where) const {
+  return reduce(cast(dtypes::bool_, where), Ops::MAX, axis, keepdim, "any", where);
+}
+Tensor Tensor::all(Axes axis, bool keepdim, Loc where) const {
+  return reduce(logical_not(where), Ops::MAX, axis, keepdim, "all", where).logical_not(where);
+}
+Tensor Tensor::count_nonzero(Axes axis, bool keepdim, Loc where) const {
+  return ne(zeros_like(std::nullopt, where), where).sum(axis, keepdim, where);
+}
+
+namespace {
+
+// first index of the maximum: (x == max) * (n - i) has its max at the first maximum
+Tensor arg_of_max(const Tensor& t, std::optional<int64_t> axis, bool keepdim, const char* name, SourceLocation where) {
+  if (!axis) {
+    Tensor r = arg_of_max(t.flatten(0, -1, where), 0, false, name, where);
+    return keepdim ? r.reshape(Shape(t.ndim(), 1), where) : r;
+  }
+  int64_t ax = tensor::normalize_axes({*axis}, t.ndim(), name, where)[0];
+  if (t.ndim() == 0) return Tensor(0, dtypes::int32, t.device(), where);
+  int64_t n = t.shape()[ax];
+  if (n == 0) throw ArgumentError(name, "cannot take the index over an empty axis of shape " + tensor::shape_str(t.shape()), where);
+  Shape idx_shape(t.ndim(), 1);
+  idx_shape[ax] = n;
+  Tensor idx = Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, t.device(), where).reshape(idx_shape, where);
+  Tensor m = t.max(ax, true, where);
+  // NaN counts as the maximum, as in PyTorch
+  Tensor hit = t.dtype().is_float() ? (t == m) | t.isnan(where) : t == m;
+  Tensor first = hit.where(idx, 0).max(ax, keepdim, where);
+  return first.scalar_like(static_cast<int>(n), where) - first;
+}
+
+}  // namespace
+
+Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim, Loc where) const {
+  return arg_of_max(*this, axis, keepdim, "argmax", where);
+}
+Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim, Loc where) const {
+  return arg_of_max(inverse(*this, where), axis, keepdim, "argmin", where);
+}
+
+Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const {
+  Tensor m = max(axis, true, where);
+  // an all -inf slice has m = -inf: shift by 0 there instead of producing nan
+  Tensor shift = m.isinf().where(0.0, m);
+  Tensor r = (*this - shift).exp(where).sum(axis, true, where).log(where) + shift;
+  if (keepdim) return r;
+  Shape out;
+  std::vector<int64_t> ax = tensor::normalize_axes(axis.resolve(ndim()), ndim(), "logsumexp", where);
+  for (int64_t i = 0; i < ndim(); i++)
+    if (std::find(ax.begin(), ax.end(), i) == ax.end()) out.push_back(shape()[i]);
+  return r.reshape(out, where);
+}
+
+Tensor Tensor::softmax(int64_t axis, Loc where) const {
+  Tensor x = cast(least_upper_float(dtype()), where);
+  Tensor e = (x - x.max(axis, true, where)).exp(where);
+  return e.div(e.sum(axis, true, where), where);
+}
+
+Tensor Tensor::log_softmax(int64_t axis, Loc where) const {
+  Tensor x = cast(least_upper_float(dtype()), where);
+  Tensor m = x - x.max(axis, true, where);
+  return m - m.exp(where).sum(axis, true, where).log(where);
+}
 
 }  // namespace tg

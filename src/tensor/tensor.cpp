@@ -84,6 +84,17 @@ void check_value_dtype(DType dt, const char* op, SourceLocation where) {
   if (dt == dtypes::void_ || dt.is_ptr() || dt.count() != 1) throw DTypeError(op, "not a value dtype: " + dt.name(), where);
 }
 
+void rethrow_in(const Error& e, const char* method, SourceLocation where) {
+  if (!e.is_user_error() || e.op() == method) throw;
+  rethrow_as(e, method, e.op() + ": " + e.message(), where);
+}
+
+int64_t prod(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
 }  // namespace tensor
 
 using tensor::check_shape;
@@ -115,7 +126,7 @@ void write_value(unsigned char* dst, DType dt, const ConstValue& v) {
 
 }  // namespace
 
-// NestedList's members are private; this friend reads them for flatten().
+// NestedList's members are private; this friend reads them for flatten_list().
 struct NestedListAccess {
   static bool leaf(const NestedList& n) { return n.leaf_; }
   static const ConstValue& value(const NestedList& n) { return n.value_; }
@@ -124,7 +135,7 @@ struct NestedListAccess {
 
 namespace {
 
-void flatten(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstValue>& out, SourceLocation where) {
+void flatten_list(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstValue>& out, SourceLocation where) {
   // the first path down fixes the shape; every other path must match it
   bool first = out.empty() && shape.size() == depth;
   if (NestedListAccess::leaf(n)) {
@@ -137,7 +148,7 @@ void flatten(const NestedList& n, size_t depth, Shape& shape, std::vector<ConstV
   if (first) shape.push_back(static_cast<int64_t>(items.size()));
   else if (depth >= shape.size() || shape[depth] != static_cast<int64_t>(items.size()))
     throw ShapeError("Tensor", "ragged nested list: rows of different lengths (expected shape " + shape_str(shape) + ")", where);
-  for (const NestedList& c : items) flatten(c, depth + 1, shape, out, where);
+  for (const NestedList& c : items) flatten_list(c, depth + 1, shape, out, where);
 }
 
 }  // namespace
@@ -149,7 +160,7 @@ Tensor::Tensor(const UOp& u) : Tensor(detail::make_tensor(u, schedule::device_of
 Tensor::Tensor(NestedList data, std::optional<DType> dtype, const std::string& device, Loc where) {
   Shape shape;
   std::vector<ConstValue> values;
-  flatten(data, 0, shape, values, where);
+  flatten_list(data, 0, shape, values, where);
   // tinygrad's defaults: any float makes it float32, else any integer int32, else bool
   DType dt = dtypes::bool_;
   for (const ConstValue& v : values) {

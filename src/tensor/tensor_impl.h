@@ -43,4 +43,22 @@ void check_value_dtype(DType dt, const char* op, SourceLocation where);
 // Axes validated and made non-negative, sorted, distinct.
 std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op, SourceLocation where);
 
+// The dtype composite math runs in: float32 for 16-bit floats (one rounding at the end, as PyTorch), else dt.
+inline DType compute_float(DType dt) { return dt.itemsize() < 4 ? dtypes::float32 : dt; }
+// f(x) computed in compute_float and returned in x's float dtype (ints and bool become float32).
+template <class F> Tensor float_math(const Tensor& x, SourceLocation where, F f) {
+  DType out = least_upper_float(x.dtype());
+  return f(x.cast(compute_float(out), where)).cast(out, where);
+}
+// Inside a composite method's catch: a user error from a primitive it called is raised again as the method's own
+// ("conv2d: reshape: cannot reshape ..."), at the user's line. Other errors pass through unchanged.
+[[noreturn]] void rethrow_in(const Error& e, const char* method, SourceLocation where);
+// x and y broadcast to one shape and promoted to one dtype (numpy and tinygrad rules)
+std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y, const char* op, SourceLocation where);
+Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where);
+Tensor broadcast_to(const Tensor& t, const Shape& shape);
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, SourceLocation where);
+std::string list_str(const std::vector<int64_t>& v);
+int64_t prod(const Shape& s);
+
 }  // namespace tg::tensor

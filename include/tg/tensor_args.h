@@ -1,0 +1,83 @@
+// Argument types of the Tensor methods: the C++ spellings of tinygrad's `axis=None | int | tuple`,
+// `stride=int | tuple`, indexing with ints, slices, None, ... and tensors, pad modes and loss reductions.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace tg {
+
+class Tensor;
+
+// The axes of a reduction: all of them (the default, tinygrad's axis=None), one, or a list.
+//   x.sum()   x.sum(1)   x.sum({0, 2}, true)
+class Axes {
+ public:
+  Axes() = default;
+  Axes(int64_t axis) : axes_(std::vector<int64_t>{axis}) {}
+  Axes(int axis) : Axes(static_cast<int64_t>(axis)) {}
+  Axes(std::initializer_list<int64_t> axes) : axes_(std::vector<int64_t>(axes)) {}
+  Axes(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
+  bool all() const { return !axes_.has_value(); }
+  // the listed axes, or 0..ndim-1 for all
+  std::vector<int64_t> resolve(int64_t ndim) const;
+
+ private:
+  std::optional<std::vector<int64_t>> axes_;
+};
+
+// One size for every spatial dimension, or one per dimension: stride 2 or {2, 1}.
+class Ints {
+ public:
+  Ints(int64_t v) : v_{v} {}
+  Ints(int v) : v_{v} {}
+  Ints(std::initializer_list<int64_t> v) : v_(v) {}
+  Ints(std::vector<int64_t> v) : v_(std::move(v)) {}
+  const std::vector<int64_t>& values() const { return v_; }
+
+ private:
+  std::vector<int64_t> v_;
+};
+
+// A slice start:stop:step as Python writes it; an absent start or stop means "from the edge".
+//   tg::Slice(1, 5)   tg::Slice({}, {}, -1)   tg::Slice()   (the last is `:`)
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  Slice(std::optional<int64_t> b = {}, std::optional<int64_t> e = {}, int64_t s = 1) : start(b), stop(e), step(s) {}
+};
+struct NewAxis {};   // Python's None inside an index: a new dimension of size 1
+struct Ellipsis {};  // Python's ...: as many full slices as needed
+inline constexpr NewAxis newaxis{};
+inline constexpr Ellipsis ellipsis{};
+
+// One entry of an index: x[{0, tg::Slice(1, {}, 2), tg::newaxis, tg::ellipsis, idx}]
+class Index {
+ public:
+  enum class Kind { Int, Slice, NewAxis, Ellipsis, Tensor };
+  Index(int64_t i) : kind_(Kind::Int), i_(i) {}
+  Index(int i) : Index(static_cast<int64_t>(i)) {}
+  Index(tg::Slice s) : kind_(Kind::Slice), slice_(s) {}
+  Index(NewAxis) : kind_(Kind::NewAxis) {}
+  Index(tg::Ellipsis) : kind_(Kind::Ellipsis) {}
+  Index(const Tensor& t);  // integer tensor: advanced indexing; bool tensors are not supported (use masked_select)
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return i_; }
+  const tg::Slice& slice() const { return slice_; }
+  const Tensor& tensor() const { return *t_; }
+
+ private:
+  Kind kind_;
+  int64_t i_ = 0;
+  tg::Slice slice_;
+  std::shared_ptr<const Tensor> t_;
+};
+
+enum class PadMode { constant, reflect, replicate, circular };
+
+// How a loss combines its per-element values (PyTorch's reduction=).
+enum class Reduction { none, mean, sum };
+
+}  // namespace tg

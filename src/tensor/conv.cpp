@@ -1,0 +1,292 @@
+// Convolutions and pooling, built on one movement-only helper: pool() views the last dims of x as sliding
+// windows, (..., o_1..o_n, k_1..k_n), without copying. conv = windows * weight summed; pools = windows reduced.
+#include <algorithm>
+
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+using tensor::shape_str;
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+namespace {
+
+int64_t ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// One value per spatial dim from an Ints that holds one value or n of them.
+std::vector<int64_t> per_dim(const Ints& v, size_t n, const char* what, const char* op, SourceLocation where) {
+  const auto& x = v.values();
+  if (x.size() == 1) return std::vector<int64_t>(n, x[0]);
+  if (x.size() != n)
+    throw ArgumentError(op, std::string(what) + " " + tensor::list_str(x) + " needs 1 or " + std::to_string(n) + " values", where);
+  return x;
+}
+
+// (before, after) per spatial dim from padding given as one value, one per dim, or PyTorch's flat form
+// (last dim first: left, right, top, bottom, ...)
+Pairs pads_of(const Ints& padding, size_t n, const char* op, SourceLocation where) {
+  const auto& p = padding.values();
+  Pairs out(n);
+  if (p.size() == 2 * n && n > 1) {
+    for (size_t i = 0; i < n; i++) out[n - 1 - i] = {p[2 * i], p[2 * i + 1]};
+  } else {
+    std::vector<int64_t> v = per_dim(padding, n, "padding", op, where);
+    for (size_t i = 0; i < n; i++) out[i] = {v[i], v[i]};
+  }
+  return out;
+}
+
+void check_positive(const std::vector<int64_t>& v, const char* what, const char* op, SourceLocation where) {
+  for (int64_t x : v)
+    if (x <= 0) throw ArgumentError(op, std::string(what) + " must be positive, got " + tensor::list_str(v), where);
+}
+
+// Sliding windows over the last k.size() dims: (..., i...) -> (..., o..., k...), o = ceil((i - d(k-1)) / s).
+Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
+            const char* op, SourceLocation where) {
+  size_t n = k.size(), lead = x.ndim() - n;
+  Shape keep(x.shape().begin(), x.shape().begin() + static_cast<int64_t>(lead));
+  std::vector<int64_t> i(x.shape().end() - static_cast<int64_t>(n), x.shape().end()), o(n);
+  for (size_t j = 0; j < n; j++) {
+    if (d[j] * (k[j] - 1) + 1 > i[j])
+      throw ShapeError(op, "the window (kernel " + tensor::list_str(k) + ", dilation " + tensor::list_str(d) + ") is larger than the input " +
+                               shape_str(x.shape()), where);
+    o[j] = ceildiv(i[j] - d[j] * (k[j] - 1), s[j]);
+  }
+  auto box = [&](const std::vector<std::pair<int64_t, int64_t>>& inner) {
+    Pairs b;
+    for (int64_t v : keep) b.push_back({0, v});
+    b.insert(b.end(), inner.begin(), inner.end());
+    return b;
+  };
+  auto shape_with = [&](const std::vector<int64_t>& inner) {
+    Shape s2 = keep;
+    s2.insert(s2.end(), inner.begin(), inner.end());
+    return s2;
+  };
+  std::vector<int64_t> perm;
+  for (size_t j = 0; j < lead; j++) perm.push_back(static_cast<int64_t>(j));
+  bool simple = true;
+  for (size_t j = 0; j < n; j++) simple = simple && k[j] <= s[j] && d[j] == 1;
+  if (simple) {
+    // windows do not overlap: cut to o*s, split each dim into (o, s), keep the first k of each s
+    Pairs grow(x.ndim(), {0, 0}), cut, first_k;
+    std::vector<int64_t> split;
+    for (size_t j = 0; j < n; j++) {
+      grow[lead + j] = {0, std::max<int64_t>(0, o[j] * s[j] - i[j])};
+      cut.push_back({0, o[j] * s[j]});
+      split.insert(split.end(), {o[j], s[j]});
+      first_k.insert(first_k.end(), {{0, o[j]}, {0, k[j]}});
+    }
+    Tensor r = x.pad(grow, 0, where).shrink(box(cut), where).reshape(shape_with(split), where).shrink(box(first_k), where);
+    for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j));
+    for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j + 1));
+    return r.permute(perm, where);
+  }
+  // overlapping or dilated windows: tile each dim so that row w of a (k, L) reshape, L = i*f + d, starts at
+  // element w*d (w*L = w*d mod i); then position p of row w is element p + w*d, and taking p = 0, s, 2s ...
+  // gives window w of every output.
+  std::vector<int64_t> reps(lead, 1), tiled, rows, cols, stride_split;
+  Pairs to_rows, to_cols, first;
+  for (size_t j = 0; j < n; j++) {
+    int64_t f = o[j] * s[j] > i[j] + d[j] ? 2 : 1, L = i[j] * f + d[j];
+    reps.push_back(ceildiv(k[j] * L, i[j]));
+    to_rows.push_back({0, k[j] * L});
+    rows.insert(rows.end(), {k[j], L});
+    to_cols.insert(to_cols.end(), {{0, k[j]}, {0, o[j] * s[j]}});
+    stride_split.insert(stride_split.end(), {k[j], o[j], s[j]});
+    first.insert(first.end(), {{0, k[j]}, {0, o[j]}, {0, 1}});
+    cols.insert(cols.end(), {k[j], o[j]});
+  }
+  Tensor r = x.repeat(reps, where).shrink(box(to_rows), where).reshape(shape_with(rows), where);
+  r = r.shrink(box(to_cols), where).reshape(shape_with(stride_split), where).shrink(box(first), where).reshape(shape_with(cols), where);
+  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j + 1));
+  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j));
+  return r.permute(perm, where);
+}
+
+// Padding for pooling with ceil_mode: PyTorch's output size, with the last window starting inside the input or
+// the left padding; the extra right padding that makes pool() produce it.
+Pairs pool_pads(const Shape& in, const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
+                const Pairs& pads, bool ceil_mode) {
+  Pairs out = pads;
+  size_t n = k.size();
+  for (size_t j = 0; j < n; j++) {
+    int64_t i = in[in.size() - n + j], span = d[j] * (k[j] - 1) + 1, total = i + pads[j].first + pads[j].second;
+    if (!ceil_mode || total < span) continue;
+    int64_t o = ceildiv(total - span, s[j]) + 1;
+    if ((o - 1) * s[j] >= i + pads[j].first) o--;
+    out[j].second += std::max<int64_t>(0, (o - 1) * s[j] + span - total);
+  }
+  return out;
+}
+
+Pairs full_pads(const Tensor& x, const Pairs& spatial) {
+  Pairs p(x.ndim() - spatial.size(), {0, 0});
+  p.insert(p.end(), spatial.begin(), spatial.end());
+  return p;
+}
+
+}  // namespace
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, Ints stride, Ints dilation,
+                      Ints padding, Loc where) const try {
+  if (weight.ndim() < 3 || ndim() != weight.ndim())
+    throw ShapeError("conv2d", "input " + shape_str(shape()) + " and weight " + shape_str(weight.shape()) +
+                                   " must be (N, C_in, spatial...) and (C_out, C_in/groups, kernel...)", where);
+  size_t n = static_cast<size_t>(weight.ndim() - 2);
+  int64_t cout = weight.shape()[0], cin = weight.shape()[1];
+  if (groups <= 0 || shape()[1] != groups * cin || cout % groups != 0)
+    throw ShapeError("conv2d", "input " + shape_str(shape()) + " has " + std::to_string(shape()[1]) + " channels; weight " +
+                                   shape_str(weight.shape()) + " with groups=" + std::to_string(groups) + " expects " +
+                                   std::to_string(groups * cin) + (cout % std::max<int64_t>(groups, 1) ? " and C_out divisible by groups" : ""), where);
+  if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
+    throw ShapeError("conv2d", "bias " + shape_str(bias->shape()) + " must be (" + std::to_string(cout) + ",)", where);
+  std::vector<int64_t> s = per_dim(stride, n, "stride", "conv2d", where), d = per_dim(dilation, n, "dilation", "conv2d", where);
+  check_positive(s, "stride", "conv2d", where), check_positive(d, "dilation", "conv2d", where);
+  std::vector<int64_t> k(weight.shape().begin() + 2, weight.shape().end());
+  Tensor x = pad(full_pads(*this, pads_of(padding, n, "conv2d", where)), 0, where);
+  Tensor win = pool(x, k, s, d, "conv2d", where);  // (N, C, o..., k...)
+  int64_t bs = shape()[0], rcout = cout / groups;
+  Shape o(win.shape().begin() + 2, win.shape().begin() + 2 + static_cast<int64_t>(n));
+  // (N, g, cin, 1, o..., k...) -> (N, g, rcout, o..., cin, k...) against weight (1, g, rcout, 1..., cin, k...)
+  Shape grouped{bs, groups, cin, 1}, spread{bs, groups, cin, rcout};
+  for (int64_t v : o) grouped.push_back(v), spread.push_back(v);
+  for (int64_t v : k) grouped.push_back(v), spread.push_back(v);
+  std::vector<int64_t> perm{0, 1, 3};
+  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(4 + j));
+  perm.push_back(2);
+  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(4 + n + j));
+  Tensor xw = win.reshape(grouped, where).expand(spread, where).permute(perm, where);
+  Shape wshape{1, groups, rcout};
+  for (size_t j = 0; j < n; j++) wshape.push_back(1);
+  wshape.push_back(cin);
+  for (int64_t v : k) wshape.push_back(v);
+  std::vector<int64_t> summed;
+  for (size_t j = 0; j <= n; j++) summed.push_back(static_cast<int64_t>(3 + n + j));
+  Tensor prod = xw.mul(weight.reshape(wshape, where), where);
+  Shape out{bs, cout};
+  out.insert(out.end(), o.begin(), o.end());
+  Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);
+  if (!bias) return r;
+  Shape bshape(r.ndim(), 1);
+  bshape[1] = cout;
+  return r.add(bias->reshape(bshape, where), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "conv2d", where);
+}
+
+Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, Ints stride,
+                                Ints dilation, Ints padding, Ints output_padding, Loc where) const try {
+  if (weight.ndim() < 3 || ndim() != weight.ndim())
+    throw ShapeError("conv_transpose2d", "input " + shape_str(shape()) + " and weight " + shape_str(weight.shape()) +
+                                             " must be (N, C_in, spatial...) and (C_in, C_out/groups, kernel...)", where);
+  size_t n = static_cast<size_t>(weight.ndim() - 2);
+  if (groups <= 0 || weight.shape()[0] != shape()[1] || weight.shape()[0] % groups != 0)
+    throw ShapeError("conv_transpose2d", "input " + shape_str(shape()) + " has " + std::to_string(shape()[1]) + " channels; weight " +
+                                             shape_str(weight.shape()) + " with groups=" + std::to_string(groups) + " expects " +
+                                             std::to_string(weight.shape()[0]), where);
+  std::vector<int64_t> s = per_dim(stride, n, "stride", "conv_transpose2d", where);
+  std::vector<int64_t> d = per_dim(dilation, n, "dilation", "conv_transpose2d", where);
+  std::vector<int64_t> p = per_dim(padding, n, "padding", "conv_transpose2d", where);
+  std::vector<int64_t> op = per_dim(output_padding, n, "output_padding", "conv_transpose2d", where);
+  check_positive(s, "stride", "conv_transpose2d", where), check_positive(d, "dilation", "conv_transpose2d", where);
+  for (size_t j = 0; j < n; j++)
+    if (op[j] < 0 || op[j] >= std::max(s[j], d[j]))
+      throw ArgumentError("conv_transpose2d", "output_padding must be smaller than stride or dilation, got " + tensor::list_str(op), where);
+  // weight (cin, cout/g, k...) -> (g, cin/g, cout/g, k...) -> (cout, cin/g, k...) with the kernel flipped
+  int64_t cin = weight.shape()[0], rcout = weight.shape()[1];
+  std::vector<int64_t> k(weight.shape().begin() + 2, weight.shape().end()), spatial;
+  Shape wg{groups, cin / groups, rcout};
+  wg.insert(wg.end(), k.begin(), k.end());
+  for (size_t j = 0; j < n; j++) spatial.push_back(static_cast<int64_t>(3 + j));
+  Shape wf{groups * rcout, cin / groups};
+  wf.insert(wf.end(), k.begin(), k.end());
+  Tensor w = weight.reshape(wg, where).transpose(1, 2, where).flip(spatial, where).reshape(wf, where);
+  // the input with s-1 zeros between elements: (i) -> (i, 1) -> pad to (i, s) -> i*s, cut to (i-1)*s + 1
+  Tensor x = *this;
+  for (size_t j = 0; j < n; j++) {
+    if (s[j] == 1) continue;
+    int64_t ax = static_cast<int64_t>(2 + j), i = x.shape()[ax];
+    Pairs grow(x.ndim() + 1, {0, 0}), cut;
+    grow[ax + 1] = {0, s[j] - 1};
+    Shape flat = x.shape();
+    flat[ax] = i * s[j];
+    x = x.unsqueeze(ax + 1, where).pad(grow, 0, where).reshape(flat, where);
+    for (int64_t q = 0; q < x.ndim(); q++) cut.push_back({0, q == ax ? std::max<int64_t>(0, (i - 1) * s[j] + 1) : x.shape()[q]});
+    x = x.shrink(cut, where);
+  }
+  // full padding (k-1)*d minus the user's padding on each side, plus output_padding at the end
+  std::vector<int64_t> flat;
+  for (size_t j = n; j-- > 0;) {
+    int64_t full = (k[j] - 1) * d[j] - p[j];
+    flat.insert(flat.end(), {full, full + op[j]});
+  }
+  return x.conv2d(w, bias, groups, 1, d, flat, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "conv_transpose2d", where);
+}
+
+namespace {
+
+struct PoolArgs {
+  std::vector<int64_t> k, s, d;
+  Pairs pads;
+};
+
+PoolArgs pool_args(const Tensor& x, const Ints& kernel, const std::optional<Ints>& stride, const Ints& dilation, const Ints& padding,
+                   const char* op, SourceLocation where) {
+  size_t n = kernel.values().size() == 1 ? 2 : kernel.values().size();
+  if (x.ndim() < static_cast<int64_t>(n))
+    throw ShapeError(op, "input " + shape_str(x.shape()) + " has fewer dimensions than the kernel " + tensor::list_str(kernel.values()), where);
+  PoolArgs a;
+  a.k = per_dim(kernel, n, "kernel_size", op, where);
+  a.s = stride ? per_dim(*stride, n, "stride", op, where) : a.k;
+  a.d = per_dim(dilation, n, "dilation", op, where);
+  check_positive(a.k, "kernel_size", op, where), check_positive(a.s, "stride", op, where), check_positive(a.d, "dilation", op, where);
+  a.pads = pads_of(padding, n, op, where);
+  for (size_t j = 0; j < n; j++)
+    if (a.pads[j].first < 0 || a.pads[j].second < 0 || 2 * std::max(a.pads[j].first, a.pads[j].second) > a.d[j] * (a.k[j] - 1) + 1)
+      throw ArgumentError(op, "padding should be at most half the window (kernel " + tensor::list_str(a.k) + ")", where);
+  return a;
+}
+
+std::vector<int64_t> last_axes(size_t n) {
+  std::vector<int64_t> ax;
+  for (size_t j = 0; j < n; j++) ax.push_back(-static_cast<int64_t>(n - j));
+  return ax;
+}
+
+}  // namespace
+
+Tensor Tensor::avg_pool2d(Ints kernel_size, std::optional<Ints> stride, Ints dilation, Ints padding, bool ceil_mode,
+                          bool count_include_pad, Loc where) const try {
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "avg_pool2d", where);
+  Pairs total = pool_pads(shape(), a.k, a.s, a.d, a.pads, ceil_mode);
+  Tensor x = cast(least_upper_float(dtype()), where);
+  Tensor sums = pool(x.pad(full_pads(x, total), 0, where), a.k, a.s, a.d, "avg_pool2d", where).sum(last_axes(a.k.size()), false, where);
+  // the divisor: how many counted elements each window covers (the user's padding counts when asked to)
+  Shape spatial(shape().end() - static_cast<int64_t>(a.k.size()), shape().end());
+  Tensor ones = Tensor::ones(spatial, x.dtype(), device(), where);
+  if (count_include_pad) ones = ones.pad(a.pads, 1, where);
+  Pairs rest = total;
+  if (count_include_pad)
+    for (size_t j = 0; j < rest.size(); j++) rest[j] = {0, total[j].second - a.pads[j].second};
+  Tensor counts = pool(ones.pad(rest, 0, where), a.k, a.s, a.d, "avg_pool2d", where).sum(last_axes(a.k.size()), false, where);
+  return sums.div(counts, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "avg_pool2d", where);
+}
+
+Tensor Tensor::max_pool2d(Ints kernel_size, std::optional<Ints> stride, Ints dilation, Ints padding, bool ceil_mode,
+                          Loc where) const try {
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d", where);
+  Pairs total = pool_pads(shape(), a.k, a.s, a.d, a.pads, ceil_mode);
+  // padded with the dtype's lowest value, so padding never wins
+  Tensor x = pad(full_pads(*this, total), const_to_double(dtype().min()), where);
+  return pool(x, a.k, a.s, a.d, "max_pool2d", where).max(last_axes(a.k.size()), false, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "max_pool2d", where);
+}
+
+}  // namespace tg

@@ -1,0 +1,299 @@
+// Indexing: x[...] with ints, slices, newaxis, ellipsis and integer tensors; setitem and assign; masked_fill and
+// masked_select; one_hot.
+//
+// Basic indexing is movement only (flip, shrink, a pad+reshape for steps, reshape). Tensor indices select by
+// comparison with an arange (a one-hot mask summed over the indexed dims), as tinygrad does: it fuses into one
+// kernel and needs no data-dependent shapes. An index outside the dimension selects nothing and reads 0.
+#include <algorithm>
+
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+using tensor::shape_str;
+
+Index::Index(const Tensor& t) : kind_(Kind::Tensor), t_(std::make_shared<const Tensor>(t)) {}
+
+namespace {
+
+// One consumed dimension after normalization: the elements first, first+step, ... (count of them), or one integer.
+struct DimSel {
+  int64_t first = 0, count = 0, step = 1;
+  bool integer = false, tensor = false;
+};
+
+struct Plan {
+  std::vector<DimSel> dims;         // one per dimension of x
+  Shape out_shape;                  // the shape of the basic-indexed result
+  std::vector<int64_t> tensor_out;  // for each tensor index, its dimension in out_shape
+  std::vector<Tensor> tensors;
+  bool adjacent = true;             // tensor indices next to each other (their result dims stay in place)
+};
+
+std::string index_str(const std::vector<Index>& idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); i++) {
+    const Index& x = idx[i];
+    s += i ? ", " : "";
+    switch (x.kind()) {
+      case Index::Kind::Int: s += std::to_string(x.integer()); break;
+      case Index::Kind::Slice:
+        s += (x.slice().start ? std::to_string(*x.slice().start) : "") + ":" + (x.slice().stop ? std::to_string(*x.slice().stop) : "") +
+             (x.slice().step != 1 ? ":" + std::to_string(x.slice().step) : "");
+        break;
+      case Index::Kind::NewAxis: s += "None"; break;
+      case Index::Kind::Ellipsis: s += "..."; break;
+      case Index::Kind::Tensor: s += "tensor" + shape_str(x.tensor().shape()); break;
+    }
+  }
+  return s + "]";
+}
+
+// Python's slice.indices(n) for one dimension, as (first, count, step)
+DimSel slice_sel(const Slice& s, int64_t n) {
+  DimSel d;
+  d.step = s.step;
+  auto clamp = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v < 0 ? v + n : v, lo), hi); };
+  int64_t start, stop;
+  if (s.step > 0) {
+    start = s.start ? clamp(*s.start, 0, n) : 0;
+    stop = s.stop ? clamp(*s.stop, 0, n) : n;
+    d.count = stop > start ? (stop - start + s.step - 1) / s.step : 0;
+  } else {
+    start = s.start ? clamp(*s.start, -1, n - 1) : n - 1;
+    stop = s.stop ? clamp(*s.stop, -1, n - 1) : -1;
+    d.count = start > stop ? (start - stop - s.step - 1) / -s.step : 0;
+  }
+  d.first = start;
+  return d;
+}
+
+Plan make_plan(const Tensor& x, const std::vector<Index>& idx, const char* op, SourceLocation where) {
+  int64_t consumed = 0, ellipses = 0;
+  for (const Index& i : idx) {
+    if (i.kind() == Index::Kind::Ellipsis) ellipses++;
+    else if (i.kind() != Index::Kind::NewAxis) consumed++;
+  }
+  if (ellipses > 1) throw ArgumentError(op, "an index can have only one ellipsis: " + index_str(idx), where);
+  if (consumed > x.ndim())
+    throw ArgumentError(op, "too many indices for shape " + shape_str(x.shape()) + ": " + index_str(idx), where);
+  std::vector<Index> full;
+  for (const Index& i : idx) {
+    if (i.kind() == Index::Kind::Ellipsis)
+      for (int64_t k = 0; k < x.ndim() - consumed; k++) full.push_back(Slice());
+    else full.push_back(i);
+  }
+  if (!ellipses)
+    for (int64_t k = consumed; k < x.ndim(); k++) full.push_back(Slice());
+  Plan p;
+  int64_t d = 0, last_tensor_pos = -1;
+  for (size_t pos = 0; pos < full.size(); pos++) {
+    const Index& i = full[pos];
+    if (i.kind() == Index::Kind::NewAxis) {
+      p.out_shape.push_back(1);
+      continue;
+    }
+    int64_t n = x.shape()[d];
+    DimSel s;
+    if (i.kind() == Index::Kind::Int) {
+      int64_t v = i.integer() < 0 ? i.integer() + n : i.integer();
+      if (v < 0 || v >= n)
+        throw ArgumentError(op, "index " + std::to_string(i.integer()) + " is out of range for dimension " + std::to_string(d) +
+                                    " of size " + std::to_string(n) + " (shape " + shape_str(x.shape()) + ")", where);
+      s.first = v, s.count = 1, s.integer = true;
+    } else if (i.kind() == Index::Kind::Slice) {
+      if (i.slice().step == 0) throw ArgumentError(op, "slice step cannot be zero: " + index_str(idx), where);
+      s = slice_sel(i.slice(), n);
+      p.out_shape.push_back(s.count);
+    } else {
+      const Tensor& t = i.tensor();
+      if (!t.dtype().is_int())
+        throw DTypeError(op, "tensor indices must be integers, not " + t.dtype().name() + " (use masked_select for masks)", where);
+      if (t.device() != x.device())
+        throw ArgumentError(op, "index tensor on " + t.device() + " for a tensor on " + x.device(), where);
+      s.count = n, s.tensor = true;
+      if (last_tensor_pos >= 0 && last_tensor_pos != static_cast<int64_t>(pos) - 1) p.adjacent = false;
+      last_tensor_pos = static_cast<int64_t>(pos);
+      p.tensor_out.push_back(static_cast<int64_t>(p.out_shape.size()));
+      p.tensors.push_back(t);
+      p.out_shape.push_back(n);
+    }
+    p.dims.push_back(s);
+    d++;
+  }
+  return p;
+}
+
+// the selection per dimension, with ints kept as dimensions of size 1
+Tensor select_basic(const Tensor& x, const Plan& p, SourceLocation where) {
+  std::vector<int64_t> flips;
+  std::vector<std::pair<int64_t, int64_t>> box;
+  for (int64_t d = 0; d < x.ndim(); d++) {
+    const DimSel& s = p.dims[d];
+    int64_t n = x.shape()[d];
+    if (s.step < 0) flips.push_back(d);
+    int64_t first = s.step < 0 ? n - 1 - s.first : s.first, step = std::abs(s.step);
+    int64_t end = s.count == 0 ? first : first + (s.count - 1) * step + 1;
+    box.push_back({std::min(first, n), std::min(end, n)});
+  }
+  Tensor r = flips.empty() ? x : x.flip(flips, where);
+  r = r.shrink(box, where);
+  for (int64_t d = 0; d < x.ndim(); d++) {
+    int64_t step = std::abs(p.dims[d].step), c = p.dims[d].count;
+    if (step == 1 || c == 0) continue;
+    // every step-th element: pad to c*step, split the dimension into (c, step), keep column 0
+    Shape s = r.shape();
+    std::vector<std::pair<int64_t, int64_t>> pad(r.ndim(), {0, 0}), keep;
+    pad[d] = {0, c * step - s[d]};
+    Shape split = s;
+    split[d] = c;
+    split.insert(split.begin() + d + 1, step);
+    for (int64_t i = 0; i < static_cast<int64_t>(split.size()); i++) keep.push_back(i == d + 1 ? std::pair{int64_t{0}, int64_t{1}} : std::pair{int64_t{0}, split[i]});
+    s[d] = c;
+    r = r.pad(pad, 0, where).reshape(split, where).shrink(keep, where).reshape(s, where);
+  }
+  return r;
+}
+
+// the inverse of select_basic for a value of the selected shape: the value placed where it came from, 0 elsewhere
+Tensor place_basic(const Tensor& v, const Tensor& x, const Plan& p, SourceLocation where) {
+  Tensor r = v;
+  std::vector<int64_t> flips;
+  for (int64_t d = 0; d < x.ndim(); d++) {
+    const DimSel& s = p.dims[d];
+    int64_t n = x.shape()[d], step = std::abs(s.step), c = s.count;
+    if (step > 1 && c > 0) {  // (c,) -> (c, 1) -> pad to (c, step) -> c*step, trimmed to the strided extent
+      Shape col = r.shape();
+      col.insert(col.begin() + d + 1, 1);
+      std::vector<std::pair<int64_t, int64_t>> pad(col.size(), {0, 0}), trim;
+      pad[d + 1] = {0, step - 1};
+      Shape flat = r.shape();
+      flat[d] = c * step;
+      r = r.reshape(col, where).pad(pad, 0, where).reshape(flat, where);
+      for (int64_t i = 0; i < r.ndim(); i++) trim.push_back({0, i == d ? (c - 1) * step + 1 : r.shape()[i]});
+      r = r.shrink(trim, where);
+    }
+    int64_t first = s.step < 0 ? n - 1 - s.first : s.first;
+    std::vector<std::pair<int64_t, int64_t>> grow(r.ndim(), {0, 0});
+    grow[d] = {first, n - first - r.shape()[d]};
+    if (c == 0) grow[d] = {0, n};
+    r = r.pad(grow, 0, where);
+    if (s.step < 0) flips.push_back(d);
+  }
+  return flips.empty() ? r : r.flip(flips, where);
+}
+
+}  // namespace
+
+Tensor Tensor::getitem(const std::vector<Index>& indices, Loc where) const try {
+  Plan p = make_plan(*this, indices, "getitem", where);
+  Tensor r = select_basic(*this, p, where).reshape(p.out_shape, where);
+  if (p.tensors.empty()) return r;
+  // advanced indexing: broadcast the index tensors together, then one-hot select over the indexed dims
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : p.tensors) ptrs.push_back(&t);
+  Shape b = tensor::broadcast_shape(ptrs, "getitem", where);
+  size_t k = p.tensors.size();
+  // move the indexed dims last: r is (rest..., n_1..n_k)
+  std::vector<int64_t> order, rest;
+  for (int64_t i = 0; i < r.ndim(); i++)
+    if (std::find(p.tensor_out.begin(), p.tensor_out.end(), i) == p.tensor_out.end()) rest.push_back(i);
+  order = rest;
+  order.insert(order.end(), p.tensor_out.begin(), p.tensor_out.end());
+  r = r.permute(order, where);
+  Shape rest_shape(r.shape().begin(), r.shape().end() - static_cast<int64_t>(k));
+  Shape with_b = rest_shape;
+  for (size_t i = 0; i < b.size(); i++) with_b.push_back(1);
+  with_b.insert(with_b.end(), r.shape().end() - static_cast<int64_t>(k), r.shape().end());
+  Tensor mask;
+  for (size_t j = 0; j < k; j++) {
+    int64_t n = r.shape()[rest_shape.size() + j];
+    Tensor idx = tensor::broadcast_to(p.tensors[j], b).cast(dtypes::int64, where);
+    idx = (idx < 0).where(idx + n, idx);
+    Shape is = b, as(b.size(), 1);
+    for (size_t q = 0; q < k; q++) is.push_back(1), as.push_back(q == j ? n : 1);
+    Tensor hit = idx.reshape(is, where) == Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64, device(), where).reshape(as, where);
+    mask = mask.defined() ? mask & hit : hit;
+  }
+  std::vector<int64_t> summed;
+  for (size_t j = 0; j < k; j++) summed.push_back(static_cast<int64_t>(with_b.size() - k + j));
+  Tensor picked = mask.where(r.reshape(with_b, where), r.zeros_like()).sum(summed, false, where).cast(dtype(), where);
+  // numpy: the broadcast dims replace adjacent index dims in place, else they come first
+  int64_t nr = static_cast<int64_t>(rest_shape.size()), nb = static_cast<int64_t>(b.size());
+  int64_t at = p.adjacent ? p.tensor_out[0] : 0;
+  std::vector<int64_t> o;
+  for (int64_t i = 0; i < at; i++) o.push_back(i);
+  for (int64_t i = 0; i < nb; i++) o.push_back(nr + i);
+  for (int64_t i = at; i < nr; i++) o.push_back(i);
+  return picked.permute(o, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "getitem", where);
+}
+
+void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc where) try {
+  Plan p = make_plan(*this, indices, "setitem", where);
+  if (!p.tensors.empty()) throw ArgumentError("setitem", "tensor indices are not supported here (use scatter)", where);
+  if (value.device() != device())
+    throw ArgumentError("setitem", "value on " + value.device() + " for a tensor on " + device(), where);
+  // the value broadcast to the selection, placed back into this tensor's shape, chosen by a placed mask of trues
+  Tensor v = value.cast(dtype(), where);
+  Shape kept;  // the selection with ints as dimensions of size 1
+  for (const DimSel& s : p.dims) kept.push_back(s.count);
+  v = v.expand(p.out_shape, where).reshape(kept, where);
+  Tensor mask = place_basic(Tensor::full(kept, 1, dtypes::bool_, device(), where), *this, p, where);
+  assign(mask.where(place_basic(v, *this, p, where), *this), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "setitem", where);
+}
+
+void Tensor::setitem(const std::vector<Index>& indices, double value, Loc where) {
+  setitem(indices, Tensor(value, dtype(), device(), where), where);
+}
+
+Tensor& Tensor::assign(const Tensor& x, Loc where) {
+  if (x.shape() != shape())
+    throw ShapeError("assign", "cannot assign shape " + shape_str(x.shape()) + " to a tensor of shape " + shape_str(shape()), where);
+  if (x.device() != device()) throw ArgumentError("assign", "value on " + x.device() + " for a tensor on " + device(), where);
+  // the new value is computed before this tensor changes, then realized, so `x` may read this tensor
+  Tensor v = x.cast(dtype(), where).contiguous(where);
+  v.realize();
+  impl_->uop = v.uop();
+  return *this;
+}
+
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value, Loc where) const {
+  if (tensor::broadcast_shape({this, &mask, &value}, "masked_fill", where) != shape())
+    throw ShapeError("masked_fill", "mask " + shape_str(mask.shape()) + " and value " + shape_str(value.shape()) +
+                                        " must broadcast to the tensor's shape " + shape_str(shape()), where);
+  if (!mask.dtype().is_bool()) throw DTypeError("masked_fill", "the mask must be bool, not " + mask.dtype().name(), where);
+  return mask.where(value.cast(dtype(), where), *this, where);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, double value, Loc where) const {
+  return masked_fill(mask, Tensor(value, dtype(), device(), where), where);
+}
+
+Tensor Tensor::masked_select(const Tensor& mask, Loc where) const try {
+  if (!mask.dtype().is_bool()) throw DTypeError("masked_select", "the mask must be bool, not " + mask.dtype().name(), where);
+  Shape s = tensor::broadcast_shape({this, &mask}, "masked_select", where);
+  Tensor m = tensor::broadcast_to(mask, s).flatten(), x = tensor::broadcast_to(*this, s).flatten();
+  // the count decides the shape: the mask is realized here
+  int64_t count = m.sum().item<int32_t>();
+  Tensor pos = m.cast(dtypes::int32).cumsum(0) - 1;  // output slot of each selected element
+  Tensor slot = Tensor::arange(0, static_cast<double>(count), 1, dtypes::int32, device(), where).reshape({count, 1});
+  Tensor hit = (pos.reshape({1, -1}) == slot) & m.reshape({1, -1});
+  return hit.where(x.reshape({1, -1}), x.zeros_like().reshape({1, -1})).sum(1).cast(dtype(), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "masked_select", where);
+}
+
+Tensor Tensor::one_hot(int64_t num_classes, Loc where) const {
+  if (!dtype().is_int()) throw DTypeError("one_hot", "needs an integer tensor, not " + dtype().name(), where);
+  if (num_classes == -1) num_classes = numel() == 0 ? 0 : max().cast(dtypes::int64).item<int64_t>() + 1;
+  if (num_classes < 0) throw ArgumentError("one_hot", "num_classes must be positive, got " + std::to_string(num_classes), where);
+  Shape s(ndim(), 1);
+  s.push_back(num_classes);
+  Tensor classes = Tensor::arange(0, static_cast<double>(num_classes), 1, dtype(), device(), where).reshape(s, where);
+  return (unsqueeze(-1, where) == classes).cast(dtypes::int32, where);
+}
+
+}  // namespace tg

@@ -1,0 +1,132 @@
+// Linear algebra: dot, matmul (numpy semantics), linear, einsum. A matmul is a broadcast multiply and a sum
+// over the shared axis; the scheduler fuses it into one kernel.
+#include <algorithm>
+#include <map>
+
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+using tensor::shape_str;
+
+Tensor Tensor::matmul(const Tensor& w, Loc where) const try {
+  if (ndim() == 0 || w.ndim() == 0)
+    throw ShapeError("matmul", "needs at least 1-d operands, got " + shape_str(shape()) + " and " + shape_str(w.shape()), where);
+  int64_t k = shape().back(), kw = w.ndim() == 1 ? w.shape()[0] : w.shape()[w.ndim() - 2];
+  if (k != kw)
+    throw ShapeError("matmul", "cannot multiply " + shape_str(shape()) + " by " + shape_str(w.shape()) + " (inner sizes " +
+                                   std::to_string(k) + " and " + std::to_string(kw) + " differ)", where);
+  if (dtype().is_bool() || w.dtype().is_bool()) throw DTypeError("matmul", "needs number tensors, not bool", where);
+  DType dt = least_upper_dtype({dtype(), w.dtype()});
+  // x (..., n, 1, k) * w^T (..., 1, m, k), summed over k; 1-d operands gain a dimension that is dropped after
+  Tensor x = ndim() == 1 ? reshape({1, k}, where) : *this;
+  Tensor y = w.ndim() == 1 ? w.reshape({k, 1}, where) : w;
+  Tensor xt = x.unsqueeze(-2, where), yt = y.transpose(-1, -2, where).unsqueeze(-3, where);
+  Tensor r = xt.cast(dt, where).mul(yt.cast(dt, where), where).sum(-1, false, where).cast(dt, where);
+  if (ndim() == 1) r = r.squeeze(-2, where);
+  if (w.ndim() == 1) r = r.squeeze(-1, where);
+  return r;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "matmul", where);
+}
+
+Tensor Tensor::dot(const Tensor& w, Loc where) const try {
+  return matmul(w, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "dot", where);
+}
+
+Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias, Loc where) const try {
+  Tensor r = weight.ndim() == 1 ? mul(weight, where) : matmul(weight, where);
+  return bias ? r.add(*bias, where) : r;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "linear", where);
+}
+
+Tensor Tensor::einsum(const std::string& formula, const std::vector<Tensor>& operands, Loc where) try {
+  std::string f;
+  for (char c : formula)
+    if (c != ' ') f += c;
+  size_t arrow = f.find("->");
+  std::string lhs = f.substr(0, arrow);
+  std::vector<std::string> ins;
+  for (size_t b = 0;;) {
+    size_t e = lhs.find(',', b);
+    ins.push_back(lhs.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  if (ins.size() != operands.size())
+    throw ArgumentError("einsum", "\"" + formula + "\" names " + std::to_string(ins.size()) + " operands, got " +
+                                      std::to_string(operands.size()), where);
+  std::map<char, int64_t> size, count;
+  for (size_t i = 0; i < ins.size(); i++) {
+    if (static_cast<int64_t>(ins[i].size()) != operands[i].ndim())
+      throw ShapeError("einsum", "\"" + ins[i] + "\" has " + std::to_string(ins[i].size()) + " letters for operand " +
+                                     std::to_string(i) + " of shape " + shape_str(operands[i].shape()), where);
+    for (size_t d = 0; d < ins[i].size(); d++) {
+      char c = ins[i][d];
+      if (!std::isalpha(static_cast<unsigned char>(c))) throw ArgumentError("einsum", "bad subscript '" + std::string(1, c) + "' in \"" + formula + "\"", where);
+      int64_t n = operands[i].shape()[d];
+      if (size.count(c) && size[c] != n && size[c] != 1 && n != 1)
+        throw ShapeError("einsum", "letter '" + std::string(1, c) + "' has sizes " + std::to_string(size[c]) + " and " + std::to_string(n), where);
+      size[c] = size.count(c) ? std::max(size[c], n) : n;
+      count[c]++;
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = f.substr(arrow + 2);
+    for (char c : out)
+      if (!size.count(c) || std::count(out.begin(), out.end(), c) > 1)
+        throw ArgumentError("einsum", "output letter '" + std::string(1, c) + "' in \"" + formula + "\" is unknown or repeated", where);
+  } else {
+    for (auto [c, n] : count)  // implicit output: the letters used once, in alphabetical order
+      if (n == 1) out += c;
+  }
+  std::string letters;
+  for (auto [c, n] : size) letters += c;
+  // every operand aligned to `letters` (size 1 where absent), multiplied, summed over the letters not in out
+  Tensor prod;
+  for (size_t i = 0; i < ins.size(); i++) {
+    Tensor x = operands[i];
+    std::string s = ins[i];
+    // a letter twice in one operand is its diagonal: mask the pair and sum one of them away
+    for (size_t a = 0; a < s.size(); a++)
+      for (size_t b = s.size() - 1; b > a; b--)
+        if (s[a] == s[b]) {
+          int64_t n = x.shape()[a];
+          Shape sa(x.ndim(), 1), sb(x.ndim(), 1);
+          sa[a] = n, sb[b] = n;
+          Tensor ar = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, x.device(), where);
+          x = (ar.reshape(sa) == ar.reshape(sb)).where(x, x.zeros_like()).sum(static_cast<int64_t>(b), false, where).cast(x.dtype());
+          s.erase(b, 1);
+        }
+    std::vector<int64_t> order;
+    Shape aligned;
+    for (char c : letters) {
+      size_t p = s.find(c);
+      aligned.push_back(p == std::string::npos ? 1 : x.shape()[p]);
+      if (p != std::string::npos) order.push_back(static_cast<int64_t>(p));
+    }
+    x = x.permute(order, where).reshape(aligned, where);
+    prod = prod.defined() ? prod.mul(x, where) : x;
+  }
+  std::vector<int64_t> summed;
+  for (size_t i = 0; i < letters.size(); i++)
+    if (out.find(letters[i]) == std::string::npos) summed.push_back(static_cast<int64_t>(i));
+  Shape full;
+  for (char c : letters) full.push_back(size[c]);
+  Tensor r = prod.expand(full, where);
+  if (!summed.empty()) r = r.sum(summed, false, where).cast(prod.dtype(), where);
+  std::string kept;
+  for (char c : letters)
+    if (out.find(c) != std::string::npos) kept += c;
+  std::vector<int64_t> order;
+  for (char c : out) order.push_back(static_cast<int64_t>(kept.find(c)));
+  return r.permute(order, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "einsum", where);
+}
+
+}  // namespace tg

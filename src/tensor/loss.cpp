@@ -1,0 +1,108 @@
+// Losses. Reductions as PyTorch's (none, mean, sum).
+#include <cmath>
+
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+using tensor::shape_str;
+
+namespace {
+
+Tensor reduced(const Tensor& x, Reduction r) {
+  if (r == Reduction::none) return x;
+  return r == Reduction::sum ? x.sum() : x.mean();
+}
+
+// Y (class indices, shape of x without `axis`) as a bool mask with the classes along `axis`
+Tensor classes_along(const Tensor& Y, const Tensor& x, int64_t axis, const char* op, SourceLocation where) {
+  if (!Y.dtype().is_int()) throw DTypeError(op, "class indices must be integers, not " + Y.dtype().name(), where);
+  Shape expect = x.shape();
+  expect.erase(expect.begin() + axis);
+  if (Y.shape() != expect)
+    throw ShapeError(op, "targets " + shape_str(Y.shape()) + " do not match input " + shape_str(x.shape()) + " (expected " +
+                             shape_str(expect) + ")", where);
+  int64_t c = x.shape()[axis];
+  Shape cs(x.ndim(), 1);
+  cs[axis] = c;
+  return Y.unsqueeze(axis, where) == Tensor::arange(0, static_cast<double>(c), 1, Y.dtype(), x.device(), where).reshape(cs, where);
+}
+
+void check_same_shape(const Tensor& x, const Tensor& Y, const char* op, SourceLocation where) {
+  if (x.shape() != Y.shape())
+    throw ShapeError(op, "input " + shape_str(x.shape()) + " and target " + shape_str(Y.shape()) + " differ", where);
+}
+
+}  // namespace
+
+Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index, double label_smoothing,
+                                               Reduction reduction, Loc where) const try {
+  const char* op = "sparse_categorical_crossentropy";
+  if (ndim() == 0) throw ShapeError(op, "needs logits with a class dimension, got a 0-d tensor", where);
+  if (!(label_smoothing >= 0 && label_smoothing <= 1)) throw ArgumentError(op, "label_smoothing must be in [0, 1]", where);
+  // classes on the last axis, as tinygrad
+  Tensor logp = log_softmax(-1, where), hit = classes_along(Y, *this, ndim() - 1, op, where);
+  Tensor counted = Y != ignore_index;
+  Tensor picked = hit.where(logp, logp.zeros_like()).sum(-1, false, where);
+  Tensor loss = (picked * (1 - label_smoothing) + logp.mean(-1, false, where) * label_smoothing).neg();
+  loss = counted.where(loss, loss.zeros_like());
+  if (reduction == Reduction::mean) return loss.sum().div(counted.sum().cast(loss.dtype()), where);
+  return reduced(loss, reduction);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "sparse_categorical_crossentropy", where);
+}
+
+Tensor Tensor::cross_entropy(const Tensor& Y, Reduction reduction, double label_smoothing, Loc where) const try {
+  if (ndim() == 0) throw ShapeError("cross_entropy", "needs logits with a class dimension, got a 0-d tensor", where);
+  if (!(label_smoothing >= 0 && label_smoothing <= 1)) throw ArgumentError("cross_entropy", "label_smoothing must be in [0, 1]", where);
+  // classes on axis 1 (axis 0 for a 1-d input), as PyTorch; Y is indices, or probabilities of this shape
+  int64_t axis = ndim() == 1 ? 0 : 1, c = shape()[axis];
+  Tensor probs = Y.dtype().is_float() && Y.shape() == shape() ? Y : classes_along(Y, *this, axis, "cross_entropy", where).cast(dtype());
+  probs = probs * (1 - label_smoothing) + label_smoothing / static_cast<double>(c);
+  return reduced(log_softmax(axis, where).mul(probs, where).sum(axis, false, where).neg(), reduction);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "cross_entropy", where);
+}
+
+Tensor Tensor::nll_loss(const Tensor& Y, const std::optional<Tensor>& weight, int64_t ignore_index, Reduction reduction,
+                        Loc where) const try {
+  if (ndim() == 0) throw ShapeError("nll_loss", "needs log-probabilities with a class dimension, got a 0-d tensor", where);
+  int64_t axis = ndim() == 1 ? 0 : 1, c = shape()[axis];
+  Tensor hit = classes_along(Y, *this, axis, "nll_loss", where) & (Y != ignore_index).unsqueeze(axis);
+  Tensor w = weight ? *weight : Tensor::ones({c}, dtype(), device(), where);
+  if (w.shape() != Shape{c}) throw ShapeError("nll_loss", "weight " + shape_str(w.shape()) + " must be (" + std::to_string(c) + ",)", where);
+  Shape ws(ndim(), 1);
+  ws[axis] = c;
+  Tensor wi = hit.where(w.reshape(ws).cast(dtype()), zeros_like()).sum(axis, false, where);  // each target's weight
+  Tensor loss = hit.where(*this, zeros_like()).sum(axis, false, where).neg() * wi;
+  if (reduction == Reduction::mean) return loss.sum().div(wi.sum(), where);
+  return reduced(loss, reduction);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "nll_loss", where);
+}
+
+Tensor Tensor::binary_crossentropy(const Tensor& Y, Reduction reduction, Loc where) const {
+  check_same_shape(*this, Y, "binary_crossentropy", where);
+  // logs clamped at -100, as PyTorch, so 0 and 1 give finite losses
+  Tensor lp = log(where).maximum(-100.0), lq = (1.0 - *this).log().maximum(-100.0);
+  return reduced((Y * lp + (1.0 - Y) * lq).neg(), reduction);
+}
+
+Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, Reduction reduction, Loc where) const {
+  check_same_shape(*this, Y, "binary_crossentropy_logits", where);
+  // max(x, 0) - x*y + log(1 + exp(-|x|)): stable for large |x|
+  Tensor x = cast(least_upper_float(dtype()), where);
+  return reduced(x.maximum(0.0) - x * Y + (x.abs().neg().exp() + 1.0).log(), reduction);
+}
+
+Tensor Tensor::mse(const Tensor& Y, Reduction reduction, Loc where) const {
+  check_same_shape(*this, Y, "mse", where);
+  return reduced(sub(Y, where).square(), reduction);
+}
+
+Tensor Tensor::l1(const Tensor& Y, Reduction reduction, Loc where) const {
+  check_same_shape(*this, Y, "l1", where);
+  return reduced(sub(Y, where).abs(), reduction);
+}
+
+}  // namespace tg

@@ -1,0 +1,185 @@
+// Elementwise math composed from the primitives (exp2, log2, sin, sqrt, reciprocal, and the ALU ops).
+#include <cmath>
+#include <numbers>
+
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+
+// c[0]*x^(n-1) + ... + c[n-1], by Horner's rule
+Tensor poly(const Tensor& x, std::initializer_list<double> c) {
+  Tensor r = x.zeros_like();
+  for (double k : c) r = r * x + k;
+  return r;
+}
+
+// asin on [-1, 1]: Abramowitz & Stegun 4.4.46 (absolute error 2e-8)
+Tensor asin_of(const Tensor& x) {
+  Tensor a = x.abs();
+  Tensor r = kPi / 2 - (1.0 - a).sqrt() * poly(a, {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046,
+                                                    0.0889789874, -0.2145988016, 1.5707963050});
+  return x.sign() * r;
+}
+
+// the largest magnitude from which every float of this dtype is an integer
+double integral_from(DType dt) { return dt == dtypes::float64 ? 4503599627370496.0 : 8388608.0; }
+
+}  // namespace
+
+Tensor Tensor::exp(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return (x * (1 / std::numbers::ln2)).exp2(); });
+}
+Tensor Tensor::log(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return x.log2() * std::numbers::ln2; });
+}
+Tensor Tensor::rsqrt(Loc where) const { return sqrt(where).reciprocal(where); }
+Tensor Tensor::cos(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return (kPi / 2 - x).sin(); });
+}
+Tensor Tensor::tan(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return x.sin() / (kPi / 2 - x).sin(); });
+}
+Tensor Tensor::asin(Loc where) const { return tensor::float_math(*this, where, asin_of); }
+Tensor Tensor::acos(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return kPi / 2 - asin_of(x); });
+}
+Tensor Tensor::atan(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) {
+    // asin(x / sqrt(1 + x^2)), through 1/x above 1 so x^2 never overflows
+    Tensor big = x.abs() > 1.0, y = big.where(x.reciprocal(), x), r = asin_of(y / (y * y + 1.0).sqrt());
+    return big.where(x.sign() * (kPi / 2) - r, r);
+  });
+}
+Tensor Tensor::sinh(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return (x.exp() - x.neg().exp()) * 0.5; });
+}
+Tensor Tensor::cosh(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return (x.exp() + x.neg().exp()) * 0.5; });
+}
+Tensor Tensor::tanh(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return (x * 2.0).sigmoid() * 2.0 - 1.0; });
+}
+Tensor Tensor::asinh(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) {
+    Tensor a = x.abs();
+    return x.sign() * (a + (a * a + 1.0).sqrt()).log();  // odd: no cancellation for negative x
+  });
+}
+Tensor Tensor::acosh(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return (x + (x * x - 1.0).sqrt()).log(); });
+}
+Tensor Tensor::atanh(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return ((1.0 + x) / (1.0 - x)).log() * 0.5; });
+}
+Tensor Tensor::erf(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) {  // Abramowitz & Stegun 7.1.26
+    Tensor a = x.abs(), t = (a * 0.3275911 + 1.0).reciprocal();
+    Tensor p = poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}) * t;
+    return x.sign() * (1.0 - p * (a * a).neg().exp());
+  });
+}
+
+Tensor Tensor::abs(Loc where) const {
+  if (dtype().is_bool() || dtype().is_unsigned()) return *this;
+  // the sign bit clears for -0.0 too
+  return (*this < 0).where(neg(where), *this);
+}
+Tensor Tensor::sign(Loc where) const {
+  if (dtype().is_bool()) return *this;
+  Tensor one = ones_like(std::nullopt, where);
+  Tensor s = (*this != 0).where((*this < 0).where(dtype().is_unsigned() ? one : one.neg(), one), zeros_like());
+  return dtype().is_float() ? s + *this * 0.0 : s;  // NaN stays NaN
+}
+Tensor Tensor::trunc(Loc where) const {
+  if (!dtype().is_float()) return *this;
+  // through int64 below the magnitude where every float is already an integer; inf and NaN pass through
+  Tensor t = cast(dtypes::int64, where).cast(dtype(), where);
+  return (abs() < integral_from(dtype())).where(t, *this);
+}
+Tensor Tensor::floor(Loc where) const {
+  if (!dtype().is_float()) return *this;
+  Tensor t = trunc(where);
+  return (t > *this).where(t - 1.0, t);
+}
+Tensor Tensor::ceil(Loc where) const {
+  if (!dtype().is_float()) return *this;
+  Tensor t = trunc(where);
+  return (t < *this).where(t + 1.0, t);
+}
+Tensor Tensor::round(Loc where) const {
+  if (!dtype().is_float()) return *this;
+  Tensor f = floor(where), d = *this - f;
+  // exactly half: to the even neighbour
+  Tensor f_odd = (f - (f * 0.5).floor() * 2.0) != 0;
+  return (d > 0.5).where(f + 1.0, (d < 0.5).where(f, f_odd.where(f + 1.0, f)));
+}
+Tensor Tensor::square(Loc where) const { return mul(*this, where); }
+
+Tensor Tensor::isnan(Loc where) const {
+  if (!dtype().is_float()) return full_like(0, dtypes::bool_, where);
+  return ne(*this, where);
+}
+Tensor Tensor::isinf(bool detect_positive, bool detect_negative, Loc where) const {
+  Tensor none = full_like(0, dtypes::bool_, where);
+  if (!dtype().is_float()) return none;
+  Tensor pos = detect_positive ? eq(scalar_like(INFINITY), where) : none;
+  return detect_negative ? pos | eq(scalar_like(-INFINITY), where) : pos;
+}
+Tensor Tensor::isfinite(Loc where) const { return isinf(true, true, where).bitwise_or(isnan(where), where).logical_not(); }
+Tensor Tensor::bitwise_not(Loc where) const {
+  if (dtype().is_bool()) return logical_not(where);
+  if (!dtype().is_int()) throw DTypeError("bitwise_not", "needs integer or bool tensors, not " + dtype().name(), where);
+  return bitwise_xor(Tensor(-1, dtype(), device(), where), where);  // all ones in two's complement
+}
+
+Tensor Tensor::pow(const Tensor& exponent, Loc where) const try {
+  DType dt = least_upper_dtype({dtype(), exponent.dtype()});
+  if (dt.is_bool()) throw DTypeError("pow", "needs number tensors, not bool", where);
+  // a small integer constant exponent is repeated multiplication: exact, and cheap once fused
+  if (exponent.uop().op() == uop::Ops::CONST) {
+    double e = const_to_double(exponent.uop().const_value());
+    if (e == std::floor(e) && std::abs(e) <= 8 && (e >= 0 || dt.is_float())) {
+      Tensor b = cast(dt, where), r = b.ones_like();
+      for (int i = 0; i < std::abs(e); i++) r = r * b;
+      return e < 0 ? r.reciprocal(where) : r;
+    }
+  }
+  // computed in float64 for integers (exact results up to 2^53), float32 for 16-bit floats
+  DType fdt = dt.is_float() ? tensor::compute_float(dt) : dtypes::float64;
+  Tensor b = cast(fdt, where), e = exponent.cast(fdt, where);
+  Tensor r = (e * b.abs().log2(where)).exp2(where);
+  // negative bases: the sign of an odd integer power; NaN for a fractional one
+  Tensor e_int = e.trunc() == e, e_odd = (e - (e * 0.5).trunc() * 2.0) != 0;
+  r = (b < 0).where(e_int.where(e_odd.where(-r, r), r.full_like(NAN)), r);
+  r = ((e == 0) | (b == 1)).where(r.ones_like(), r);  // x^0 = 1 and 1^y = 1, even for NaN
+  if (dt.is_float()) return r.cast(dt, where);
+  // integers: exact where the float result is (round), truncated toward zero for negative exponents
+  return (e < 0).where(r.trunc(), r.round()).cast(dt, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "pow", where);
+}
+
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight, Loc where) const try {
+  return add(end.sub(*this, where).mul(weight, where), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "lerp", where);
+}
+Tensor Tensor::lerp(const Tensor& end, double weight, Loc where) const {
+  return lerp(end, Tensor(weight, least_upper_float(dtype()), device(), where), where);
+}
+
+Tensor Tensor::clip(std::optional<double> min, std::optional<double> max, Loc where) const {
+  if (!min && !max) throw ArgumentError("clip", "needs a min or a max", where);
+  Tensor r = *this;
+  if (min) r = r.maximum(*min, where);
+  if (max) r = r.minimum(*max, where);
+  return r;
+}
+Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max, Loc where) const { return clip(min, max, where); }
+
+}  // namespace tg

@@ -1,0 +1,174 @@
+// Movement ops composed from the six primitives: view, transpose, flatten, squeeze, repeat, pad modes, roll, triu ...
+#include <algorithm>
+
+#include "tensor/tensor_impl.h"
+
+namespace tg {
+
+using tensor::normalize_axis;
+using tensor::shape_str;
+using Pads = std::vector<std::pair<int64_t, int64_t>>;
+
+Tensor Tensor::view(const Shape& shape, Loc where) const { return reshape(shape, where); }
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1, Loc where) const {
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < ndim(); i++) order.push_back(i);
+  int64_t a = normalize_axis(dim0, ndim(), "transpose", where), b = normalize_axis(dim1, ndim(), "transpose", where);
+  if (ndim() == 0) return *this;
+  std::swap(order[a], order[b]);
+  return permute(order, where);
+}
+
+Tensor Tensor::T(Loc where) const { return ndim() < 2 ? *this : transpose(1, 0, where); }
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Loc where) const {
+  int64_t s = normalize_axis(start_dim, ndim(), "flatten", where), e = normalize_axis(end_dim, ndim(), "flatten", where);
+  if (ndim() == 0) return reshape({1}, where);
+  if (s > e)
+    throw ArgumentError("flatten", "start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim) +
+                                       " for shape " + shape_str(shape()), where);
+  Shape out(shape().begin(), shape().begin() + s);
+  out.push_back(tensor::prod(Shape(shape().begin() + s, shape().begin() + e + 1)));
+  out.insert(out.end(), shape().begin() + e + 1, shape().end());
+  return reshape(out, where);
+}
+
+Tensor Tensor::unflatten(int64_t dim, const Shape& sizes, Loc where) const try {
+  int64_t d = normalize_axis(dim, ndim(), "unflatten", where);
+  if (ndim() == 0) throw ShapeError("unflatten", "a 0-d tensor has no dimension to unflatten", where);
+  Shape inner = Tensor::empty({shape()[d]}).reshape(sizes, where).shape();  // checks sizes and infers -1 (no data)
+  Shape out(shape().begin(), shape().begin() + d);
+  out.insert(out.end(), inner.begin(), inner.end());
+  out.insert(out.end(), shape().begin() + d + 1, shape().end());
+  return reshape(out, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "unflatten", where);
+}
+
+Tensor Tensor::squeeze(Loc where) const {
+  Shape out;
+  for (int64_t d : shape())
+    if (d != 1) out.push_back(d);
+  return reshape(out, where);
+}
+Tensor Tensor::squeeze(int64_t dim, Loc where) const {
+  int64_t d = normalize_axis(dim, ndim(), "squeeze", where);
+  if (ndim() == 0 || shape()[d] != 1) return *this;  // as PyTorch: only a dimension of size 1 goes
+  Shape out = shape();
+  out.erase(out.begin() + d);
+  return reshape(out, where);
+}
+Tensor Tensor::unsqueeze(int64_t dim, Loc where) const {
+  int64_t d = normalize_axis(dim, ndim() + 1, "unsqueeze", where);
+  Shape out = shape();
+  out.insert(out.begin() + d, 1);
+  return reshape(out, where);
+}
+
+Tensor Tensor::repeat(const Shape& repeats, Loc where) const {
+  if (repeats.size() < shape().size())
+    throw ShapeError("repeat", "needs at least one repeat count per dimension: " + tensor::list_str(repeats) + " for shape " +
+                                   shape_str(shape()), where);
+  for (int64_t r : repeats)
+    if (r < 0) throw ArgumentError("repeat", "negative repeat count in " + tensor::list_str(repeats), where);
+  Shape base(repeats.size() - shape().size(), 1);
+  base.insert(base.end(), shape().begin(), shape().end());
+  // (1, d0, 1, d1, ...) expanded to (r0, d0, r1, d1, ...), then merged pairwise
+  Shape spread, tiled, out;
+  for (size_t i = 0; i < base.size(); i++) {
+    spread.insert(spread.end(), {1, base[i]});
+    tiled.insert(tiled.end(), {repeats[i], base[i]});
+    out.push_back(repeats[i] * base[i]);
+  }
+  return reshape(spread, where).expand(tiled, where).reshape(out, where);
+}
+
+Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim, Loc where) const {
+  if (repeats < 0) throw ArgumentError("repeat_interleave", "negative repeat count " + std::to_string(repeats), where);
+  if (!dim) return flatten(0, -1, where).repeat_interleave(repeats, 0, where);
+  int64_t d = normalize_axis(*dim, ndim(), "repeat_interleave", where);
+  if (ndim() == 0) return reshape({1}, where).repeat_interleave(repeats, 0, where);
+  Shape big = unsqueeze(d + 1, where).shape();
+  big[d + 1] = repeats;
+  return unsqueeze(d + 1, where).expand(big, where).flatten(d, d + 1, where);
+}
+
+Tensor Tensor::pad(const Pads& padding, PadMode mode, double value, Loc where) const {
+  if (mode == PadMode::constant) return pad(padding, value, where);
+  const char* name = mode == PadMode::reflect ? "pad (reflect)" : mode == PadMode::replicate ? "pad (replicate)" : "pad (circular)";
+  if (static_cast<int64_t>(padding.size()) != ndim())
+    throw ShapeError(name, std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_str(shape()), where);
+  Tensor x = *this;
+  for (int64_t d = 0; d < ndim(); d++) {
+    auto [b, a] = padding[d];
+    int64_t n = shape()[d];
+    int64_t limit = mode == PadMode::reflect ? n - 1 : mode == PadMode::circular ? n : (n > 0 ? INT64_MAX : 0);
+    if (b < 0 || a < 0 || b > limit || a > limit)
+      throw ArgumentError(name, "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") does not fit axis " +
+                                    std::to_string(d) + " of size " + std::to_string(n) + " in shape " + shape_str(shape()), where);
+    if (b == 0 && a == 0) continue;
+    auto part = [&](int64_t lo, int64_t hi) {
+      Pads r;
+      for (int64_t i = 0; i < ndim(); i++) r.push_back(i == d ? std::pair{lo, hi} : std::pair{int64_t{0}, x.shape()[i]});
+      return x.shrink(r, where);
+    };
+    Tensor before, after;
+    if (mode == PadMode::reflect) before = part(1, b + 1).flip(d, where), after = part(n - 1 - a, n - 1).flip(d, where);
+    else if (mode == PadMode::circular) before = part(n - b, n), after = part(0, a);
+    else {
+      Shape sb = x.shape(), sa = x.shape();
+      sb[d] = b, sa[d] = a;
+      before = part(0, 1).expand(sb, where), after = part(n - 1, n).expand(sa, where);
+    }
+    x = Tensor::cat({before, x, after}, d, where);
+  }
+  return x;
+}
+
+Tensor Tensor::pad2d(const std::vector<int64_t>& padding, double value, Loc where) const {
+  if (padding.size() % 2 != 0 || static_cast<int64_t>(padding.size() / 2) > ndim())
+    throw ShapeError("pad2d", "padding " + tensor::list_str(padding) + " needs (before, after) pairs for at most the " +
+                                  std::to_string(ndim()) + " dimensions of " + shape_str(shape()), where);
+  Pads p(ndim(), {0, 0});
+  for (size_t i = 0; i < padding.size() / 2; i++) p[ndim() - 1 - i] = {padding[2 * i], padding[2 * i + 1]};
+  return pad(p, value, where);
+}
+
+Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims, Loc where) const {
+  if (dims.empty() && shifts.size() == 1) return flatten(0, -1, where).roll(shifts, {0}, where).reshape(shape(), where);
+  if (shifts.size() != dims.size())
+    throw ArgumentError("roll", "shifts " + tensor::list_str(shifts) + " and dims " + tensor::list_str(dims) +
+                                    " have different lengths", where);
+  Tensor x = *this;
+  for (size_t i = 0; i < dims.size(); i++) {
+    int64_t d = normalize_axis(dims[i], ndim(), "roll", where);
+    if (ndim() == 0) continue;
+    int64_t n = shape()[d];
+    if (n == 0) continue;
+    int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    std::vector<Tensor> parts = x.split({n - s, s}, d, where);
+    x = Tensor::cat({parts[1], parts[0]}, d, where);
+  }
+  return x;
+}
+
+namespace {
+
+// keeps the elements with col - row >= k (upper) or <= k (lower) of the last two dims
+Tensor triangle(const Tensor& x, int64_t k, bool upper, const char* name, SourceLocation where) {
+  if (x.ndim() < 2) throw ShapeError(name, "needs at least 2 dimensions, got shape " + shape_str(x.shape()), where);
+  int64_t n = x.shape()[x.ndim() - 2], m = x.shape()[x.ndim() - 1];
+  Tensor row = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64, x.device(), where).reshape({n, 1});
+  Tensor col = Tensor::arange(0, static_cast<double>(m), 1, dtypes::int64, x.device(), where).reshape({1, m});
+  Tensor diff = col - row;
+  return (upper ? diff >= k : diff <= k).where(x, x.zeros_like());
+}
+
+}  // namespace
+
+Tensor Tensor::triu(int64_t diagonal, Loc where) const { return triangle(*this, diagonal, true, "triu", where); }
+Tensor Tensor::tril(int64_t diagonal, Loc where) const { return triangle(*this, diagonal, false, "tril", where); }
+
+}  // namespace tg
