@@ -133,11 +133,8 @@ class Builder {
       return valid.where(kids[0], kids[0].const_like(int64_t{0}));
     }
     switch (u.op()) {
-      case Ops::CONST: {
-        bool masked = false;
-        for (const shape::View& v : st.views()) masked = masked || v.mask.has_value();
-        return masked ? UOp::make(Ops::CONST, u.dtype(), {view}, u.arg()) : UOp::const_(u.dtype(), u.const_value());
-      }
+      // a constant keeps its VIEW: it carries the padding mask, and the loop sizes when a reduce sums the constant
+      case Ops::CONST: return UOp::make(Ops::CONST, u.dtype(), {view}, u.arg());
       case Ops::IOTA: return UOp::make(Ops::IOTA, u.dtype(), {view});
       case Ops::REDUCE_AXIS: return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
       case Ops::CONTIGUOUS:

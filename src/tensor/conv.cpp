@@ -27,7 +27,7 @@ std::vector<int64_t> per_dim(const Ints& v, size_t n, const char* what, const ch
 Pairs pads_of(const Ints& padding, size_t n, const char* op, SourceLocation where) {
   const auto& p = padding.values();
   Pairs out(n);
-  if (p.size() == 2 * n && n > 1) {
+  if (p.size() == 2 * n) {
     for (size_t i = 0; i < n; i++) out[n - 1 - i] = {p[2 * i], p[2 * i + 1]};
   } else {
     std::vector<int64_t> v = per_dim(padding, n, "padding", op, where);

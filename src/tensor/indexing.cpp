@@ -27,7 +27,10 @@ struct Plan {
   Shape out_shape;                  // the shape of the basic-indexed result
   std::vector<int64_t> tensor_out;  // for each tensor index, its dimension in out_shape
   std::vector<Tensor> tensors;
-  bool adjacent = true;             // tensor indices next to each other (their result dims stay in place)
+  // numpy: ints and tensors are the advanced indices; next to each other, their result dims go where the first
+  // was (first_advanced dims of the result come before it), else first
+  bool adjacent = true;
+  int64_t first_advanced = -1;
 };
 
 std::string index_str(const std::vector<Index>& idx) {
@@ -86,7 +89,7 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& idx, const char* op, S
   if (!ellipses)
     for (int64_t k = consumed; k < x.ndim(); k++) full.push_back(Slice());
   Plan p;
-  int64_t d = 0, last_tensor_pos = -1;
+  int64_t d = 0, last_advanced_pos = -1;
   for (size_t pos = 0; pos < full.size(); pos++) {
     const Index& i = full[pos];
     if (i.kind() == Index::Kind::NewAxis) {
@@ -95,6 +98,11 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& idx, const char* op, S
     }
     int64_t n = x.shape()[d];
     DimSel s;
+    if (i.kind() == Index::Kind::Int || i.kind() == Index::Kind::Tensor) {
+      if (last_advanced_pos >= 0 && last_advanced_pos != static_cast<int64_t>(pos) - 1) p.adjacent = false;
+      if (p.first_advanced < 0) p.first_advanced = static_cast<int64_t>(p.out_shape.size());
+      last_advanced_pos = static_cast<int64_t>(pos);
+    }
     if (i.kind() == Index::Kind::Int) {
       int64_t v = i.integer() < 0 ? i.integer() + n : i.integer();
       if (v < 0 || v >= n)
@@ -112,8 +120,6 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& idx, const char* op, S
       if (t.device() != x.device())
         throw ArgumentError(op, "index tensor on " + t.device() + " for a tensor on " + x.device(), where);
       s.count = n, s.tensor = true;
-      if (last_tensor_pos >= 0 && last_tensor_pos != static_cast<int64_t>(pos) - 1) p.adjacent = false;
-      last_tensor_pos = static_cast<int64_t>(pos);
       p.tensor_out.push_back(static_cast<int64_t>(p.out_shape.size()));
       p.tensors.push_back(t);
       p.out_shape.push_back(n);
@@ -217,10 +223,11 @@ Tensor Tensor::getitem(const std::vector<Index>& indices, Loc where) const try {
   }
   std::vector<int64_t> summed;
   for (size_t j = 0; j < k; j++) summed.push_back(static_cast<int64_t>(with_b.size() - k + j));
-  Tensor picked = mask.where(r.reshape(with_b, where), r.zeros_like()).sum(summed, false, where).cast(dtype(), where);
+  Tensor rb = r.reshape(with_b, where);
+  Tensor picked = mask.where(rb, rb.zeros_like()).sum(summed, false, where).cast(dtype(), where);
   // numpy: the broadcast dims replace adjacent index dims in place, else they come first
   int64_t nr = static_cast<int64_t>(rest_shape.size()), nb = static_cast<int64_t>(b.size());
-  int64_t at = p.adjacent ? p.tensor_out[0] : 0;
+  int64_t at = p.adjacent ? p.first_advanced : 0;
   std::vector<int64_t> o;
   for (int64_t i = 0; i < at; i++) o.push_back(i);
   for (int64_t i = 0; i < nb; i++) o.push_back(nr + i);

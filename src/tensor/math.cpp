@@ -91,9 +91,9 @@ Tensor Tensor::abs(Loc where) const {
 }
 Tensor Tensor::sign(Loc where) const {
   if (dtype().is_bool()) return *this;
-  Tensor one = ones_like(std::nullopt, where);
-  Tensor s = (*this != 0).where((*this < 0).where(dtype().is_unsigned() ? one : one.neg(), one), zeros_like());
-  return dtype().is_float() ? s + *this * 0.0 : s;  // NaN stays NaN
+  Tensor one = ones_like(std::nullopt, where), zero = zeros_like();
+  // NaN compares false both ways: its sign is 0, as PyTorch
+  return (*this > 0).where(one, dtype().is_unsigned() ? zero : (*this < 0).where(one.neg(), zero));
 }
 Tensor Tensor::trunc(Loc where) const {
   if (!dtype().is_float()) return *this;
@@ -175,9 +175,11 @@ Tensor Tensor::lerp(const Tensor& end, double weight, Loc where) const {
 
 Tensor Tensor::clip(std::optional<double> min, std::optional<double> max, Loc where) const {
   if (!min && !max) throw ArgumentError("clip", "needs a min or a max", where);
+  // integral bounds keep an integer tensor's dtype (as PyTorch); fractional ones promote it to float
+  auto bound = [&](double v) { return v == std::floor(v) && !dtype().is_float() ? scalar_like(static_cast<int64_t>(v), where) : scalar_like(v, where); };
   Tensor r = *this;
-  if (min) r = r.maximum(*min, where);
-  if (max) r = r.minimum(*max, where);
+  if (min) r = r.maximum(bound(*min), where);
+  if (max) r = r.minimum(bound(*max), where);
   return r;
 }
 Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max, Loc where) const { return clip(min, max, where); }

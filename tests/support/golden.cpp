@@ -37,9 +37,10 @@ GoldenTensor parse_tensor(std::istringstream& is) {
   return t;
 }
 
-std::map<std::string, std::vector<GoldenCase>> load() {
-  std::ifstream in(std::string(TG_GOLDEN_DIR) + "/ops.txt");
-  if (!in) throw std::runtime_error("cannot open " + std::string(TG_GOLDEN_DIR) + "/ops.txt");
+std::map<std::string, std::vector<GoldenCase>> load(const std::string& file) {
+  std::string path = std::string(TG_GOLDEN_DIR) + "/" + file;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
   std::map<std::string, std::vector<GoldenCase>> out;
   GoldenCase* cur = nullptr;
   std::string line;
@@ -66,9 +67,11 @@ std::map<std::string, std::vector<GoldenCase>> load() {
 
 }  // namespace
 
-const std::map<std::string, std::vector<GoldenCase>>& golden_cases() {
-  static const auto cases = load();
-  return cases;
+const std::map<std::string, std::vector<GoldenCase>>& golden_cases(const std::string& file) {
+  static std::map<std::string, std::map<std::string, std::vector<GoldenCase>>> loaded;
+  auto it = loaded.find(file);
+  if (it == loaded.end()) it = loaded.emplace(file, load(file)).first;
+  return it->second;
 }
 
 Tensor GoldenTensor::make() const {

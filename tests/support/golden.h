@@ -1,4 +1,4 @@
-// Reading tests/golden/ops.txt (written by tools/gen_op_goldens.py from PyTorch) into tensors and expectations.
+// Reading tests/golden/*.txt (written by tools/gen_*_goldens.py from PyTorch) into tensors and expectations.
 #pragma once
 #include <map>
 #include <string>
@@ -23,8 +23,8 @@ struct GoldenCase {
   GoldenTensor output;
 };
 
-// Every case in the file, grouped by op. Throws if the file is missing or malformed.
-const std::map<std::string, std::vector<GoldenCase>>& golden_cases();
+// Every case in tests/golden/<file>, grouped by op. Throws if the file is missing or malformed.
+const std::map<std::string, std::vector<GoldenCase>>& golden_cases(const std::string& file = "ops.txt");
 
 DType dtype_from_name(const std::string& name);
 

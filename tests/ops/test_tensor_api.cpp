@@ -1,0 +1,289 @@
+// The full Tensor API against PyTorch (tests/golden/api.txt, from tools/gen_api_goldens.py). Each golden case is
+// bound here to the same call in C++: by "method/variant" where the variant needs its own call, else by "method".
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "support/golden.h"
+
+using namespace tg;
+using tg::testing::GoldenCase;
+
+namespace {
+
+using In = std::vector<Tensor>;
+using Args = std::vector<double>;
+using Fn = std::function<Tensor(const In&, const Args&)>;
+
+std::vector<int64_t> ints(const Args& a, size_t from = 0, size_t to = SIZE_MAX) {
+  return std::vector<int64_t>(a.begin() + static_cast<int64_t>(from), a.begin() + static_cast<int64_t>(std::min(to, a.size())));
+}
+// args [keepdim, axes...]: no axes means all
+Axes axes_of(const Args& a, size_t from) { return a.size() > from ? Axes(ints(a, from)) : Axes(); }
+Reduction reduction_of(double r) { return r == 0 ? Reduction::none : r == 1 ? Reduction::mean : Reduction::sum; }
+
+template <class F> Fn unary(F f) {
+  return [f](const In& in, const Args&) { return f(in[0]); };
+}
+template <class F> Fn binary(F f) {
+  return [f](const In& in, const Args&) { return f(in[0], in[1]); };
+}
+// x (made a realized copy) with x[idx] = v
+Tensor set(const Tensor& x, const std::vector<Index>& idx, double v) {
+  Tensor y = x.contiguous().realize();
+  y.setitem(idx, v);
+  return y;
+}
+
+#define U(name) {#name, unary([](const Tensor& x) { return x.name(); })}
+#define R(name) {#name, [](const In& in, const Args& a) { return in[0].name(axes_of(a, 1), a[0] != 0); }}
+
+const std::map<std::string, Fn>& bindings() {
+  static const std::map<std::string, Fn> t = {
+      U(exp), U(log), U(rsqrt), U(cos), U(tan), U(asin), U(acos), U(atan), U(sinh), U(cosh), U(tanh), U(asinh),
+      U(acosh), U(atanh), U(erf), U(abs), U(sign), U(trunc), U(floor), U(ceil), U(round), U(square), U(isnan),
+      U(isinf), U(isfinite), U(bitwise_not), U(relu), U(relu6), U(leaky_relu), U(elu), U(celu), U(selu), U(sigmoid),
+      U(hardsigmoid), U(logsigmoid), U(hardtanh), U(gelu), U(quick_gelu), U(silu), U(swish), U(mish), U(softplus),
+      U(softsign), U(hardswish), U(T),
+      {"isinf/positive_only", unary([](const Tensor& x) { return x.isinf(true, false); })},
+      {"leaky_relu/slope", [](const In& in, const Args& a) { return in[0].leaky_relu(a[0]); }},
+      {"elu/alpha", [](const In& in, const Args& a) { return in[0].elu(a[0]); }},
+      {"celu/alpha", [](const In& in, const Args& a) { return in[0].celu(a[0]); }},
+      {"softplus/beta", [](const In& in, const Args& a) { return in[0].softplus(a[0]); }},
+      {"hardtanh/range", [](const In& in, const Args& a) { return in[0].hardtanh(a[0], a[1]); }},
+      {"hardsigmoid/params", [](const In& in, const Args& a) { return in[0].hardsigmoid(a[0], a[1]); }},
+      {"minimum", binary([](const Tensor& a, const Tensor& b) { return a.minimum(b); })},
+      {"pow", [](const In& in, const Args& a) { return in.size() == 2 ? in[0].pow(in[1]) : in[0].pow(a[0]); }},
+      {"pow/int_scalar_2", unary([](const Tensor& x) { return x.pow(2); })},
+      {"pow/scalar_2", unary([](const Tensor& x) { return x.pow(2); })},
+      {"pow/scalar_3", unary([](const Tensor& x) { return x.pow(3); })},
+      {"pow/scalar_0", unary([](const Tensor& x) { return x.pow(0); })},
+      {"pow/scalar_m1", unary([](const Tensor& x) { return x.pow(-1); })},
+      {"lerp", [](const In& in, const Args& a) { return in.size() == 3 ? in[0].lerp(in[1], in[2]) : in[0].lerp(in[1], a[0]); }},
+      {"clip", [](const In& in, const Args& a) {
+         return a.size() == 2 ? in[0].clip(a[0], a[1]) : in[0].clip(a[0], std::nullopt);
+       }},
+      {"div/trunc_float32", binary([](const Tensor& a, const Tensor& b) { return a.div(b, "trunc"); })},
+      {"div/trunc_int32", binary([](const Tensor& a, const Tensor& b) { return a.div(b, "trunc"); })},
+      {"div/floor_float32", binary([](const Tensor& a, const Tensor& b) { return a.div(b, "floor"); })},
+      {"div/floor_int32", binary([](const Tensor& a, const Tensor& b) { return a.div(b, "floor"); })},
+      R(prod), R(min), R(mean), R(any), R(all), R(count_nonzero), R(logsumexp),
+      {"var", [](const In& in, const Args& a) { return in[0].var(axes_of(a, 2), a[0] != 0, a[1]); }},
+      {"std", [](const In& in, const Args& a) { return in[0].std(axes_of(a, 2), a[0] != 0, a[1]); }},
+      {"var_mean", [](const In& in, const Args& a) { return in[0].var_mean(axes_of(a, 2), a[0] != 0, a[1]).first; }},
+      {"std_mean", [](const In& in, const Args& a) { return in[0].std_mean(axes_of(a, 2), a[0] != 0, a[1]).second; }},
+      {"argmax", [](const In& in, const Args& a) {
+         return a.empty() ? in[0].argmax() : in[0].argmax(static_cast<int64_t>(a[0]), a[1] != 0);
+       }},
+      {"argmin", [](const In& in, const Args& a) {
+         return a.empty() ? in[0].argmin() : in[0].argmin(static_cast<int64_t>(a[0]), a[1] != 0);
+       }},
+      {"softmax", [](const In& in, const Args& a) { return in[0].softmax(static_cast<int64_t>(a[0])); }},
+      {"log_softmax", [](const In& in, const Args& a) { return in[0].log_softmax(static_cast<int64_t>(a[0])); }},
+      {"cumsum", [](const In& in, const Args& a) { return in[0].cumsum(static_cast<int64_t>(a[0])); }},
+      {"cumprod", [](const In& in, const Args& a) { return in[0].cumprod(static_cast<int64_t>(a[0])); }},
+      {"cummax", [](const In& in, const Args& a) { return in[0].cummax(static_cast<int64_t>(a[0])); }},
+      {"logcumsumexp", [](const In& in, const Args& a) { return in[0].logcumsumexp(static_cast<int64_t>(a[0])); }},
+      // movement
+      {"view", [](const In& in, const Args& a) { return in[0].view(ints(a)); }},
+      {"transpose", [](const In& in, const Args& a) { return in[0].transpose(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1])); }},
+      {"flatten", [](const In& in, const Args& a) { return in[0].flatten(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1])); }},
+      {"unflatten", [](const In& in, const Args& a) { return in[0].unflatten(static_cast<int64_t>(a[0]), ints(a, 1)); }},
+      {"squeeze", [](const In& in, const Args& a) { return a.empty() ? in[0].squeeze() : in[0].squeeze(static_cast<int64_t>(a[0])); }},
+      {"unsqueeze", [](const In& in, const Args& a) { return in[0].unsqueeze(static_cast<int64_t>(a[0])); }},
+      {"repeat", [](const In& in, const Args& a) { return in[0].repeat(ints(a)); }},
+      {"repeat_interleave", [](const In& in, const Args& a) {
+         return a.size() == 1 ? in[0].repeat_interleave(static_cast<int64_t>(a[0]))
+                              : in[0].repeat_interleave(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1]));
+       }},
+      {"cat", [](const In& in, const Args& a) { return Tensor::cat(in, static_cast<int64_t>(a[0])); }},
+      {"stack", [](const In& in, const Args& a) { return Tensor::stack(in, static_cast<int64_t>(a[0])); }},
+      {"split", [](const In& in, const Args& a) {
+         if (a.size() == 1) return in[0].split(std::vector<int64_t>{2, 5}, 0)[static_cast<size_t>(a[0])];
+         return in[0].split(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1]))[static_cast<size_t>(a[2])];
+       }},
+      {"chunk", [](const In& in, const Args& a) {
+         return in[0].chunk(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1]))[static_cast<size_t>(a[2])];
+       }},
+      {"roll", [](const In& in, const Args& a) {
+         if (a.size() == 1) return in[0].roll({static_cast<int64_t>(a[0])}, {});
+         size_t n = a.size() / 2;
+         return in[0].roll(ints(a, 0, n), ints(a, n));
+       }},
+      {"meshgrid/ij_0", binary([](const Tensor& a, const Tensor& b) { return Tensor::meshgrid({a, b}, "ij")[0]; })},
+      {"meshgrid/ij_1", binary([](const Tensor& a, const Tensor& b) { return Tensor::meshgrid({a, b}, "ij")[1]; })},
+      {"meshgrid/xy_0", binary([](const Tensor& a, const Tensor& b) { return Tensor::meshgrid({a, b}, "xy")[0]; })},
+      {"meshgrid/xy_1", binary([](const Tensor& a, const Tensor& b) { return Tensor::meshgrid({a, b}, "xy")[1]; })},
+      {"triu", [](const In& in, const Args& a) { return in[0].triu(static_cast<int64_t>(a[0])); }},
+      {"tril", [](const In& in, const Args& a) { return in[0].tril(static_cast<int64_t>(a[0])); }},
+      // F.pad's (left, right, top, bottom) on the last two dims
+      {"pad_mode/reflect", unary([](const Tensor& x) { return x.pad({{0, 0}, {0, 0}, {1, 3}, {2, 1}}, PadMode::reflect); })},
+      {"pad_mode/replicate", unary([](const Tensor& x) { return x.pad({{0, 0}, {0, 0}, {1, 3}, {2, 1}}, PadMode::replicate); })},
+      {"pad_mode/circular", unary([](const Tensor& x) { return x.pad({{0, 0}, {0, 0}, {1, 3}, {2, 1}}, PadMode::circular); })},
+      {"pad_mode/constant", unary([](const Tensor& x) { return x.pad({{0, 0}, {0, 0}, {1, 3}, {2, 1}}, PadMode::constant, 0.5); })},
+      {"pad2d", [](const In& in, const Args& a) { return a.size() == 5 ? in[0].pad2d(ints(a, 0, 4), a[4]) : in[0].pad2d(ints(a)); }},
+      // indexing: the same indices as the Python in tools/gen_api_goldens.py
+      {"getitem/int", unary([](const Tensor& x) { return x[1]; })},
+      {"getitem/neg_int", unary([](const Tensor& x) { return x[-1]; })},
+      {"getitem/int_int", unary([](const Tensor& x) { return x[{1, 2}]; })},
+      {"getitem/slice", unary([](const Tensor& x) { return x[{Slice(1, 3)}]; })},
+      {"getitem/slice_step", unary([](const Tensor& x) { return x[{Slice({}, {}, 2)}]; })},
+      {"getitem/slice_neg_step", unary([](const Tensor& x) { return x[{Slice({}, {}, -1)}]; })},
+      {"getitem/slice_neg_step2", unary([](const Tensor& x) { return x[{Slice(3, 0, -2)}]; })},
+      {"getitem/slice_neg_bounds", unary([](const Tensor& x) { return x[{Slice(-3, -1)}]; })},
+      {"getitem/slice_out_of_range", unary([](const Tensor& x) { return x[{Slice(2, 100)}]; })},
+      {"getitem/empty_slice", unary([](const Tensor& x) { return x[{Slice(3, 1)}]; })},
+      {"getitem/newaxis", unary([](const Tensor& x) { return x[{newaxis, 0}]; })},
+      {"getitem/ellipsis", unary([](const Tensor& x) { return x[{ellipsis, 1}]; })},
+      {"getitem/ellipsis_mid", unary([](const Tensor& x) { return x[{0, ellipsis, Slice({}, {}, 3)}]; })},
+      {"getitem/mixed", unary([](const Tensor& x) { return x[{Slice(1, 4, 2), newaxis, -2, Slice({}, {}, -3)}]; })},
+      {"getitem/tensor", binary([](const Tensor& x, const Tensor& i) { return x[{i}]; })},
+      {"getitem/tensor_dim1", binary([](const Tensor& x, const Tensor& i) { return x[{Slice(), i}]; })},
+      {"getitem/two_tensors", [](const In& in, const Args&) { return in[0][{in[1], in[2]}]; }},
+      {"getitem/split_tensors", [](const In& in, const Args&) { return in[0][{in[1], Slice(), in[2]}]; }},
+      {"getitem/tensor_and_int", binary([](const Tensor& x, const Tensor& i) { return x[{1, Slice(), i}]; })},
+      {"setitem/slice", [](const In& in, const Args& a) { return set(in[0], {Slice(1, 3)}, a[0]); }},
+      {"setitem/step", [](const In& in, const Args& a) { return set(in[0], {Slice({}, {}, 2), 1}, a[0]); }},
+      {"setitem/neg_step", [](const In& in, const Args& a) { return set(in[0], {0, Slice({}, {}, -2)}, a[0]); }},
+      {"setitem/int", [](const In& in, const Args& a) { return set(in[0], {2, 3, 4}, a[0]); }},
+      {"setitem/tensor_value", [](const In& in, const Args&) {
+         Tensor x = in[0].contiguous().realize();
+         x.setitem({1}, in[1]);
+         return x;
+       }},
+      {"gather", [](const In& in, const Args& a) { return in[0].gather(static_cast<int64_t>(a[0]), in[1]); }},
+      {"scatter", [](const In& in, const Args& a) {
+         return in.size() == 3 ? in[0].scatter(static_cast<int64_t>(a[0]), in[1], in[2]) : in[0].scatter(static_cast<int64_t>(a[0]), in[1], a[1]);
+       }},
+      {"masked_fill", [](const In& in, const Args& a) { return in[0].masked_fill(in[1], a[0]); }},
+      {"masked_select", binary([](const Tensor& x, const Tensor& m) { return x.masked_select(m); })},
+      {"one_hot", [](const In& in, const Args& a) { return in[0].one_hot(static_cast<int64_t>(a[0])); }},
+      {"argsort", [](const In& in, const Args& a) { return in[0].argsort(static_cast<int64_t>(a[0]), a[1] != 0); }},
+      // linear algebra and nn
+      {"matmul", binary([](const Tensor& a, const Tensor& b) { return a.matmul(b); })},
+      {"dot", binary([](const Tensor& a, const Tensor& b) { return a.dot(b); })},
+      {"linear", [](const In& in, const Args&) { return in.size() == 3 ? in[0].linear(in[1], in[2]) : in[0].linear(in[1]); }},
+      {"conv_transpose2d", [](const In& in, const Args& a) {
+         std::optional<Tensor> bias = in.size() == 3 ? std::optional<Tensor>(in[2]) : std::nullopt;
+         auto i = [&](size_t k) { return static_cast<int64_t>(a[k]); };
+         return in[0].conv_transpose2d(in[1], bias, i(0), i(1), i(2), i(3), i(4));
+       }},
+      {"avg_pool2d", [](const In& in, const Args& a) {
+         auto i = [&](size_t k) { return static_cast<int64_t>(a[k]); };
+         std::optional<Ints> stride = i(1) ? std::optional<Ints>(i(1)) : std::nullopt;
+         return in[0].avg_pool2d(i(0), stride, i(4), i(2), a[3] != 0, a[5] != 0);
+       }},
+      {"max_pool2d", [](const In& in, const Args& a) {
+         auto i = [&](size_t k) { return static_cast<int64_t>(a[k]); };
+         std::optional<Ints> stride = i(1) ? std::optional<Ints>(i(1)) : std::nullopt;
+         return in[0].max_pool2d(i(0), stride, i(4), i(2), a[3] != 0);
+       }},
+      {"adaptive_avg_pool2d", [](const In& in, const Args& a) { return in[0].adaptive_avg_pool2d(ints(a)); }},
+      {"layernorm", [](const In& in, const Args& a) { return in[0].layernorm(ints(a)); }},
+      {"batchnorm", [](const In& in, const Args&) {
+         return in[0].batchnorm(in[1], in[2], in[3], (in[4] + 1e-5).rsqrt());
+       }},
+      {"sdpa", [](const In& in, const Args&) {
+         return in.size() == 4 ? in[0].scaled_dot_product_attention(in[1], in[2], in[3]) : in[0].scaled_dot_product_attention(in[1], in[2]);
+       }},
+      {"sdpa/causal", [](const In& in, const Args&) { return in[0].scaled_dot_product_attention(in[1], in[2], std::nullopt, 0, true); }},
+      {"cross_entropy", [](const In& in, const Args& a) { return in[0].cross_entropy(in[1], reduction_of(a[0]), a[1]); }},
+      {"sparse_categorical_crossentropy", [](const In& in, const Args& a) {
+         return in[0].sparse_categorical_crossentropy(in[1], static_cast<int64_t>(a[0]), a[1], reduction_of(a[2]));
+       }},
+      {"binary_crossentropy", [](const In& in, const Args& a) { return in[0].binary_crossentropy(in[1], reduction_of(a[0])); }},
+      {"binary_crossentropy_logits", [](const In& in, const Args& a) {
+         return in[0].binary_crossentropy_logits(in[1], reduction_of(a[0]));
+       }},
+      {"nll_loss", [](const In& in, const Args& a) {
+         std::optional<Tensor> w = in.size() == 3 ? std::optional<Tensor>(in[2]) : std::nullopt;
+         return in[0].nll_loss(in[1], w, static_cast<int64_t>(a[1]), reduction_of(a[0]));
+       }},
+      {"mse", [](const In& in, const Args& a) { return in[0].mse(in[1], reduction_of(a[0])); }},
+      {"l1", [](const In& in, const Args& a) { return in[0].l1(in[1], reduction_of(a[0])); }},
+      {"eye", [](const In&, const Args& a) { return Tensor::eye(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1])); }},
+      {"linspace", [](const In&, const Args& a) { return Tensor::linspace(a[0], a[1], static_cast<int64_t>(a[2])); }},
+      {"linspace/int", [](const In&, const Args& a) { return Tensor::linspace(a[0], a[1], static_cast<int64_t>(a[2]), dtypes::int32); }},
+  };
+  return t;
+}
+#undef U
+#undef R
+
+// Ints from args stored as (count, values...) at position `at`, which moves past them
+Ints ints_at(const Args& a, size_t& at) {
+  size_t n = static_cast<size_t>(a[at]);
+  std::vector<int64_t> v = ints(a, at + 1, at + 1 + n);
+  at += 1 + n;
+  return Ints(v);
+}
+
+// Cases whose call depends on the variant's name
+std::optional<Tensor> by_variant(const GoldenCase& c, const In& in) {
+  const Args& a = c.args;
+  auto has = [&](const char* s) { return c.variant.find(s) != std::string::npos; };
+  if (c.op == "sort" || c.op == "topk") {
+    auto r = c.op == "sort" ? in[0].sort(static_cast<int64_t>(a[0]), a[1] != 0)
+                            : in[0].topk(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1]), a[2] != 0);
+    return has("values") ? r.first : r.second;
+  }
+  if (c.op == "scatter_reduce") {
+    std::string reduce = c.variant.substr(0, c.variant.find('_'));
+    return in[0].scatter_reduce(0, in[1], in[2], reduce, a[0] != 0);
+  }
+  if (c.op == "conv2d") {
+    size_t at = 1;
+    Ints stride = ints_at(a, at), dilation = ints_at(a, at), padding = ints_at(a, at);
+    std::optional<Tensor> bias = in.size() == 3 ? std::optional<Tensor>(in[2]) : std::nullopt;
+    return in[0].conv2d(in[1], bias, static_cast<int64_t>(a[0]), stride, dilation, padding);
+  }
+  if (c.op == "interpolate") {
+    std::string mode = has("nearest_exact") ? "nearest-exact" : has("nearest") ? "nearest" : has("bilinear") ? "bilinear" : "linear";
+    return in[0].interpolate(ints(a, 0, a.size() - 1), mode, a.back() != 0);
+  }
+  if (c.op == "einsum") {
+    static const char* formulas[] = {"ij,jk->ik", "ij->ji", "ii->i", "ii", "bij,bjk->bik", "i,j->ij", "ij,ij->", "ijk->",
+                                     "ij,jk,kl->il", "ab,b"};
+    return Tensor::einsum(formulas[std::stoi(c.variant.substr(1))], in);
+  }
+  return std::nullopt;
+}
+
+// tinygrad's test_ops tolerances; 16-bit floats are one rounding of their own away
+std::pair<double, double> tolerance(const GoldenCase& c) {
+  if (c.output.dtype == dtypes::float16) return {2e-3, 4e-3};
+  // the polynomial erf/asin approximations and exp2-based pow are good to ~1e-6 relative, a little above atol
+  return {5e-6, 1e-3};
+}
+
+class TensorApi : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TensorApi, MatchesPyTorch) {
+  const std::string& op = GetParam();
+  for (const GoldenCase& c : tg::testing::golden_cases("api.txt").at(op)) {
+    SCOPED_TRACE(op + "/" + c.variant);
+    In in;
+    for (const auto& g : c.inputs) in.push_back(g.make());
+    std::optional<Tensor> got = by_variant(c, in);
+    if (!got) {
+      auto it = bindings().find(op + "/" + c.variant);
+      if (it == bindings().end()) it = bindings().find(op);
+      ASSERT_NE(it, bindings().end()) << "no C++ binding for " << op << "/" << c.variant;
+      got = it->second(in, c.args);
+    }
+    auto [atol, rtol] = tolerance(c);
+    EXPECT_EQ(tg::testing::compare(*got, c.output, atol, rtol), "");
+  }
+}
+
+std::vector<std::string> api_methods() {
+  std::vector<std::string> ops;
+  for (const auto& [name, cases] : tg::testing::golden_cases("api.txt")) ops.push_back(name);
+  return ops;
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, TensorApi, ::testing::ValuesIn(api_methods()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
