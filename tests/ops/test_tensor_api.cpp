@@ -279,7 +279,8 @@ TEST_P(TensorApi, MatchesPyTorch) {
 
 std::vector<std::string> api_methods() {
   std::vector<std::string> ops;
-  for (const auto& [name, cases] : tg::testing::golden_cases("api.txt")) ops.push_back(name);
+  for (const auto& [name, cases] : tg::testing::golden_cases("api.txt"))
+    if (name != "init") ops.push_back(name);  // statistical: tests/ops/test_random.cpp
   return ops;
 }
 

@@ -180,3 +180,34 @@ TEST(TensorBasics, DefaultDeviceFromDevOrDeviceDEFAULT) {
   EXPECT_EQ(Device::canonicalize("clang"), "CPU");
   EXPECT_THROW(Device::canonicalize("CPU:x"), DeviceError);
 }
+
+TEST(TensorBasics, PropertiesAsPyTorch) {
+  Tensor x = Tensor::zeros({2, 3, 4}, dtypes::float16);
+  EXPECT_EQ(x.ndim(), 3);
+  EXPECT_EQ(x.numel(), 24);
+  EXPECT_EQ(x.element_size(), 2);
+  EXPECT_EQ(x.nbytes(), 48);
+  EXPECT_EQ(Tensor(1.5f).ndim(), 0);
+  EXPECT_EQ(Tensor(1.5f).numel(), 1);
+  EXPECT_EQ(Tensor::empty({0, 5}).numel(), 0);
+}
+
+TEST(TensorBasics, SetitemChangesEveryHandleButNotEarlierViews) {
+  Tensor x = Tensor::arange(6).reshape({2, 3}).contiguous().realize();
+  Tensor same = x, row = x[0];
+  x.setitem({Slice(), 1}, Tensor({10, 20}));
+  EXPECT_EQ(same.to_vector<int32_t>(), (std::vector<int32_t>{0, 10, 2, 3, 20, 5}));
+  // a tensor computed from x before the assignment keeps the old values, as tinygrad's lazy graph does
+  EXPECT_EQ(row.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2}));
+  // the value may read the tensor itself
+  x.assign(x * 2);
+  EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 20, 4, 6, 40, 10}));
+  x.setitem({1, Slice({}, {}, -2)}, 7.9);  // cast to the tensor's dtype
+  EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 20, 4, 7, 40, 7}));
+}
+
+TEST(TensorBasics, IntegerDivisionByZeroGivesZeroInsteadOfTrapping) {
+  Tensor a = Tensor({7, -7, INT32_MIN, 5}), b = Tensor({0, 0, -1, -1});
+  EXPECT_EQ(a.idiv(b).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, INT32_MIN, -5}));
+  EXPECT_EQ((a % b).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0, 0}));
+}

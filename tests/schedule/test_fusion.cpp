@@ -51,6 +51,21 @@ TEST(Fusion, ConstantsFoldToOneKernelThatReadsNothing) {
   EXPECT_EQ(r.item<float>(), 5.0f);
 }
 
+TEST(Fusion, AReduceOfABroadcastConstantCountsItsElements) {
+  // regression: the constant's VIEW was dropped, so the kernel lost the reduce's loop and stored 1
+  EXPECT_EQ(Tensor::ones({4}).sum().item<float>(), 4.0f);
+  EXPECT_EQ(Tensor::full({2, 3}, 2.0).sum(1).to_vector<float>(), (std::vector<float>{6, 6}));
+  EXPECT_EQ(Tensor::ones({4, 4}).reshape({2, 2, 2, 2}).permute({0, 2, 1, 3}).sum({2, 3}).to_vector<float>(), std::vector<float>(4, 4));
+  EXPECT_EQ(Tensor::ones({3}, dtypes::int32).prod().item<int32_t>(), 1);
+}
+
+TEST(Fusion, ConvAndPoolingAreOneKernelEach) {
+  Tensor x = Tensor::rand({1, 2, 8, 8}).realize(), w = Tensor::rand({4, 2, 3, 3}).realize();
+  EXPECT_EQ(kernels_for(x.conv2d(w)), 1);
+  EXPECT_EQ(kernels_for(x.max_pool2d()), 1);
+  EXPECT_EQ(kernels_for(x.conv2d(w).relu().max_pool2d()), 2);  // the pool reads the conv's windows from a buffer
+}
+
 TEST(Fusion, ElementwiseChainIsOneKernel) {
   Tensor a = iota({4, 5}), b = iota({4, 5});
   Tensor c = ((a + b) * 2 - a).sqrt() + (b * a).sin();
