@@ -368,8 +368,7 @@ class Tensor {
   // Python's x[...]: ints (negative count from the end), slices with any step, newaxis, ellipsis, and integer
   // tensors (advanced indexing, broadcast together as numpy does).
   Tensor getitem(const std::vector<Index>& indices, Loc where = Loc::current()) const;
-  Tensor operator[](const std::vector<Index>& indices) const { return getitem(indices); }
-  Tensor operator[](int64_t i) const { return getitem({i}); }
+  Tensor operator[](const IndexAt& at) const { return getitem(at.indices, at.where); }
   // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values.
   void setitem(const std::vector<Index>& indices, const Tensor& value, Loc where = Loc::current());
   void setitem(const std::vector<Index>& indices, double value, Loc where = Loc::current());

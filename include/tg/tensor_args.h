@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "tg/error.h"
+
 namespace tg {
 
 class Tensor;
@@ -73,6 +75,16 @@ class Index {
   int64_t i_ = 0;
   tg::Slice slice_;
   std::shared_ptr<const Tensor> t_;
+};
+
+// The argument of Tensor::operator[]: the indices and the caller's line (operator[] cannot take a defaulted one).
+struct IndexAt {
+  std::vector<Index> indices;
+  SourceLocation where;
+  IndexAt(std::initializer_list<Index> i, SourceLocation w = SourceLocation::current()) : indices(i), where(w) {}
+  IndexAt(std::vector<Index> i, SourceLocation w = SourceLocation::current()) : indices(std::move(i)), where(w) {}
+  IndexAt(int64_t i, SourceLocation w = SourceLocation::current()) : indices{Index(i)}, where(w) {}
+  IndexAt(int i, SourceLocation w = SourceLocation::current()) : indices{Index(i)}, where(w) {}
 };
 
 enum class PadMode { constant, reflect, replicate, circular };

@@ -11,7 +11,10 @@ Tensor Tensor::relu(Loc where) const {
   if (dtype().is_bool()) throw DTypeError("relu", "needs a number tensor, not bool", where);
   return (*this > 0).where(*this, zeros_like());
 }
-Tensor Tensor::relu6(Loc where) const { return relu(where).minimum(6, where); }
+Tensor Tensor::relu6(Loc where) const {
+  if (dtype().is_bool()) throw DTypeError("relu6", "needs a number tensor, not bool", where);
+  return relu(where).minimum(6, where);
+}
 Tensor Tensor::leaky_relu(double neg_slope, Loc where) const {
   return float_math(*this, where, [&](const Tensor& x) { return (x < 0).where(x * neg_slope, x); });
 }

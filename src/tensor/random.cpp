@@ -118,9 +118,11 @@ Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype,
   return (rand(shape, dtypes::float32, device, where) * (high - low) + low).cast(dtype, where);
 }
 
-Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device, Loc where) {
+Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device, Loc where) try {
   double n = static_cast<double>(tensor::prod(shape));
   return uniform(shape, -1, 1, dtype, device, where).mul(1 / std::sqrt(std::max(n, 1.0)), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "scaled_uniform", where);
 }
 
 Tensor Tensor::glorot_uniform(const Shape& shape, DType dtype, const std::string& device, Loc where) {

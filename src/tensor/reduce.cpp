@@ -92,14 +92,20 @@ Tensor Tensor::var(Axes axis, bool keepdim, double correction, Loc where) const 
   Tensor sq = (x - x.mean(axis, true, where)).square(where).sum(axis, keepdim, where);
   return sq.div(std::max(0.0, static_cast<double>(n) - correction), where);
 }
-Tensor Tensor::std(Axes axis, bool keepdim, double correction, Loc where) const {
+Tensor Tensor::std(Axes axis, bool keepdim, double correction, Loc where) const try {
   return var(axis, keepdim, correction, where).sqrt(where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "std", where);
 }
-std::pair<Tensor, Tensor> Tensor::var_mean(Axes axis, bool keepdim, double correction, Loc where) const {
+std::pair<Tensor, Tensor> Tensor::var_mean(Axes axis, bool keepdim, double correction, Loc where) const try {
   return {var(axis, keepdim, correction, where), mean(axis, keepdim, where)};
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "var_mean", where);
 }
-std::pair<Tensor, Tensor> Tensor::std_mean(Axes axis, bool keepdim, double correction, Loc where) const {
+std::pair<Tensor, Tensor> Tensor::std_mean(Axes axis, bool keepdim, double correction, Loc where) const try {
   return {std(axis, keepdim, correction, where), mean(axis, keepdim, where)};
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "std_mean", where);
 }
 
 Tensor Tensor::any(Axes axis, bool keepdim, Loc where) const {
@@ -108,8 +114,10 @@ Tensor Tensor::any(Axes axis, bool keepdim, Loc where) const {
 Tensor Tensor::all(Axes axis, bool keepdim, Loc where) const {
   return reduce(logical_not(where), Ops::MAX, axis, keepdim, "all", where).logical_not(where);
 }
-Tensor Tensor::count_nonzero(Axes axis, bool keepdim, Loc where) const {
+Tensor Tensor::count_nonzero(Axes axis, bool keepdim, Loc where) const try {
   return ne(zeros_like(std::nullopt, where), where).sum(axis, keepdim, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "count_nonzero", where);
 }
 
 namespace {
@@ -143,7 +151,7 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim, Loc where) cons
   return arg_of_max(inverse(*this, where), axis, keepdim, "argmin", where);
 }
 
-Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const {
+Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const try {
   Tensor m = max(axis, true, where);
   // an all -inf slice has m = -inf: shift by 0 there instead of producing nan
   Tensor shift = m.isinf().where(0.0, m);
@@ -154,18 +162,24 @@ Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const {
   for (int64_t i = 0; i < ndim(); i++)
     if (std::find(ax.begin(), ax.end(), i) == ax.end()) out.push_back(shape()[i]);
   return r.reshape(out, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "logsumexp", where);
 }
 
-Tensor Tensor::softmax(int64_t axis, Loc where) const {
+Tensor Tensor::softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);
   Tensor e = (x - x.max(axis, true, where)).exp(where);
   return e.div(e.sum(axis, true, where), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "softmax", where);
 }
 
-Tensor Tensor::log_softmax(int64_t axis, Loc where) const {
+Tensor Tensor::log_softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);
   Tensor m = x - x.max(axis, true, where);
   return m - m.exp(where).sum(axis, true, where).log(where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "log_softmax", where);
 }
 
 }  // namespace tg

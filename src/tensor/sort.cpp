@@ -27,9 +27,13 @@ std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, Loc where) 
   return {values.transpose(ax, -1, where), indices.transpose(ax, -1, where)};
 }
 
-Tensor Tensor::argsort(int64_t dim, bool descending, Loc where) const { return sort(dim, descending, where).second; }
+Tensor Tensor::argsort(int64_t dim, bool descending, Loc where) const try {
+  return sort(dim, descending, where).second;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "argsort", where);
+}
 
-std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted, Loc where) const {
+std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted, Loc where) const try {
   int64_t ax = tensor::normalize_axis(dim, ndim(), "topk", where);
   int64_t n = ndim() == 0 ? 1 : shape()[ax];
   if (k < 0 || k > n)
@@ -41,6 +45,8 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
   std::vector<std::pair<int64_t, int64_t>> keep;
   for (int64_t d = 0; d < ndim(); d++) keep.push_back({0, d == ax ? k : shape()[d]});
   return {v.shrink(keep, where), i.shrink(keep, where)};
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "topk", where);
 }
 
 Tensor Tensor::randperm(int64_t n, DType dtype, const std::string& device, Loc where) {
