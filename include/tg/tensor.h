@@ -33,6 +33,7 @@ class Tensor;
 namespace detail {
 struct TensorImpl;
 Tensor make_tensor(const uop::UOp& u, const std::string& device, SourceLocation created);
+std::vector<Tensor> tensors_requiring_grad();
 }
 
 using Shape = std::vector<int64_t>;
@@ -443,6 +444,24 @@ class Tensor {
   // Training mode (tinygrad's Tensor.training), read by dropout; set it with tg::TrainGuard.
   static bool training;
 
+  // ---- autograd ----
+  // Gradients are computed on the lazy graph when asked for, one rule per primitive, so every method above is
+  // differentiable; the gradients are lazy tensors too (they fuse, and can be differentiated again).
+  Tensor& requires_grad_(bool on = true, Loc where = Loc::current());  // float tensors only
+  bool requires_grad() const;
+  Tensor grad() const;  // an undefined handle (defined() false) until backward() reaches this tensor
+  Tensor& zero_grad();  // drops the accumulated gradient
+  // d(this)/d(t) added to t.grad() for every tensor t in this graph that requires a gradient. Without an upstream
+  // gradient this tensor must hold one element. Call it before realizing intermediates of the graph: realizing
+  // a tensor replaces its graph by its buffer.
+  Tensor& backward(std::optional<Tensor> gradient = std::nullopt, Loc where = Loc::current());
+  // tinygrad's functional form: the gradients of this tensor for each target, leaving .grad alone.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient = std::nullopt,
+                               Loc where = Loc::current()) const;
+  Tensor detach(Loc where = Loc::current()) const;  // the same values, with no gradient flowing back
+  // While set (tg::NoGradGuard), new tensors are detached from the graph.
+  static bool no_grad;
+
   Tensor contiguous(Loc where = Loc::current()) const;
   Tensor to(const std::string& device, Loc where = Loc::current()) const;
 
@@ -475,6 +494,7 @@ class Tensor {
 
  private:
   friend Tensor detail::make_tensor(const uop::UOp& u, const std::string& device, SourceLocation created);
+  friend std::vector<Tensor> detail::tensors_requiring_grad();
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
   static Tensor scalar_tensor(ConstValue v, DType dtype, const std::string& device, Loc where);
   static Tensor from_host(const void* data, size_t count, DType dtype, const Shape& shape, const std::string& device,
@@ -527,6 +547,18 @@ class TrainGuard {
   ~TrainGuard() { Tensor::training = prev_; }
   TrainGuard(const TrainGuard&) = delete;
   TrainGuard& operator=(const TrainGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// No gradients for a scope (tinygrad's Tensor.no_grad, torch.no_grad()): tensors computed inside are detached.
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(Tensor::no_grad) { Tensor::no_grad = true; }
+  ~NoGradGuard() { Tensor::no_grad = prev_; }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
 
  private:
   bool prev_;

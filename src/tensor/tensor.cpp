@@ -46,8 +46,19 @@ void apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
     if (!schedule::is_realized_form(t->uop)) t->uop = t->uop.substitute(becomes);
 }
 
+std::vector<Tensor> tensors_requiring_grad() {
+  std::vector<Tensor> out;
+  std::lock_guard lock(registry_mutex());
+  for (TensorImpl* t = registry_head; t; t = t->next)
+    if (t->requires_grad)
+      if (auto p = t->weak_from_this().lock()) out.push_back(Tensor(p));
+  return out;
+}
+
 Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation created) {
-  return Tensor(std::make_shared<TensorImpl>(u, device, created));
+  // under NoGradGuard a computed value is detached: no gradient flows back through it
+  bool detach = Tensor::no_grad && u.dtype().is_float() && !u.src().empty() && u.op() != Ops::DETACH && u.op() != Ops::BUFFER;
+  return Tensor(std::make_shared<TensorImpl>(detach ? UOp::make(Ops::DETACH, u.dtype(), {u}) : u, device, created));
 }
 
 }  // namespace detail

@@ -5,7 +5,7 @@
 
 namespace tg::detail {
 
-struct TensorImpl {
+struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   TensorImpl(uop::UOp u, std::string dev, SourceLocation where);
   ~TensorImpl();
   TensorImpl(const TensorImpl&) = delete;
@@ -13,6 +13,8 @@ struct TensorImpl {
   uop::UOp uop;
   std::string device;      // canonical name; a tensor never changes device
   SourceLocation created;  // the user's line that made it: named when realizing it fails
+  bool requires_grad = false;
+  Tensor grad;             // accumulated by backward(); undefined until then
   TensorImpl* prev = nullptr;  // the registry: an intrusive list of every live tensor
   TensorImpl* next = nullptr;
 };
@@ -20,6 +22,8 @@ struct TensorImpl {
 // Replaces realized nodes in the graph of every live tensor (tinygrad's becomes map): later ops on any tensor
 // that used them read the buffers instead of computing again.
 void apply_becomes(const std::vector<std::pair<uop::UOp, uop::UOp>>& becomes);
+// Every live tensor with requires_grad set (backward() picks those in its graph).
+std::vector<Tensor> tensors_requiring_grad();
 
 }  // namespace tg::detail
 
@@ -60,5 +64,7 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape);
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, SourceLocation where);
 std::string list_str(const std::vector<int64_t>& v);
 int64_t prod(const Shape& s);
+// Reverse-mode gradients of root (seeded with root_grad) for each target node; undefined where none flows.
+std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<uop::UOp>& targets);
 
 }  // namespace tg::tensor

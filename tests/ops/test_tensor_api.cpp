@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <set>
 
 #include "support/golden.h"
 
@@ -250,6 +252,15 @@ std::optional<Tensor> by_variant(const GoldenCase& c, const In& in) {
   return std::nullopt;
 }
 
+// The method's call for a golden case (by variant, else the table)
+Tensor call(const GoldenCase& c, const In& in) {
+  if (std::optional<Tensor> r = by_variant(c, in)) return *r;
+  auto it = bindings().find(c.op + "/" + c.variant);
+  if (it == bindings().end()) it = bindings().find(c.op);
+  if (it == bindings().end()) throw std::runtime_error("no C++ binding for " + c.op + "/" + c.variant);
+  return it->second(in, c.args);
+}
+
 // tinygrad's test_ops tolerances; 16-bit floats are one rounding of their own away
 std::pair<double, double> tolerance(const GoldenCase& c) {
   if (c.output.dtype == dtypes::float16) return {2e-3, 4e-3};
@@ -265,17 +276,81 @@ TEST_P(TensorApi, MatchesPyTorch) {
     SCOPED_TRACE(op + "/" + c.variant);
     In in;
     for (const auto& g : c.inputs) in.push_back(g.make());
-    std::optional<Tensor> got = by_variant(c, in);
-    if (!got) {
-      auto it = bindings().find(op + "/" + c.variant);
-      if (it == bindings().end()) it = bindings().find(op);
-      ASSERT_NE(it, bindings().end()) << "no C++ binding for " << op << "/" << c.variant;
-      got = it->second(in, c.args);
-    }
+    Tensor got = call(c, in);
     auto [atol, rtol] = tolerance(c);
-    EXPECT_EQ(tg::testing::compare(*got, c.output, atol, rtol), "");
+    EXPECT_EQ(tg::testing::compare(got, c.output, atol, rtol), "");
   }
 }
+
+// Gradients against central finite differences in float64: the golden inputs as float64, the loss
+// sum(out * w) for fixed w, and up to 6 elements of each float input perturbed by +-1e-6 (the first suitable case of
+// each method: inputs without NaN or infinity, away from kinks).
+class TensorApiGradient : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TensorApiGradient, MatchesFiniteDifferences) {
+  const std::string& op = GetParam();
+  int checked = 0;
+  for (const GoldenCase& c : tg::testing::golden_cases("api.txt").at(op)) {
+    // points where the function has a kink or no derivative are not for finite differences
+    static const char* skip[] = {"special", "halves", "nan", "int", "empty", "large", "edges", "float16", "0d", "bool", "negative_base"};
+    bool finite = std::all_of(c.inputs.begin(), c.inputs.end(), [](const auto& g) {
+      return std::all_of(g.floats.begin(), g.floats.end(), [](double v) { return std::isfinite(v); });
+    });
+    if (checked == 1 || !finite || c.output.dtype != dtypes::float32 ||
+        std::any_of(std::begin(skip), std::end(skip), [&](const char* s) { return c.variant.find(s) != std::string::npos; }))
+      continue;
+    SCOPED_TRACE(op + "/" + c.variant);
+    In in;
+    std::vector<std::vector<double>> data(c.inputs.size());
+    for (size_t i = 0; i < c.inputs.size(); i++) {
+      const auto& g = c.inputs[i];
+      data[i] = g.floats;
+      in.push_back(g.dtype.is_float() ? Tensor(g.floats, g.shape).realize() : g.make());
+    }
+    Tensor out = call(c, in);
+    if (out.dtype() != dtypes::float64 || out.numel() == 0) continue;
+    std::vector<double> wv(static_cast<size_t>(out.numel()));
+    for (size_t k = 0; k < wv.size(); k++) wv[k] = std::sin(1.0 + 0.7 * static_cast<double>(k));
+    Tensor w = Tensor(wv, out.shape()).realize();
+    auto loss_of = [&](const In& x) { return (call(c, x) * w).sum(); };
+    std::vector<Tensor> targets;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < in.size(); i++)
+      if (in[i].dtype() == dtypes::float64) targets.push_back(in[i]), which.push_back(i);
+    std::vector<Tensor> grads = loss_of(in).gradient(targets);
+    checked++;
+    for (size_t t = 0; t < targets.size(); t++) {
+      size_t i = which[t];
+      std::vector<double> analytic = grads[t].to_vector<double>();
+      size_t n = data[i].size(), step = std::max<size_t>(1, n / 6);
+      for (size_t j = 0; j < n; j += step) {
+        auto at = [&](double delta) {
+          In x = in;
+          std::vector<double> d = data[i];
+          d[j] += delta;
+          x[i] = Tensor(d, c.inputs[i].shape).realize();
+          return loss_of(x).item<double>();
+        };
+        double fd = (at(1e-6) - at(-1e-6)) / 2e-6;
+        EXPECT_NEAR(analytic[j], fd, 1e-5 + 1e-4 * std::fabs(fd)) << "input " << i << " element " << j;
+      }
+    }
+  }
+}
+
+// The methods with a float result (the rest have no gradient to check)
+std::vector<std::string> differentiable_methods() {
+  // setitem/assign realize: the graph ends there, as tinygrad's assign
+  static const std::set<std::string> none = {"init", "setitem", "isnan", "isinf", "isfinite", "bitwise_not", "argmax", "argmin", "argsort",
+                                             "one_hot", "count_nonzero", "any", "all", "eye", "linspace", "meshgrid"};
+  std::vector<std::string> ops;
+  for (const auto& [name, cases] : tg::testing::golden_cases("api.txt"))
+    if (!none.count(name)) ops.push_back(name);
+  return ops;
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, TensorApiGradient, ::testing::ValuesIn(differentiable_methods()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 std::vector<std::string> api_methods() {
   std::vector<std::string> ops;

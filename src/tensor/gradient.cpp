@@ -1,0 +1,214 @@
+// Autograd on the lazy graph: reverse-mode differentiation over the tensor-level UOps, one local rule per primitive
+// (tinygrad's list). Every composed method differentiates through the primitives it is built from, and the
+// gradients are themselves lazy tensors: they fuse with the rest of the step, and can be differentiated again.
+//
+// The rules are a switch over the op rather than a PatternMatcher table: each primitive has exactly one rule and
+// no rule needs to match a pattern deeper than the node itself.
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "schedule/buffer_uop.h"
+#include "tensor/tensor_impl.h"
+#include "uop/reduce_arg.h"
+
+namespace tg {
+
+using uop::Ops;
+using uop::UOp;
+
+bool Tensor::no_grad = false;
+
+namespace {
+
+Tensor view(const UOp& u) { return tensor::wrap(u, schedule::device_of(u)); }
+
+const std::vector<int64_t>& ints_arg(const UOp& u) { return u.arg().get<std::vector<int64_t>>(); }
+
+// The gradients of u's sources given the gradient g of u; an undefined Tensor where none flows.
+std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
+  auto src = [&](size_t i) { return view(u.src(i)); };
+  const Shape& in_shape = u.src().empty() ? u.shape() : u.src(0).shape();
+  switch (u.op()) {
+    case Ops::ADD: return {g, g};
+    case Ops::MUL: return {g * src(1), g * src(0)};
+    case Ops::NEG: return {-g};
+    case Ops::EXP2: return {g * view(u) * std::numbers::ln2};
+    case Ops::LOG2: return {g / (src(0) * std::numbers::ln2)};
+    case Ops::SIN: return {g * (std::numbers::pi / 2 - src(0)).sin()};
+    case Ops::SQRT: return {g / (view(u) * 2.0)};
+    case Ops::RECIPROCAL: return {-g * view(u) * view(u)};
+    case Ops::MAX: {  // ties share the gradient equally, as tinygrad
+      Tensor a = src(0), b = src(1), share = (a > b).where(1.0, (a == b).where(0.5, 0.0)).cast(g.dtype());
+      return {g * share, g * (1.0 - share)};
+    }
+    case Ops::WHERE: {
+      Tensor c = src(0), zero = g.zeros_like();
+      return {Tensor(), c.where(g, zero), c.where(zero, g)};
+    }
+    case Ops::CAST: return {u.src(0).dtype().is_float() ? g.cast(u.src(0).dtype()) : Tensor()};
+    case Ops::REDUCE_AXIS: {
+      const uop::ReduceArg& ra = uop::get_reduce_arg(u);
+      Tensor ge = g.expand(in_shape);
+      if (ra.op == Ops::ADD) return {ge};
+      Tensor x = src(0), ret = view(u).expand(in_shape);
+      if (ra.op == Ops::MUL) return {ge * ret / x};
+      // MAX: the gradient goes to the maxima, split equally between ties
+      Tensor hit = (x == ret).cast(g.dtype());
+      Tensor count = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, hit.dtype(), {hit.uop()}, u.arg()), g.device()).expand(in_shape);
+      return {ge * hit / count};
+    }
+    case Ops::RESHAPE: return {g.reshape(in_shape)};
+    case Ops::EXPAND: {
+      std::vector<int64_t> axes;
+      for (size_t i = 0; i < in_shape.size(); i++)
+        if (in_shape[i] != u.shape()[i]) axes.push_back(static_cast<int64_t>(i));
+      return {axes.empty() ? g : g.sum(axes, true).cast(g.dtype())};
+    }
+    case Ops::PERMUTE: {
+      const std::vector<int64_t>& order = ints_arg(u);
+      std::vector<int64_t> inverse(order.size());
+      for (size_t i = 0; i < order.size(); i++) inverse[order[i]] = static_cast<int64_t>(i);
+      return {g.permute(inverse)};
+    }
+    case Ops::PAD: {
+      const std::vector<int64_t>& p = ints_arg(u);
+      std::vector<std::pair<int64_t, int64_t>> keep;
+      for (size_t i = 0; i < in_shape.size(); i++) keep.push_back({p[2 * i], p[2 * i] + in_shape[i]});
+      return {g.shrink(keep)};
+    }
+    case Ops::SHRINK: {
+      const std::vector<int64_t>& r = ints_arg(u);
+      std::vector<std::pair<int64_t, int64_t>> grow;
+      for (size_t i = 0; i < in_shape.size(); i++) grow.push_back({r[2 * i], in_shape[i] - r[2 * i + 1]});
+      return {g.pad(grow)};
+    }
+    case Ops::FLIP: {
+      std::vector<int64_t> axes;
+      const std::vector<int64_t>& f = ints_arg(u);
+      for (size_t i = 0; i < f.size(); i++)
+        if (f[i]) axes.push_back(static_cast<int64_t>(i));
+      return {g.flip(axes)};
+    }
+    case Ops::CONTIGUOUS: return {g};
+    case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};
+    default: return std::vector<Tensor>(u.src().size());  // comparisons, integer ops, DETACH, leaves: no gradient
+  }
+}
+
+}  // namespace
+
+namespace tensor {
+
+std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<UOp>& targets) {
+  std::vector<UOp> order = root.uop().toposort();
+  std::unordered_set<const uop::UOpNode*> wanted;
+  for (const UOp& t : targets) wanted.insert(t.get());
+  // the nodes a gradient must flow through: float nodes with a target at or below them (DETACH stops it)
+  std::unordered_set<const uop::UOpNode*> on_path;
+  for (const UOp& u : order) {
+    if (!u.dtype().is_float() || u.op() == Ops::DETACH) continue;
+    bool reaches = wanted.count(u.get()) > 0;
+    for (const UOp& s : u.src()) reaches = reaches || on_path.count(s.get());
+    if (reaches) on_path.insert(u.get());
+  }
+  std::unordered_map<const uop::UOpNode*, Tensor> grads;
+  if (on_path.count(root.uop().get())) grads[root.uop().get()] = root_grad;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UOp& u = *it;
+    auto g = grads.find(u.get());
+    if (g == grads.end() || u.src().empty()) continue;
+    std::vector<Tensor> local = local_gradients(u, g->second);
+    for (size_t i = 0; i < u.src().size(); i++) {
+      const UOp& s = u.src(i);
+      if (!local[i].defined() || !on_path.count(s.get())) continue;
+      Tensor gi = local[i].cast(s.dtype());
+      auto [slot, fresh] = grads.emplace(s.get(), gi);
+      if (!fresh) slot->second = slot->second + gi;
+    }
+  }
+  std::vector<Tensor> out;
+  for (const UOp& t : targets) {
+    auto g = grads.find(t.get());
+    out.push_back(g == grads.end() ? Tensor() : g->second);
+  }
+  return out;
+}
+
+}  // namespace tensor
+
+Tensor& Tensor::requires_grad_(bool on, Loc where) {
+  if (on && !dtype().is_float())
+    throw DTypeError("requires_grad_", "only float tensors can require gradients, not " + dtype().name(), where);
+  impl_->requires_grad = on;
+  return *this;
+}
+bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad; }
+Tensor Tensor::grad() const { return impl_ ? impl_->grad : Tensor(); }
+Tensor& Tensor::zero_grad() {
+  impl_->grad = Tensor();
+  return *this;
+}
+
+Tensor Tensor::detach(Loc where) const { return tensor::wrap(UOp::make(Ops::DETACH, dtype(), {uop()}), device(), where); }
+
+namespace {
+
+Tensor seed_gradient(const Tensor& root, const std::optional<Tensor>& gradient, const char* op, SourceLocation where) {
+  if (!root.dtype().is_float()) throw DTypeError(op, "needs a float tensor to differentiate, not " + root.dtype().name(), where);
+  if (!gradient) {
+    if (root.numel() != 1)
+      throw ShapeError(op, "needs a scalar (one element) without an upstream gradient; got shape " + tensor::shape_str(root.shape()) +
+                               " (pass the gradient of the output)", where);
+    return root.ones_like(std::nullopt, where);
+  }
+  if (gradient->shape() != root.shape())
+    throw ShapeError(op, "upstream gradient of shape " + tensor::shape_str(gradient->shape()) + " for a tensor of shape " +
+                             tensor::shape_str(root.shape()), where);
+  return gradient->cast(root.dtype(), where);
+}
+
+}  // namespace
+
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient, Loc where) const {
+  Tensor seed = seed_gradient(*this, gradient, "gradient", where);
+  std::vector<UOp> nodes;
+  for (const Tensor& t : targets) nodes.push_back(t.uop());
+  std::vector<Tensor> grads = tensor::compute_gradients(*this, seed, nodes);
+  std::unordered_set<const uop::UOpNode*> in_graph;
+  for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
+  for (size_t i = 0; i < grads.size(); i++) {
+    if (grads[i].defined()) continue;
+    // in the graph only through comparisons, integer or detached ops: the gradient is zero (as PyTorch's)
+    if (!in_graph.count(nodes[i].get()))
+      throw ArgumentError("gradient", "target " + std::to_string(i) + " (shape " + tensor::shape_str(targets[i].shape()) +
+                                          ") is not part of the graph of this tensor", where);
+    grads[i] = targets[i].zeros_like();
+  }
+  return grads;
+}
+
+Tensor& Tensor::backward(std::optional<Tensor> gradient, Loc where) {
+  Tensor seed = seed_gradient(*this, gradient, "backward", where);
+  // the tensors that require gradients and appear in this graph
+  std::unordered_set<const uop::UOpNode*> in_graph;
+  for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
+  std::vector<Tensor> leaves = detail::tensors_requiring_grad();
+  std::vector<UOp> nodes;
+  std::vector<Tensor> found;
+  for (const Tensor& t : leaves)
+    if (in_graph.count(t.uop().get())) found.push_back(t), nodes.push_back(t.uop());
+  if (found.empty())
+    throw ArgumentError("backward", "nothing in the graph of this tensor (shape " + tensor::shape_str(shape()) +
+                                        ") requires a gradient (call requires_grad_() on the parameters)", where);
+  std::vector<Tensor> grads = tensor::compute_gradients(*this, seed, nodes);
+  for (size_t i = 0; i < found.size(); i++) {
+    Tensor g = grads[i].defined() ? grads[i] : found[i].zeros_like();
+    found[i].impl_->grad = found[i].impl_->grad.defined() ? found[i].impl_->grad + g : g;  // accumulates until zeroed
+  }
+  return *this;
+}
+
+}  // namespace tg
