@@ -1,0 +1,143 @@
+// Autograd behaviour: the seed's example, higher-order gradients, accumulation, detach, NoGradGuard, the functional
+// gradient(), broadcasting undone, and the errors. (Per-method gradients: tests/ops/test_tensor_api.cpp.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <tg/tg.h>
+
+using namespace tg;
+
+namespace {
+
+std::vector<float> vec(const Tensor& t) { return t.to_vector<float>(); }
+
+TEST(Autograd, SeedExampleMatmulSum) {
+  // tinygrad's README: x.grad is [[2, 2, 2], [0, 0, 0], [-2, -2, -2]] and y.grad is [[1, 1, 1]]
+  Tensor x = Tensor::eye(3).requires_grad_();
+  Tensor y = Tensor({{2.0f, 0.0f, -2.0f}}).requires_grad_();
+  Tensor z = y.matmul(x).sum();
+  z.backward();
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{2, 2, 2, 0, 0, 0, -2, -2, -2}));
+  EXPECT_EQ(vec(y.grad()), (std::vector<float>{1, 1, 1}));
+}
+
+TEST(Autograd, SecondAndThirdOrder) {
+  Tensor x = Tensor({1.0, 2.0, -3.0}).requires_grad_();
+  Tensor g1 = (x * x * x).sum().gradient({x})[0];  // 3x^2
+  Tensor g2 = g1.sum().gradient({x})[0];            // 6x
+  Tensor g3 = g2.sum().gradient({x})[0];            // 6
+  EXPECT_EQ(g1.to_vector<double>(), (std::vector<double>{3, 12, 27}));
+  EXPECT_EQ(g2.to_vector<double>(), (std::vector<double>{6, 12, -18}));
+  EXPECT_EQ(g3.to_vector<double>(), (std::vector<double>{6, 6, 6}));
+  // tanh: 1 - tanh^2, then -2 tanh (1 - tanh^2)
+  Tensor t = Tensor({0.5, -1.25}, dtypes::float64).requires_grad_();
+  Tensor d1 = t.tanh().sum().gradient({t})[0], d2 = d1.sum().gradient({t})[0];
+  std::vector<double> v1 = d1.to_vector<double>(), v2 = d2.to_vector<double>();
+  for (size_t i = 0; i < 2; i++) {
+    double th = std::tanh(i == 0 ? 0.5 : -1.25);
+    EXPECT_NEAR(v1[i], 1 - th * th, 1e-12);
+    EXPECT_NEAR(v2[i], -2 * th * (1 - th * th), 1e-12);
+  }
+}
+
+TEST(Autograd, GradientsAccumulateUntilZeroed) {
+  Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
+  (w * 3).sum().backward();
+  (w * w).sum().backward();
+  EXPECT_EQ(vec(w.grad()), (std::vector<float>{5, 7}));  // 3 + 2w
+  w.zero_grad();
+  EXPECT_FALSE(w.grad().defined());
+  (w * 3).sum().backward();
+  EXPECT_EQ(vec(w.grad()), (std::vector<float>{3, 3}));
+}
+
+TEST(Autograd, BroadcastingIsSummedBack) {
+  Tensor b = Tensor({1.0f, 2.0f, 3.0f}).requires_grad_();
+  Tensor x = Tensor::ones({4, 3});
+  (x + b).sum().backward();
+  EXPECT_EQ(vec(b.grad()), (std::vector<float>{4, 4, 4}));
+  Tensor s = Tensor(2.0f).requires_grad_();
+  (x * s).sum().backward();
+  EXPECT_EQ(s.grad().item<float>(), 12.0f);
+  EXPECT_EQ(s.grad().shape(), Shape{});
+}
+
+TEST(Autograd, UpstreamGradientForNonScalars) {
+  Tensor x = Tensor({1.0f, 2.0f, 3.0f}).requires_grad_();
+  (x * x).backward(Tensor({1.0f, 0.0f, -1.0f}));
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{2, 0, -6}));
+}
+
+TEST(Autograd, DetachAndNoGradStopTheGradient) {
+  Tensor x = Tensor({2.0f, 3.0f}).requires_grad_();
+  (x * x.detach()).sum().backward();  // d/dx of x * c with c = x held constant
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{2, 3}));
+  x.zero_grad();
+  Tensor c;
+  {
+    NoGradGuard guard;
+    c = x * 10;  // made under no_grad: a constant for the gradient
+  }
+  (x * c).sum().backward();
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{20, 30}));
+  EXPECT_FALSE(Tensor::no_grad);
+}
+
+TEST(Autograd, FunctionalGradientLeavesGradAlone) {
+  Tensor x = Tensor({1.0f, 2.0f}).requires_grad_(), y = Tensor({3.0f, 4.0f}).requires_grad_();
+  std::vector<Tensor> g = (x * y).sum().gradient({x, y});
+  EXPECT_EQ(vec(g[0]), (std::vector<float>{3, 4}));
+  EXPECT_EQ(vec(g[1]), (std::vector<float>{1, 2}));
+  EXPECT_FALSE(x.grad().defined());
+  EXPECT_FALSE(y.grad().defined());
+  // works without requires_grad too, and through integer-only paths gives zeros
+  Tensor z = Tensor({1.5f, -2.5f});
+  EXPECT_EQ(vec((z * 2).sum().gradient({z})[0]), (std::vector<float>{2, 2}));
+  EXPECT_EQ(vec(z.sign().sum().gradient({z})[0]), (std::vector<float>{0, 0}));
+}
+
+TEST(Autograd, IntegerAndBoolPathsCarryNoGradient) {
+  Tensor x = Tensor({1.7f, -2.2f}).requires_grad_();
+  Tensor r = (x.cast(dtypes::int32).cast(dtypes::float32) * x).sum();  // trunc(x) * x: d/dx = trunc(x)
+  r.backward();
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{1, -2}));
+}
+
+TEST(Autograd, ThroughAConvNetAndLoss) {
+  // a small conv net: the loss gradient flows to every parameter and matches finite differences in float64
+  Tensor::manual_seed(7);
+  Tensor img = Tensor::randn({2, 1, 6, 6}, dtypes::float64).realize();
+  Tensor w = Tensor::kaiming_uniform({3, 1, 3, 3}, 0.01, dtypes::float64).realize().requires_grad_();
+  Tensor lw = Tensor::glorot_uniform({12, 4}, dtypes::float64).realize().requires_grad_();
+  Tensor y = Tensor({1, 3});
+  auto loss = [&](const Tensor& wc) { return img.conv2d(wc).relu().max_pool2d().flatten(1).linear(lw).sparse_categorical_crossentropy(y); };
+  loss(w).backward();
+  std::vector<double> g = w.grad().to_vector<double>(), wv = w.to_vector<double>();
+  for (size_t j = 0; j < wv.size(); j += 4) {
+    std::vector<double> hi = wv, lo = wv;
+    hi[j] += 1e-6, lo[j] -= 1e-6;
+    double fd = (loss(Tensor(hi, w.shape())).item<double>() - loss(Tensor(lo, w.shape())).item<double>()) / 2e-6;
+    EXPECT_NEAR(g[j], fd, 1e-6 + 1e-5 * std::fabs(fd)) << j;
+  }
+  EXPECT_EQ(lw.grad().shape(), (Shape{12, 4}));
+}
+
+TEST(Autograd, BadCallsRaise) {
+  Tensor x = Tensor({1.0f, 2.0f}).requires_grad_();
+  EXPECT_THROW((x * 2).backward(), ShapeError);                       // not a scalar, no upstream gradient
+  EXPECT_THROW((x * 2).backward(Tensor({1.0f})), ShapeError);         // upstream of the wrong shape
+  EXPECT_THROW(Tensor({1.0f, 2.0f}).sum().backward(), ArgumentError);  // nothing requires a gradient
+  EXPECT_THROW(x.sum().gradient({Tensor({5.0f})}), ArgumentError);     // unrelated target
+  EXPECT_THROW(Tensor({1, 2}).requires_grad_(), DTypeError);           // integers carry no gradient
+  EXPECT_THROW(Tensor({1, 2}).sum().backward(), DTypeError);
+  try {
+    (x * 2).backward();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op(), "backward");
+    EXPECT_NE(std::string(e.what()).find("(2,)"), std::string::npos);
+    EXPECT_NE(std::string(e.where().file_name()).find("test_autograd.cpp"), std::string::npos);
+  }
+}
+
+}  // namespace
