@@ -30,7 +30,8 @@ const std::vector<int64_t>& ints_arg(const UOp& u) { return u.arg().get<std::vec
 // The gradients of u's sources given the gradient g of u; an undefined Tensor where none flows.
 std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
   auto src = [&](size_t i) { return view(u.src(i)); };
-  const Shape& in_shape = u.src().empty() ? u.shape() : u.src(0).shape();
+  // leaves (BUFFER, CONST, IOTA) have a DEVICE source, which has no shape: read it only where a rule needs it
+  auto in_shape_of = [&]() -> const Shape& { return u.src(0).shape(); };
   switch (u.op()) {
     case Ops::ADD: return {g, g};
     case Ops::MUL: return {g * src(1), g * src(0)};
@@ -50,6 +51,7 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
     }
     case Ops::CAST: return {u.src(0).dtype().is_float() ? g.cast(u.src(0).dtype()) : Tensor()};
     case Ops::REDUCE_AXIS: {
+      const Shape& in_shape = in_shape_of();
       const uop::ReduceArg& ra = uop::get_reduce_arg(u);
       Tensor ge = g.expand(in_shape);
       if (ra.op == Ops::ADD) return {ge};
@@ -60,8 +62,9 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
       Tensor count = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, hit.dtype(), {hit.uop()}, u.arg()), g.device()).expand(in_shape);
       return {ge * hit / count};
     }
-    case Ops::RESHAPE: return {g.reshape(in_shape)};
+    case Ops::RESHAPE: return {g.reshape(in_shape_of())};
     case Ops::EXPAND: {
+      const Shape& in_shape = in_shape_of();
       std::vector<int64_t> axes;
       for (size_t i = 0; i < in_shape.size(); i++)
         if (in_shape[i] != u.shape()[i]) axes.push_back(static_cast<int64_t>(i));
@@ -74,12 +77,14 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
       return {g.permute(inverse)};
     }
     case Ops::PAD: {
+      const Shape& in_shape = in_shape_of();
       const std::vector<int64_t>& p = ints_arg(u);
       std::vector<std::pair<int64_t, int64_t>> keep;
       for (size_t i = 0; i < in_shape.size(); i++) keep.push_back({p[2 * i], p[2 * i] + in_shape[i]});
       return {g.shrink(keep)};
     }
     case Ops::SHRINK: {
+      const Shape& in_shape = in_shape_of();
       const std::vector<int64_t>& r = ints_arg(u);
       std::vector<std::pair<int64_t, int64_t>> grow;
       for (size_t i = 0; i < in_shape.size(); i++) grow.push_back({r[2 * i], in_shape[i] - r[2 * i + 1]});
