@@ -8,9 +8,9 @@ namespace tg {
 
 namespace {
 
-enum class Running { sum, prod };
-
-Tensor running(const Tensor& x, int64_t axis, Running kind, const char* name, SourceLocation where) {
+// reduce(x[..., k, i] with the elements after k replaced by fill, the reduction's identity) over i
+template <class Reduce>
+Tensor running(const Tensor& x, int64_t axis, ConstValue fill, Reduce reduce, const char* name, SourceLocation where) {
   int64_t ax = tensor::normalize_axis(axis, x.ndim(), name, where);
   if (x.ndim() == 0) return x;
   // the axis moved last: (..., n) -> (..., n_k, n_i) with the triangle i <= k
@@ -19,27 +19,19 @@ Tensor running(const Tensor& x, int64_t axis, Running kind, const char* name, So
   Tensor i = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, x.device(), where);
   Tensor tri = i.reshape({1, n}) <= i.reshape({n, 1});
   Tensor rows = xs.unsqueeze(-2, where);
-  Tensor r = kind == Running::sum ? tri.where(rows, rows.zeros_like()).sum(-1, false, where)
-                                   : tri.where(rows, rows.ones_like()).prod(-1, false, where);
-  return r.transpose(ax, -1, where);
+  return reduce(tri.where(rows, tensor::const_tensor(fill, x.dtype(), {}, x.device()))).transpose(ax, -1, where);
 }
 
 }  // namespace
 
-Tensor Tensor::cumsum(int64_t axis, Loc where) const { return running(*this, axis, Running::sum, "cumsum", where); }
-Tensor Tensor::cumprod(int64_t axis, Loc where) const { return running(*this, axis, Running::prod, "cumprod", where); }
-
+Tensor Tensor::cumsum(int64_t axis, Loc where) const {
+  return running(*this, axis, int64_t{0}, [&](const Tensor& t) { return t.sum(-1, false, where); }, "cumsum", where);
+}
+Tensor Tensor::cumprod(int64_t axis, Loc where) const {
+  return running(*this, axis, int64_t{1}, [&](const Tensor& t) { return t.prod(-1, false, where); }, "cumprod", where);
+}
 Tensor Tensor::cummax(int64_t axis, Loc where) const {
-  int64_t ax = tensor::normalize_axis(axis, ndim(), "cummax", where);
-  if (ndim() == 0) return *this;
-  Tensor xs = transpose(ax, -1, where);
-  int64_t n = xs.shape().back();
-  Tensor i = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device(), where);
-  Tensor tri = i.reshape({1, n}) <= i.reshape({n, 1});
-  Tensor rows = xs.unsqueeze(-2, where);
-  // elements after k are replaced by the dtype's lowest value, so they never win
-  Tensor lowest = tensor::const_tensor(dtype().min(), dtype(), {}, device());
-  return tri.where(rows, lowest).max(-1, false, where).transpose(ax, -1, where);
+  return running(*this, axis, dtype().min(), [&](const Tensor& t) { return t.max(-1, false, where); }, "cummax", where);
 }
 
 Tensor Tensor::logcumsumexp(int64_t axis, Loc where) const {
