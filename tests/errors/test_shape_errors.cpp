@@ -2,24 +2,16 @@
 #include <gtest/gtest.h>
 
 #include "shape/shapetracker.h"
+#include "support/expect_error.h"
 
 using namespace tg;
 using namespace tg::shape;
 
 namespace {
 
-// Runs f, expects a ShapeError for op whose message holds every one of `parts`.
 template <class F>
 void expect_shape_error(F f, const std::string& op, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << op << ": no error";
-  } catch (const ShapeError& e) {
-    EXPECT_EQ(e.op(), op);
-    std::string what = e.what();
-    for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-    EXPECT_NE(what.find("test_shape_errors.cpp"), std::string::npos) << "no caller location in: " << what;
-  }
+  tg::testing::expect_error<ShapeError>(f, op, parts, "test_shape_errors.cpp");
 }
 
 const ShapeTracker st = ShapeTracker::from_shape({3, 4});

@@ -4,25 +4,15 @@
 
 #include <tg/tg.h>
 
+#include "support/expect_error.h"
+
 using namespace tg;
 
 namespace {
 
-// Runs f, expects an E naming op whose message holds every one of `parts` and whose location is the line `line`.
 template <class E, class F>
 void expect_error(F f, const std::string& op, const std::vector<std::string>& parts, unsigned line) {
-  try {
-    f();
-    ADD_FAILURE() << op << ": no error";
-  } catch (const E& e) {
-    EXPECT_EQ(e.op(), op);
-    std::string what = e.what();
-    for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-    EXPECT_NE(std::string(e.where().file_name()).find("test_tensor_errors.cpp"), std::string::npos) << what;
-    EXPECT_EQ(e.where().line(), line) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << op << ": wrong exception type: " << e.what();
-  }
+  tg::testing::expect_error<E>(f, op, parts, "test_tensor_errors.cpp", line);
 }
 
 const Tensor a = Tensor::ones({2, 3});
