@@ -16,7 +16,9 @@ inline void check_error(const Error& e, const std::string& op, const std::vector
   EXPECT_EQ(e.op(), op) << what;
   for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
   EXPECT_NE(std::string(e.where().file_name()).find(file), std::string::npos) << "not raised at " << file << ": " << what;
-  if (line) EXPECT_EQ(e.where().line(), line) << what;
+  if (line) {
+    EXPECT_EQ(e.where().line(), line) << what;
+  }
 }
 
 template <class E, class F>
