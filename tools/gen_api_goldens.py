@@ -530,6 +530,144 @@ for name, shape, a in (("kaiming_uniform", (64, 32, 3, 3), 0.01), ("kaiming_norm
         scale = torch.nn.init.calculate_gain("linear") * math.sqrt(6.0 / (fan_in + fan_out))
     emit("init", name, [], T(np.array(scale), "float64"), list(shape) + ([a] if a is not None else []))
 
+sf = f32((3, 5))  # a sort without NaN, for its gradient (drawn last so the cases above keep their values)
+emit("sort", "values_float", [sf], out(torch.sort(sf.v, dim=1).values, F32), [1, 0])
+
+# ---------- gradients: PyTorch's input gradients of sum(out * w) for at least one case of every differentiable method ----------
+for name, (fn, _) in UNARY.items():
+    g.grad(name, "float32", fn)
+for name, fn, a in (("leaky_relu", F.leaky_relu, (0.2,)), ("elu", F.elu, (0.5,)), ("celu", F.celu, (2.0,)),
+                    ("softplus", F.softplus, (2.0,)), ("hardtanh", F.hardtanh, (-0.5, 2.0))):
+    g.grad(name, {"leaky_relu": "slope", "softplus": "beta", "hardtanh": "range"}.get(name, "alpha"), lambda x, fn=fn, a=a: fn(x, *a))
+g.grad("hardsigmoid", "params", lambda x: torch.clamp(x * 0.2 + 0.3, 0, 1))
+g.grad("minimum", "float32", torch.minimum)
+g.grad("pow", "tensor", torch.pow)
+for e in (2, 3, 0.5, -1, 0):
+    g.grad("pow", f"scalar_{e}".replace(".", "p").replace("-", "m"), lambda x, e=e: torch.pow(x, e))
+g.grad("lerp", "tensor", torch.lerp)
+g.grad("lerp", "scalar", lambda s_, e_: torch.lerp(s_, e_, 0.25))
+g.grad("clip", "both", lambda x: torch.clamp(x, -1, 1.5))
+g.grad("clip", "min_only", lambda x: torch.clamp(x, min=0.5))
+for mode in ("trunc", "floor"):
+    g.grad("div", f"{mode}_float32", lambda a, b, mode=mode: torch.div(a, b, rounding_mode=mode))
+g.grad("prod", "axis1", lambda x: x.prod(1))
+g.grad("prod", "axes02_keepdim", lambda x: x.prod(2, keepdim=True).prod(0, keepdim=True))
+g.grad("min", "axis1", lambda x: x.amin(1))
+g.grad("min", "all", lambda x: x.amin())
+g.grad("mean", "axes02_keepdim", lambda x: x.mean((0, 2), keepdim=True))
+g.grad("logsumexp", "neg_axis", lambda x: torch.logsumexp(x, -1))
+for name in ("var", "std"):
+    g.grad(name, "c1_1", lambda x, name=name: getattr(torch, name)(x, 1, unbiased=True))
+    g.grad(name, "c0_02_keepdim", lambda x, name=name: getattr(torch, name)(x, (0, 2), unbiased=False, keepdim=True))
+g.grad("var_mean", "c2_all", lambda x: ((x - x.mean()) ** 2).sum() / (x.numel() - 2))
+g.grad("std_mean", "c1_1", lambda x: x.mean(1))
+g.grad("softmax", "last", lambda x: torch.softmax(x, -1))
+g.grad("softmax", "axis0", lambda x: torch.softmax(x, 0))
+g.grad("log_softmax", "last", lambda x: torch.log_softmax(x, -1))
+for name, fn in (("cumsum", torch.cumsum), ("cumprod", torch.cumprod), ("logcumsumexp", torch.logcumsumexp),
+                 ("cummax", lambda x, d: torch.cummax(x, d).values)):
+    g.grad(name, "axis1", lambda x, fn=fn: fn(x, 1))
+    g.grad(name, "axis0", lambda x, fn=fn: fn(x, 0))
+g.grad("view", "6_4", lambda x: x.view(6, 4))
+g.grad("transpose", "0_2", lambda x: x.transpose(0, 2))
+g.grad("T", "2d", lambda x: x.T)
+g.grad("flatten", "1_2", lambda x: x.flatten(1, 2))
+g.grad("unflatten", "1", lambda x: x.unflatten(2, (2, 2)))
+g.grad("squeeze", "dim", lambda x: x.squeeze(1))
+g.grad("unsqueeze", "neg", lambda x: x.unsqueeze(-1))
+g.grad("repeat", "lead", lambda x: x.repeat(2, 1, 3))
+g.grad("repeat_interleave", "dim1", lambda x: x.repeat_interleave(2, 1))
+g.grad("cat", "dim0", lambda *xs: torch.cat(xs, 0))
+g.grad("cat", "dim1", lambda *xs: torch.cat(xs, 1))
+g.grad("stack", "dim_last", lambda *xs: torch.stack(xs, -1))
+g.grad("split", "size3_1", lambda x: torch.split(x, 3, 0)[1])
+g.grad("split", "sizes_1", lambda x: torch.split(x, [2, 5], 0)[1])
+g.grad("chunk", "3_2", lambda x: torch.chunk(x, 3, 0)[2])
+g.grad("roll", "neg_two_dims", lambda x: torch.roll(x, (-1, 5), (0, 1)))
+g.grad("meshgrid", "ij_0", lambda a, b: torch.meshgrid(a, b, indexing="ij")[0])
+g.grad("meshgrid", "xy_1", lambda a, b: torch.meshgrid(a, b, indexing="xy")[1])
+g.grad("triu", "k1", lambda x: torch.triu(x, 1))
+g.grad("tril", "km1", lambda x: torch.tril(x, -1))
+for mode in ("reflect", "replicate", "circular"):
+    g.grad("pad_mode", mode, lambda x, mode=mode: F.pad(x, (2, 1, 1, 3), mode=mode))
+g.grad("pad_mode", "constant", lambda x: F.pad(x, (2, 1, 1, 3), value=0.5))
+g.grad("pad2d", "negative", lambda x: F.pad(x, (-1, 2, 1, -2), value=2.0))
+g.grad("getitem", "mixed", lambda x: x[1:4:2, None, -2][..., [5, 2]])  # torch has no negative steps: ::-3 of 6 is [5, 2]
+g.grad("getitem", "tensor", lambda x, i: x[i.long()])
+g.grad("getitem", "two_tensors", lambda x, i, j: x[i.long(), j.long()])
+g.grad("getitem", "split_tensors", lambda x, i, j: x[i.long(), :, j.long()])
+g.grad("gather", "dim1", lambda x, i: torch.gather(x, 1, i.long()))
+g.grad("scatter", "dim0", lambda x, i, src: x.scatter(0, i, src))
+g.grad("scatter", "value", lambda x, i: x.scatter(1, i.long(), 2.5))
+for red in ("sum", "prod", "mean", "amax", "amin"):
+    for inc in (True, False):
+        g.grad("scatter_reduce", f"{red}_{'self' if inc else 'noself'}",
+               lambda x, i, src, red=red, inc=inc: x.scatter_reduce(0, i, src, red, include_self=inc))
+g.grad("masked_fill", "broadcast", lambda x, m: x.masked_fill(m, -2.0))
+g.grad("masked_select", "2d", torch.masked_select)
+g.grad("sort", "values_float", lambda x: torch.sort(x, dim=1).values)
+g.grad("topk", "values_largest", lambda x: torch.topk(x, 2, 1).values)
+g.grad("topk", "values_smallest", lambda x: torch.topk(x, 2, 1, largest=False).values)
+for name in ("2d", "vec_mat", "mat_vec", "vec_vec", "batched", "broadcast"):
+    g.grad("matmul", name, torch.matmul)
+g.grad("dot", "2d", torch.matmul)
+g.grad("linear", "bias", lambda x, w, b: x @ w + b)
+for i, formula in enumerate(EINSUMS):
+    g.grad("einsum", f"f{i}", lambda *xs, formula=formula: torch.einsum(formula, *xs))
+CONVS = {"basic": {}, "stride2_pad1": dict(stride=2, padding=1), "stride_hw": dict(stride=(2, 1)), "dilation2": dict(dilation=2),
+         "groups2": dict(groups=2, padding=1), "depthwise": dict(groups=3), "kernel_gt_stride_dil": dict(stride=2, dilation=2, padding=1),
+         "1d": dict(stride=2, padding=1), "3d": {}, "1x1": {}}
+for name, kw in CONVS.items():
+    def conv(x, w, b=None, kw=kw):
+        return {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()](x, w, b, **kw)
+    g.grad("conv2d", name, conv)
+g.grad("conv2d", "pad_per_side", lambda x, w: F.conv2d(F.pad(x, (1, 2, 0, 1)), w))
+for name, (groups, stride, dil, pad, opad) in {"basic": (1, 1, 1, 0, 0), "stride2": (1, 2, 1, 0, 0), "stride2_pad1_outpad1": (1, 2, 1, 1, 1),
+                                               "groups2": (2, 2, 1, 0, 0), "dilation2": (1, 1, 2, 1, 0), "1d": (1, 3, 1, 1, 2)}.items():
+    def convt(x, w, b=None, a=(groups, stride, dil, pad, opad)):
+        fn = F.conv_transpose1d if x.dim() == 3 else F.conv_transpose2d
+        return fn(x, w, b, stride=a[1], padding=a[3], output_padding=a[4], groups=a[0], dilation=a[2])
+    g.grad("conv_transpose2d", name, convt)
+for name, k, s_, p, ceil, d, cip in POOLS:
+    g.grad("avg_pool2d", name, lambda x, k=k, s_=s_, p=p, ceil=ceil, cip=cip: F.avg_pool2d(x, k, s_, p, ceil, cip))
+    g.grad("max_pool2d", name, lambda x, k=k, s_=s_, p=p, ceil=ceil: F.max_pool2d(x, k, s_, p, 1, ceil))
+g.grad("max_pool2d", "dilation2", lambda x: F.max_pool2d(x, 3, 1, 1, 2))
+g.grad("adaptive_avg_pool2d", "3x2", lambda x: F.adaptive_avg_pool2d(x, (3, 2)))
+g.grad("adaptive_avg_pool2d", "5", lambda x: F.adaptive_avg_pool2d(x, (5, 5)))
+g.grad("interpolate", "bilinear_hp_6x7", lambda x: F.interpolate(x, size=(6, 7), mode="bilinear", align_corners=False))
+g.grad("interpolate", "bilinear_ac_6x7", lambda x: F.interpolate(x, size=(6, 7), mode="bilinear", align_corners=True))
+g.grad("interpolate", "nearest_hp_5x3", lambda x: F.interpolate(x, size=(5, 3), mode="nearest"))
+g.grad("interpolate", "linear_1d", lambda x: F.interpolate(x, size=8, mode="linear"))
+g.grad("layernorm", "last", lambda x: F.layer_norm(x, (4,)))
+g.grad("layernorm", "last2", lambda x: F.layer_norm(x, (3, 4)))
+g.grad("batchnorm", "eval", lambda x, w, b, m, v: ((x - m[:, None, None]) * torch.rsqrt(v + 1e-5)[:, None, None]) * w[:, None, None]
+       + b[:, None, None])
+g.grad("sdpa", "plain", sdpa_ref)
+g.grad("sdpa", "bool_mask", lambda q, k, v, m: sdpa_ref(q, k, v, attn_mask=m))
+g.grad("sdpa", "float_mask", lambda q, k, v, m: sdpa_ref(q, k, v, attn_mask=m))
+g.grad("sdpa", "causal", lambda q, k, v: sdpa_ref(q, k, v, is_causal=True))
+g.grad("cross_entropy", "indices_mean", lambda x, t: F.cross_entropy(x, t.long()))
+g.grad("cross_entropy", "indices_none", lambda x, t: F.cross_entropy(x, t.long(), reduction="none"))
+g.grad("cross_entropy", "smoothing", lambda x, t: F.cross_entropy(x, t.long(), label_smoothing=0.2))
+g.grad("cross_entropy", "probs", F.cross_entropy)
+g.grad("cross_entropy", "spatial", F.cross_entropy)
+g.grad("sparse_categorical_crossentropy", "ignore", lambda x, t: F.cross_entropy(x, t.long(), ignore_index=-1))
+g.grad("sparse_categorical_crossentropy", "smooth_sum",  # tinygrad's smoothing: (1 - s) * nll - s * mean(log p)
+       lambda x, t: 0.9 * F.nll_loss(torch.log_softmax(x, 1), t.long(), reduction="sum") - 0.1 * torch.log_softmax(x, 1).mean(1).sum())
+g.grad("binary_crossentropy", "mean", F.binary_cross_entropy)
+g.grad("binary_crossentropy_logits", "mean", F.binary_cross_entropy_with_logits)
+g.grad("nll_loss", "mean", lambda x, t: F.nll_loss(x, t.long()))
+def weighted_nll(x, t, w, ignore=4):  # F.nll_loss's formula: torch does not differentiate it in the weight
+    keep = (t != ignore).double()
+    wt = w[t.long()] * keep
+    return -(x.gather(1, t.long()[:, None])[:, 0] * wt).sum() / wt.sum()
+
+
+g.grad("nll_loss", "weight_ignore", weighted_nll)
+for red in ("mean", "sum", "none"):
+    g.grad("mse", red, lambda a, b, red=red: F.mse_loss(a, b, reduction=red))
+    g.grad("l1", red, lambda a, b, red=red: F.l1_loss(a, b, reduction=red))
+
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "api.txt")
 with open(path, "w") as fh:
     fh.write("# generated by tools/gen_api_goldens.py (PyTorch %s); do not edit\n" % torch.__version__)

@@ -6,6 +6,8 @@ Format, one item per line:
   in <dtype> <ndim> <dims...> : <values...>
   out <dtype> <ndim> <dims...> : <values...>
 """
+import math
+
 import numpy as np
 import torch
 
@@ -18,6 +20,7 @@ FLOATS = ["float16", "bfloat16", "float32", "float64"]
 SIGNED = ["int8", "int16", "int32", "int64"]
 UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
 out_lines = []
+cases = {}  # (op, variant) -> (inputs, output, index of its "out" line in out_lines), for grad()
 
 
 def values(shape, dt, kind="any"):
@@ -69,6 +72,26 @@ def emit(op, variant, ins, out, args=()):
     for t in ins:
         out_lines.append("in " + fmt(t))
     out_lines.append("out " + fmt(out))
+    cases[(op, variant)] = (ins, out, len(out_lines) - 1)
+
+
+def grad(op, variant, fn):
+    """PyTorch's input gradients for an emitted case: fn recomputes its output from the inputs (float ones as float64
+    leaves), the loss is sum(out * w) with w[k] = sin(1 + 0.7 k) over the flat output (the C++ test uses the same w),
+    and each float input i the output uses gets a line "grad i <float64 tensor>" after the case's out line."""
+    ins, want, line = cases[(op, variant)]
+    xs = [t.v.double().requires_grad_() if t.dt in FLOATS else t.v for t in ins]
+    y = fn(*xs)
+    expect = torch.tensor(want.numpy(), dtype=torch.float64)
+    assert torch.allclose(y.detach(), expect, rtol=1e-4, atol=1e-5, equal_nan=True), f"grad fn of {op}/{variant} differs"
+    w = torch.tensor([math.sin(1.0 + 0.7 * k) for k in range(y.numel())], dtype=torch.float64).reshape(y.shape)
+    leaves = [x for x in xs if isinstance(x, torch.Tensor) and x.requires_grad]
+    gs = iter(torch.autograd.grad((y * w).sum(), leaves, allow_unused=True))
+    for i, x in enumerate(xs):
+        if isinstance(x, torch.Tensor) and x.requires_grad:
+            gi = next(gs)
+            if gi is not None:  # an input the output does not use has no gradient (our gradient() raises for it)
+                out_lines[line] += f"\ngrad {i} " + fmt(T(gi.detach(), "float64"))
 
 
 def result(v, dt):

@@ -145,6 +145,7 @@ Tensor Tensor::pow(const Tensor& exponent, Loc where) const try {
     double e = const_to_double(exponent.uop().const_value());
     if (e == std::floor(e) && std::abs(e) <= 8 && (e >= 0 || dt.is_float())) {
       Tensor b = cast(dt, where), r = b.ones_like();
+      if (e == 0) return b.isnan().where(r, r);  // 1 even for NaN, with x kept in the graph: a zero gradient, as PyTorch
       for (int i = 0; i < std::abs(e); i++) r = r * b;
       return e < 0 ? r.reciprocal(where) : r;
     }

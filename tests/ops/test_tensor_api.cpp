@@ -282,10 +282,45 @@ TEST_P(TensorApi, MatchesPyTorch) {
   }
 }
 
-// Gradients against central finite differences in float64: the golden inputs as float64, the loss
-// sum(out * w) for fixed w, and up to 6 elements of each float input perturbed by +-1e-6 (the first suitable case of
-// each method: inputs without NaN or infinity, away from kinks).
+// Gradients of the loss sum(out * w), w[k] = sin(1 + 0.7 k) over the flat output, with the golden inputs as float64:
+// against PyTorch's (the "grad" lines of api.txt) and against central finite differences.
 class TensorApiGradient : public ::testing::TestWithParam<std::string> {};
+
+In float64_inputs(const GoldenCase& c) {
+  In in;
+  for (const auto& g : c.inputs) in.push_back(g.dtype.is_float() ? Tensor(g.floats, g.shape).realize() : g.make());
+  return in;
+}
+
+Tensor loss_weights(const Shape& shape) {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  std::vector<double> w(static_cast<size_t>(n));
+  for (size_t k = 0; k < w.size(); k++) w[k] = std::sin(1.0 + 0.7 * static_cast<double>(k));
+  return Tensor(w, shape).realize();
+}
+
+TEST_P(TensorApiGradient, MatchesPyTorch) {
+  const std::string& op = GetParam();
+  int checked = 0;
+  for (const GoldenCase& c : tg::testing::golden_cases("api.txt").at(op)) {
+    if (c.grads.empty()) continue;
+    SCOPED_TRACE(op + "/" + c.variant);
+    In in = float64_inputs(c);
+    Tensor out = call(c, in);
+    std::vector<Tensor> targets;
+    for (const auto& [i, want] : c.grads) targets.push_back(in[i]);
+    std::vector<Tensor> grads = (out * loss_weights(out.shape())).sum().gradient(targets);
+    size_t t = 0;
+    for (const auto& [i, want] : c.grads)
+      EXPECT_EQ(tg::testing::compare(grads[t++], want, 1e-5, 1e-4), "") << "gradient of input " << i;
+    checked++;
+  }
+  EXPECT_GT(checked, 0) << "tools/gen_api_goldens.py wrote no PyTorch gradient for " << op;
+}
+
+// Finite differences: up to 6 elements of each float input perturbed by +-1e-6 (the first suitable case of each
+// method: inputs without NaN or infinity, away from kinks).
 
 TEST_P(TensorApiGradient, MatchesFiniteDifferences) {
   const std::string& op = GetParam();
@@ -300,33 +335,25 @@ TEST_P(TensorApiGradient, MatchesFiniteDifferences) {
         std::any_of(std::begin(skip), std::end(skip), [&](const char* s) { return c.variant.find(s) != std::string::npos; }))
       continue;
     SCOPED_TRACE(op + "/" + c.variant);
-    In in;
-    std::vector<std::vector<double>> data(c.inputs.size());
-    for (size_t i = 0; i < c.inputs.size(); i++) {
-      const auto& g = c.inputs[i];
-      data[i] = g.floats;
-      in.push_back(g.dtype.is_float() ? Tensor(g.floats, g.shape).realize() : g.make());
-    }
+    In in = float64_inputs(c);
     Tensor out = call(c, in);
     if (out.dtype() != dtypes::float64 || out.numel() == 0) continue;
-    std::vector<double> wv(static_cast<size_t>(out.numel()));
-    for (size_t k = 0; k < wv.size(); k++) wv[k] = std::sin(1.0 + 0.7 * static_cast<double>(k));
-    Tensor w = Tensor(wv, out.shape()).realize();
+    Tensor w = loss_weights(out.shape());
     auto loss_of = [&](const In& x) { return (call(c, x) * w).sum(); };
     std::vector<Tensor> targets;
     std::vector<size_t> which;
-    for (size_t i = 0; i < in.size(); i++)
-      if (in[i].dtype() == dtypes::float64) targets.push_back(in[i]), which.push_back(i);
+    for (size_t i = 0; i < in.size(); i++)  // the float inputs the output uses (PyTorch's list, where the case has one)
+      if (in[i].dtype() == dtypes::float64 && (c.grads.empty() || c.grads.count(i))) targets.push_back(in[i]), which.push_back(i);
     std::vector<Tensor> grads = loss_of(in).gradient(targets);
     checked++;
     for (size_t t = 0; t < targets.size(); t++) {
       size_t i = which[t];
       std::vector<double> analytic = grads[t].to_vector<double>();
-      size_t n = data[i].size(), step = std::max<size_t>(1, n / 6);
+      size_t n = c.inputs[i].floats.size(), step = std::max<size_t>(1, n / 6);
       for (size_t j = 0; j < n; j += step) {
         auto at = [&](double delta) {
           In x = in;
-          std::vector<double> d = data[i];
+          std::vector<double> d = c.inputs[i].floats;
           d[j] += delta;
           x[i] = Tensor(d, c.inputs[i].shape).realize();
           return loss_of(x).item<double>();
@@ -342,7 +369,7 @@ TEST_P(TensorApiGradient, MatchesFiniteDifferences) {
 std::vector<std::string> differentiable_methods() {
   // setitem/assign realize: the graph ends there, as tinygrad's assign
   static const std::set<std::string> none = {"init", "setitem", "isnan", "isinf", "isfinite", "bitwise_not", "argmax", "argmin", "argsort",
-                                             "one_hot", "count_nonzero", "any", "all", "eye", "linspace", "meshgrid"};
+                                             "one_hot", "count_nonzero", "any", "all", "eye", "linspace"};
   std::vector<std::string> ops;
   for (const auto& [name, cases] : tg::testing::golden_cases("api.txt"))
     if (!none.count(name)) ops.push_back(name);

@@ -60,6 +60,10 @@ std::map<std::string, std::vector<GoldenCase>> load(const std::string& file) {
       cur->inputs.push_back(parse_tensor(is));
     } else if (tag == "out" && cur) {
       cur->output = parse_tensor(is);
+    } else if (tag == "grad" && cur) {
+      size_t input;
+      is >> input;
+      cur->grads[input] = parse_tensor(is);
     }
   }
   return out;

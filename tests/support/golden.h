@@ -21,6 +21,8 @@ struct GoldenCase {
   std::vector<double> args;
   std::vector<GoldenTensor> inputs;
   GoldenTensor output;
+  // PyTorch's gradient of sum(output * w), w[k] = sin(1 + 0.7 k), for each float input index (api.txt only)
+  std::map<size_t, GoldenTensor> grads;
 };
 
 // Every case in tests/golden/<file>, grouped by op. Throws if the file is missing or malformed.
