@@ -34,5 +34,6 @@ int overhead(const Args& args);
 int schedule_time(const Args& args);
 int compile_time(const Args& args);
 int first_result(const Args& args);
+int mlp_backward(const Args& args);
 
 }  // namespace tg::bench

@@ -10,7 +10,10 @@ struct GlobalCounters {
   static inline int64_t global_mem = 0;    // bytes of the buffers the kernels read and wrote
   static inline double time_sum_s = 0;     // seconds spent inside kernels
   static inline int64_t copy_count = 0;    // buffer copies between devices
-  static void reset() { kernel_count = global_ops = global_mem = copy_count = 0, time_sum_s = 0; }
+  static inline int64_t mem_used = 0;      // bytes of device memory held by buffers now (all devices)
+  static inline int64_t mem_peak = 0;      // the most mem_used has been since the start or the last reset()
+  // zeroes the counts; mem_used stays what it is and mem_peak starts again from it
+  static void reset() { kernel_count = global_ops = global_mem = copy_count = 0, time_sum_s = 0, mem_peak = mem_used; }
 };
 
 }  // namespace tg

@@ -56,7 +56,7 @@ void run_kernel(const ScheduleItem& item) {
 
 }  // namespace
 
-void run_schedule(const schedule::Schedule& s) {
+void run_schedule(schedule::Schedule s) {
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 1 && !s.items.empty()) {
     size_t copies = 0;
@@ -65,9 +65,10 @@ void run_schedule(const schedule::Schedule& s) {
                  buffer_of(s.items[0].bufs[0]).device().name().c_str());
   }
   if (debug >= 3) std::cerr << schedule::print_schedule(s);
-  for (const ScheduleItem& item : s.items) {
+  for (ScheduleItem& item : s.items) {
     if (item.kind == ScheduleItem::Kind::Copy) run_copy(item);
     else run_kernel(item);
+    item = ScheduleItem();  // frees the buffers only this item still held
   }
 }
 

@@ -3,11 +3,22 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tg/counters.h"
 #include "tg/error.h"
 
 namespace tg::runtime {
 
+namespace {
+std::mutex counters_mu;  // GlobalCounters::mem_used is summed over every device's allocator
+void count_in_use(int64_t delta) {
+  std::lock_guard<std::mutex> lock(counters_mu);
+  GlobalCounters::mem_used += delta;
+  if (GlobalCounters::mem_used > GlobalCounters::mem_peak) GlobalCounters::mem_peak = GlobalCounters::mem_used;
+}
+}  // namespace
+
 void* Allocator::alloc(size_t nbytes) {
+  count_in_use(static_cast<int64_t>(nbytes));
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(nbytes);
@@ -23,12 +34,16 @@ void* Allocator::alloc(size_t nbytes) {
     free_cache();  // the cache may be holding what we need
     p = raw_alloc(nbytes);
   }
-  if (!p) throw DeviceError("alloc", "out of memory allocating " + std::to_string(nbytes) + " bytes");
+  if (!p) {
+    count_in_use(-static_cast<int64_t>(nbytes));
+    throw DeviceError("alloc", "out of memory allocating " + std::to_string(nbytes) + " bytes");
+  }
   return p;
 }
 
 void Allocator::free(void* ptr, size_t nbytes) {
   if (!ptr) return;
+  count_in_use(-static_cast<int64_t>(nbytes));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (cached_ + nbytes <= cache_limit) {

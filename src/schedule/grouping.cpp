@@ -66,7 +66,8 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
       for (const UOp* v : users.at(u.get())) branch = branch || g.realized(*v) || kernel[v->get()] != kMany;
     }
     if (branch) {
-      g.realize.insert(u.get());
+      // movement ops cost nothing to redo: the buffer goes below them (an expanded weight is stored unexpanded)
+      g.realize.insert(movement_base(u).get());
       c = 0;
     }
     cost[u.get()] = c;

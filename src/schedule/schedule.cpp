@@ -1,5 +1,8 @@
 #include "schedule/schedule.h"
 
+#include <algorithm>
+#include <climits>
+#include <set>
 #include <sstream>
 
 #include "schedule/buffer_uop.h"
@@ -17,6 +20,53 @@ namespace {
 UOp as_shape(const UOp& buffer, const std::vector<int64_t>& shape) {
   if (shape.size() == 1 && shape[0] == uop::get_buffer_arg(buffer).size) return buffer;
   return UOp::make(Ops::RESHAPE, buffer.dtype(), {buffer}, uop::Arg(shape));
+}
+
+// The items reordered to keep fewer buffers alive at once (run_schedule frees each after its last reader): list
+// scheduling over the read-after-write edges that runs next the ready item growing the bytes held the least (its
+// output, less the inputs it is the last reader of), ties in the original order. Without it a deep backward
+// computes every layer's gradient before the first weight gradient that consumes them. Only the first few ready
+// items are weighed, so a wide schedule costs linear time.
+std::vector<ScheduleItem> order_for_memory(std::vector<ScheduleItem> items) {
+  constexpr int kWeighed = 64;
+  size_t n = items.size();
+  std::unordered_map<const uop::UOpNode*, size_t> producer;
+  for (size_t i = 0; i < n; i++) producer[items[i].bufs[0].get()] = i;
+  std::vector<std::vector<size_t>> deps(n), readers(n);
+  std::vector<int64_t> bytes(n);
+  for (size_t i = 0; i < n; i++) {
+    bytes[i] = static_cast<int64_t>(buffer_of(items[i].bufs[0]).nbytes());
+    for (size_t b = 1; b < items[i].bufs.size(); b++)
+      if (auto it = producer.find(items[i].bufs[b].get()); it != producer.end()) deps[i].push_back(it->second);
+    std::sort(deps[i].begin(), deps[i].end());
+    deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
+    for (size_t d : deps[i]) readers[d].push_back(i);
+  }
+  std::vector<size_t> waiting(n), unread(n);  // producers not yet run; readers not yet run
+  std::set<size_t> ready;
+  for (size_t i = 0; i < n; i++) {
+    waiting[i] = deps[i].size(), unread[i] = readers[i].size();
+    if (waiting[i] == 0) ready.insert(i);
+  }
+  std::vector<ScheduleItem> out;
+  out.reserve(n);
+  while (!ready.empty()) {
+    size_t best = *ready.begin();
+    int64_t best_growth = INT64_MAX;
+    int weighed = 0;
+    for (auto it = ready.begin(); it != ready.end() && weighed < kWeighed; ++it, ++weighed) {
+      int64_t growth = bytes[*it];
+      for (size_t d : deps[*it])
+        if (unread[d] == 1) growth -= bytes[d];
+      if (growth < best_growth) best = *it, best_growth = growth;
+    }
+    ready.erase(best);
+    out.push_back(std::move(items[best]));
+    for (size_t d : deps[best]) unread[d]--;
+    for (size_t r : readers[best])
+      if (--waiting[r] == 0) ready.insert(r);
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,6 +98,7 @@ Schedule create_schedule(const std::vector<UOp>& outputs) {
     KernelAST k = build_kernel(u, out, g, buffers);
     s.items.push_back({ScheduleItem::Kind::Kernel, k.ast, k.bufs});
   }
+  s.items = order_for_memory(std::move(s.items));
   return s;
 }
 

@@ -147,6 +147,13 @@ std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_gra
 Tensor& Tensor::requires_grad_(bool on, Loc where) {
   if (on && !dtype().is_float())
     throw DTypeError("requires_grad_", "only float tensors can require gradients, not " + dtype().name(), where);
+  // gradients are found by graph node, and equal graphs of constants are one node: two zeros({n}) biases would share
+  // one gradient, so such a leaf gets a buffer of its own (a graph with a buffer in it is already its own)
+  if (on) {
+    std::vector<UOp> nodes = uop().toposort();
+    if (std::none_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::BUFFER; }))
+      impl_->uop = contiguous(where).realize().uop();
+  }
   impl_->requires_grad = on;
   return *this;
 }

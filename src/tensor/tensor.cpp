@@ -1,6 +1,7 @@
 // The Tensor handle: the registry of live tensors, properties, host data in and out, realize.
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include "engine/realize.h"
 #include "runtime/device.h"
@@ -39,11 +40,26 @@ TensorImpl::~TensorImpl() {
   if (next) next->prev = prev;
 }
 
-void apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
-  if (becomes.empty()) return;
+SavedGraphs apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
+  SavedGraphs saved;
+  if (becomes.empty()) return saved;
   std::lock_guard lock(registry_mutex());
-  for (TensorImpl* t = registry_head; t; t = t->next)
-    if (!schedule::is_realized_form(t->uop)) t->uop = t->uop.substitute(becomes);
+  for (TensorImpl* t = registry_head; t; t = t->next) {
+    if (schedule::is_realized_form(t->uop)) continue;
+    UOp now = t->uop.substitute(becomes);
+    if (now == t->uop) continue;
+    saved.emplace_back(t, std::move(t->uop));
+    t->uop = std::move(now);
+  }
+  return saved;
+}
+
+void restore_graphs(const SavedGraphs& saved) {
+  std::lock_guard lock(registry_mutex());
+  std::unordered_map<TensorImpl*, const UOp*> before;
+  for (const auto& [t, u] : saved) before[t] = &u;
+  for (TensorImpl* t = registry_head; t; t = t->next)  // only tensors still alive
+    if (auto it = before.find(t); it != before.end()) t->uop = *it->second;
 }
 
 std::vector<Tensor> tensors_requiring_grad() {
@@ -226,9 +242,14 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
     if (!schedule::is_realized_form(t.uop())) outs.push_back(t.uop());
   if (outs.empty()) return;
   schedule::Schedule s = schedule::create_schedule(outs);
+  // live tensors point at the new buffers before they are filled, so that running can free every buffer no tensor
+  // holds after its last use (a deep backward's intermediates); on failure the tensors get their graphs back
+  detail::SavedGraphs saved = detail::apply_becomes(s.becomes);
+  s.becomes.clear();
   try {
-    engine::run_schedule(s);
+    engine::run_schedule(std::move(s));
   } catch (const Error& e) {
+    detail::restore_graphs(saved);
     if (e.is_user_error() || e.kind() == ErrorKind::Internal) throw;
     // a failed compile or launch: say which of the user's tensors it was computing (the first one made at a known line)
     for (const Tensor& t : tensors)
@@ -236,8 +257,10 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
         rethrow_with_note(e, "\n(while realizing the tensor of shape " + tensor::shape_str(t.shape()) + " made here)",
                           t.impl_->created);
     throw;
+  } catch (...) {  // std::bad_alloc and the like
+    detail::restore_graphs(saved);
+    throw;
   }
-  detail::apply_becomes(s.becomes);
 }
 
 Tensor& Tensor::realize() {

@@ -20,8 +20,11 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
 };
 
 // Replaces realized nodes in the graph of every live tensor (tinygrad's becomes map): later ops on any tensor
-// that used them read the buffers instead of computing again.
-void apply_becomes(const std::vector<std::pair<uop::UOp, uop::UOp>>& becomes);
+// that used them read the buffers instead of computing again. Returns each changed tensor's previous graph, for
+// restore_graphs() when the schedule that fills the buffers fails.
+using SavedGraphs = std::vector<std::pair<TensorImpl*, uop::UOp>>;
+SavedGraphs apply_becomes(const std::vector<std::pair<uop::UOp, uop::UOp>>& becomes);
+void restore_graphs(const SavedGraphs& saved);
 // Every live tensor with requires_grad set (backward() picks those in its graph).
 std::vector<Tensor> tensors_requiring_grad();
 

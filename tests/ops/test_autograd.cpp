@@ -123,6 +123,38 @@ TEST(Autograd, ThroughAConvNetAndLoss) {
   EXPECT_EQ(lw.grad().shape(), (Shape{12, 4}));
 }
 
+TEST(Autograd, EqualConstantLeavesKeepTheirOwnGradients) {
+  // two zeros biases are the same graph of constants; each must get only its own gradient
+  Tensor b1 = Tensor::zeros({2}).requires_grad_(), b2 = Tensor::zeros({2}).requires_grad_();
+  Tensor x = Tensor({1.0f, 2.0f});
+  ((x + b1) * 3.0f + (x + b2) * 5.0f).sum().backward();
+  EXPECT_EQ(vec(b1.grad()), (std::vector<float>{3, 3}));
+  EXPECT_EQ(vec(b2.grad()), (std::vector<float>{5, 5}));
+}
+
+TEST(Autograd, DeepBackwardFreesIntermediatesEarly) {
+  // forward + backward of a 20-layer MLP as one realize: the peak of the bytes held stays within the parameters, the
+  // gradients, one activation per layer and a few temporaries (every buffer of the schedule held to the end would
+  // add a gradient per layer and more)
+  const int64_t layers = 20, width = 64, batch = 256;
+  std::vector<Tensor> ws;
+  for (int64_t i = 0; i < layers; i++) ws.push_back(Tensor::glorot_uniform({width, width}).requires_grad_().realize());
+  Tensor x = Tensor::randn({batch, width}).realize();
+  auto grads = [&] {
+    Tensor h = x;
+    for (const Tensor& w : ws) h = h.matmul(w).relu();
+    return h.square().mean().gradient(ws);
+  };
+  Tensor::realize(grads());  // compile first
+  std::vector<Tensor> g = grads();
+  int64_t held = GlobalCounters::mem_used, weight = width * width * 4, act = batch * width * 4;
+  GlobalCounters::reset();
+  Tensor::realize(g);
+  int64_t peak = GlobalCounters::mem_peak - held;  // above the parameters and the input
+  EXPECT_LE(peak, layers * (weight + act) + 4 * act);
+  EXPECT_EQ(GlobalCounters::mem_used - held, layers * weight);  // afterwards only the gradients stay
+}
+
 TEST(Autograd, BadCallsRaise) {
   Tensor x = Tensor({1.0f, 2.0f}).requires_grad_();
   EXPECT_THROW((x * 2).backward(), ShapeError);                       // not a scalar, no upstream gradient

@@ -7,6 +7,7 @@
 
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
+#include "schedule/buffer_uop.h"
 #include "schedule/schedule.h"
 
 using namespace tg;
@@ -113,6 +114,18 @@ TEST(Fusion, ValueUsedTwiceIsComputedOnce) {
   Tensor e = a.exp2();
   std::string src = kernel_source(e * e + e);
   EXPECT_EQ(count(src, "exp2"), 1u) << src;
+}
+
+TEST(Fusion, ExpensiveSharedValueIsStoredUnexpanded) {
+  // 40 ops on 16 numbers, expanded to (64, 16) and read by two kernels: stored once, as 16 numbers, not 1024
+  Tensor w = iota({16});
+  for (int i = 0; i < 40; i++) w = (w * 1.01f).sin();
+  Tensor big = w.reshape({1, 16}).expand({64, 16});
+  schedule::Schedule s = schedule::create_schedule({big.sum(0).uop(), (big * 2.0f).sum(1).uop()});
+  ASSERT_EQ(s.items.size(), 3u);
+  std::vector<size_t> sizes;
+  for (const auto& item : s.items) sizes.push_back(schedule::buffer_of(item.bufs[0]).size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{16, 16, 64}));
 }
 
 TEST(Fusion, RealizedTensorIsNotRecomputed) {
