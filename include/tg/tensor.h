@@ -373,7 +373,9 @@ class Tensor {
   // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values.
   void setitem(const std::vector<Index>& indices, const Tensor& value, Loc where = Loc::current());
   void setitem(const std::vector<Index>& indices, double value, Loc where = Loc::current());
-  // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it.
+  // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it. Lazy: the new value
+  // is computed when this tensor is next realized (with whatever else is realized then); tensors computed from the
+  // old value keep it.
   Tensor& assign(const Tensor& x, Loc where = Loc::current());
   Tensor gather(int64_t dim, const Tensor& index, Loc where = Loc::current()) const;
   // out[index[i][j]][j] = src[i][j] (dim 0), and so on; the last write wins where indices repeat.

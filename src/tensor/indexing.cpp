@@ -261,10 +261,9 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
   if (x.shape() != shape())
     throw ShapeError("assign", "cannot assign shape " + shape_str(x.shape()) + " to a tensor of shape " + shape_str(shape()), where);
   if (x.device() != device()) throw ArgumentError("assign", "value on " + x.device() + " for a tensor on " + device(), where);
-  // the new value is computed before this tensor changes, then realized, so `x` may read this tensor
-  Tensor v = x.cast(dtype(), where).contiguous(where);
-  v.realize();
-  impl_->uop = v.uop();
+  // lazy: this tensor's graph becomes x's, which may read this tensor's old value (buffers are never written in
+  // place); CONTIGUOUS gives it a buffer of its own when realized, even when x is a constant
+  impl_->uop = x.cast(dtype(), where).contiguous(where).uop();
   return *this;
 }
 

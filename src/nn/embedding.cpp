@@ -1,0 +1,44 @@
+// Embedding and LSTMCell.
+#include <cmath>
+
+#include "nn/nn_impl.h"
+#include "tensor/tensor_impl.h"
+#include "tg/nn.h"
+
+namespace tg::nn {
+
+Embedding::Embedding(int64_t vocab_size, int64_t embed_size) : vocab_size(vocab_size), embed_size(embed_size) {
+  weight = detail::param(Tensor::glorot_uniform({vocab_size, embed_size}));
+}
+
+Tensor Embedding::operator()(const Tensor& idx, Loc where) const try {
+  if (!idx.dtype().is_int()) throw DTypeError("Embedding", "indices must be integers, not " + idx.dtype().name(), where);
+  // one-hot rows times the table (tinygrad's form): a gather that differentiates into the table as a sum
+  Tensor hot = idx.unsqueeze(-1, where).eq(Tensor::arange(static_cast<double>(vocab_size), 1, 1, idx.dtype(), idx.device()));
+  return hot.cast(weight.dtype(), where).matmul(weight, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "Embedding", where);
+}
+
+LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, bool bias) {
+  double stdv = 1.0 / std::sqrt(static_cast<double>(hidden_size));
+  weight_ih = detail::param(Tensor::uniform({hidden_size * 4, input_size}, -stdv, stdv));
+  weight_hh = detail::param(Tensor::uniform({hidden_size * 4, hidden_size}, -stdv, stdv));
+  if (bias) bias_ih = detail::param(Tensor::zeros({hidden_size * 4})), bias_hh = detail::param(Tensor::zeros({hidden_size * 4}));
+}
+
+std::pair<Tensor, Tensor> LSTMCell::operator()(const Tensor& x, const std::pair<Tensor, Tensor>* hc, Loc where) const try {
+  Tensor h, c;
+  if (hc) h = hc->first, c = hc->second;
+  else h = c = Tensor::zeros({x.shape().at(0), weight_hh.shape()[1]}, x.dtype(), x.device());
+  Tensor gates = x.linear(weight_ih.T(where), detail::if_defined(bias_ih), where)
+                     .add(h.linear(weight_hh.T(where), detail::if_defined(bias_hh), where), where);
+  std::vector<Tensor> g = gates.chunk(4, 1, where);
+  Tensor new_c = g[1].sigmoid(where).mul(c, where).add(g[0].sigmoid(where).mul(g[2].tanh(where), where), where);
+  Tensor new_h = g[3].sigmoid(where).mul(new_c.tanh(where), where);
+  return {new_h, new_c};
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "LSTMCell", where);
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,81 @@
+// Linear and convolution layers.
+#include <cmath>
+
+#include "nn/nn_impl.h"
+#include "tensor/tensor_impl.h"
+#include "tg/nn.h"
+
+namespace tg::nn {
+
+namespace {
+
+// tinygrad's default: kaiming_uniform(a = sqrt(5)) weights, bias uniform(+-1 / sqrt(fan_in))
+Tensor default_weight(const Shape& shape) { return detail::param(Tensor::kaiming_uniform(shape, std::sqrt(5.0))); }
+Tensor default_bias(int64_t n, int64_t fan_in) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  return detail::param(Tensor::uniform({n}, -bound, bound));
+}
+
+// one size per spatial dim: a single value repeated
+Shape per_dim(const Ints& v, size_t dims, const char* layer, const char* what) {
+  const std::vector<int64_t>& x = v.values();
+  if (x.size() == dims) return x;
+  if (x.size() == 1) return Shape(dims, x[0]);
+  throw ArgumentError(layer, std::string(what) + " needs 1 or " + std::to_string(dims) + " values, got " + std::to_string(x.size()));
+}
+
+void check_channels(int64_t in, int64_t out, int64_t groups, const char* layer) {
+  if (in <= 0 || out <= 0 || groups <= 0 || in % groups || out % groups)
+    throw ArgumentError(layer, "channels " + std::to_string(in) + " -> " + std::to_string(out) + " must be positive and divisible by groups " +
+                                   std::to_string(groups));
+}
+
+}  // namespace
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias) {
+  if (in_features < 0 || out_features < 0)
+    throw ArgumentError("Linear", "sizes must be >= 0, got " + std::to_string(in_features) + " -> " + std::to_string(out_features));
+  weight = default_weight({out_features, in_features});
+  if (bias) this->bias = default_bias(out_features, in_features);
+}
+
+Tensor Linear::operator()(const Tensor& x, Loc where) const try {
+  return x.linear(weight.T(where), detail::if_defined(bias), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "Linear", where);
+}
+
+ConvNd::ConvNd(int64_t in, int64_t out, Ints kernel_size, size_t dims, Ints stride, Ints padding, Ints dilation,
+               int64_t groups, bool bias)
+    : stride(std::move(stride)), padding(std::move(padding)), dilation(std::move(dilation)), groups(groups) {
+  check_channels(in, out, groups, "Conv");
+  Shape shape{out, in / groups};
+  for (int64_t k : per_dim(kernel_size, dims, "Conv", "kernel_size")) shape.push_back(k);
+  weight = default_weight(shape);
+  if (bias) this->bias = default_bias(out, tensor::prod(shape) / out);
+}
+
+Tensor ConvNd::operator()(const Tensor& x, Loc where) const try {
+  return x.conv2d(weight, detail::if_defined(bias), groups, stride, dilation, padding, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "Conv", where);
+}
+
+ConvTransposeNd::ConvTransposeNd(int64_t in, int64_t out, Ints kernel_size, size_t dims, Ints stride, Ints padding,
+                                 Ints output_padding, Ints dilation, int64_t groups, bool bias)
+    : stride(std::move(stride)), padding(std::move(padding)), output_padding(std::move(output_padding)),
+      dilation(std::move(dilation)), groups(groups) {
+  check_channels(in, out, groups, "ConvTranspose");
+  Shape shape{in, out / groups};
+  for (int64_t k : per_dim(kernel_size, dims, "ConvTranspose", "kernel_size")) shape.push_back(k);
+  weight = default_weight(shape);
+  if (bias) this->bias = default_bias(out, tensor::prod(shape) / in);
+}
+
+Tensor ConvTransposeNd::operator()(const Tensor& x, Loc where) const try {
+  return x.conv_transpose2d(weight, detail::if_defined(bias), groups, stride, dilation, padding, output_padding, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "ConvTranspose", where);
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,65 @@
+#include <set>
+
+#include "tensor/tensor_impl.h"
+#include "tg/state.h"
+
+namespace tg {
+
+namespace {
+std::vector<std::pair<std::string, Tensor>> named(nn::Module& model) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  model.state(nn::StateVisitor([&](const std::string& name, Tensor& t) { out.emplace_back(name, t); }));
+  return out;
+}
+}  // namespace
+
+StateDict get_state_dict(nn::Module& model) {
+  StateDict d;
+  for (auto& [name, t] : named(model)) d.emplace(name, t);
+  return d;
+}
+
+std::vector<Tensor> get_parameters(nn::Module& model) {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named(model)) out.push_back(t);
+  return out;
+}
+
+void load_state_dict(nn::Module& model, const StateDict& state, bool strict, SourceLocation where) {
+  auto mine = named(model);
+  std::vector<std::string> missing, unexpected;
+  std::set<std::string> names;
+  for (auto& [name, t] : mine) {
+    names.insert(name);
+    auto it = state.find(name);
+    if (it == state.end()) {
+      if (strict) missing.push_back(name);
+      continue;
+    }
+    if (it->second.shape() != t.shape())
+      throw ShapeError("load_state_dict", name + ": the model has shape " + tensor::shape_str(t.shape()) + ", the state " +
+                                              tensor::shape_str(it->second.shape()), where);
+    if (it->second.dtype() != t.dtype())
+      throw DTypeError("load_state_dict", name + ": the model has " + t.dtype().name() + ", the state " + it->second.dtype().name(), where);
+  }
+  if (strict)
+    for (auto& [name, t] : state)
+      if (!names.count(name)) unexpected.push_back(name);
+  if (!missing.empty() || !unexpected.empty()) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
+      return s;
+    };
+    std::string msg;
+    if (!missing.empty()) msg += "missing from the state: " + list(missing);
+    if (!unexpected.empty()) msg += std::string(msg.empty() ? "" : "; ") + "not in the model: " + list(unexpected);
+    throw ArgumentError("load_state_dict", msg, where);
+  }
+  std::vector<Tensor> loaded;
+  for (auto& [name, t] : mine)
+    if (auto it = state.find(name); it != state.end()) loaded.push_back(t.assign(it->second, where));
+  Tensor::realize(loaded);
+}
+
+}  // namespace tg
