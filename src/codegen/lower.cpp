@@ -119,7 +119,7 @@ LoweredKernel lower(const UOp& ast) {
     out[u.get()] = r;
   }
   // constant folding and index simplification over the whole kernel
-  k.sink = uop::simplify(get(ast));
+  k.sink = fold_gathers(uop::simplify(get(ast)));
   return k;
 }
 

@@ -26,4 +26,8 @@ struct LoweredKernel {
 
 LoweredKernel lower(const uop::UOp& ast);
 
+// sum_r where(idx == r, x[r], 0) (indexing by a tensor of indices) folded into the gated read x[idx]
+// (fold_gather.cpp); lower() applies it.
+uop::UOp fold_gathers(const uop::UOp& sink);
+
 }  // namespace tg::codegen

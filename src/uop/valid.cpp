@@ -89,7 +89,21 @@ UOp uop_given_valid(const UOp& valid, const UOp& expr) {
     back.emplace_back(v, b.expr);
   }
   if (to_var.empty()) return expr;
-  UOp narrowed = expr.substitute(to_var);
+  // the bounds reach everything but loads: a load runs whether or not the where picks it, so its address and gate
+  // must not lean on the where's condition (an index the condition bounds would read out of bounds otherwise)
+  std::unordered_map<const UOpNode*, UOp> narrowed_of;
+  for (const auto& [e, v] : to_var) narrowed_of[e.get()] = v;
+  for (const UOp& n : expr.toposort()) {
+    if (narrowed_of.count(n.get())) continue;
+    if (n.op() == Ops::LOAD || n.src().empty()) {
+      narrowed_of[n.get()] = n;
+      continue;
+    }
+    std::vector<UOp> src;
+    for (const UOp& x : n.src()) src.push_back(narrowed_of.at(x.get()));
+    narrowed_of[n.get()] = src == n.src() ? n : n.with_src(src);
+  }
+  UOp narrowed = narrowed_of.at(expr.get());
   if (narrowed == expr) return expr;
   UOp simplified = simplify(narrowed);
   if (simplified == narrowed) return expr;  // the narrower ranges changed nothing

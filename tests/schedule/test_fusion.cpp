@@ -128,6 +128,26 @@ TEST(Fusion, ExpensiveSharedValueIsStoredUnexpanded) {
   EXPECT_EQ(sizes, (std::vector<size_t>{16, 16, 64}));
 }
 
+TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
+  // the one-hot sum of a tensor index folds into a gated read (codegen/fold_gather.cpp): no loop over the 6 rows,
+  // and an index out of range reads nothing (ASan checks the "nothing" in the sanitized build)
+  Tensor x = iota({6, 10});
+  Tensor idx = Tensor({3, -1, 100, -100, 6}).realize();
+  Tensor y = x[{idx}];
+  for (const auto& item : schedule::create_schedule({y.uop()}).items) {
+    std::string src = engine::get_kernel(item.ast, runtime::get_device("CPU"))->rendered.source;
+    EXPECT_EQ(count(src, "for ("), 2u) << src;  // the output's rows and columns only
+  }
+  std::vector<float> v = y.to_vector<float>();
+  for (int64_t c = 0; c < 10; c++) {
+    EXPECT_EQ(v[c], 30 + c);
+    EXPECT_EQ(v[10 + c], 50 + c);
+    EXPECT_EQ(v[20 + c], 0);
+    EXPECT_EQ(v[30 + c], 0);
+    EXPECT_EQ(v[40 + c], 0);
+  }
+}
+
 TEST(Fusion, RealizedTensorIsNotRecomputed) {
   Tensor a = iota({16});
   Tensor b = (a * 2).sum();

@@ -1,0 +1,102 @@
+// Indexing by a tensor of indices is built, as in tinygrad, as a one-hot sum: sum_r where(idx == r, x[r], 0). On
+// its own that reads all n rows for each index. Here such a sum is folded into the read it selects:
+// where(0 <= idx < n, x[idx], 0), with the load gated so an index out of range reads nothing. X_train[samples]
+// then reads 512 rows, not 60000.
+#include <optional>
+
+#include "codegen/lower.h"
+#include "uop/symbolic.h"
+
+namespace tg::codegen {
+
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+bool mentions(const UOp& u, const UOp& r) {
+  for (const UOp& n : u.toposort())
+    if (n == r) return true;
+  return false;
+}
+
+// `a == b` as the simplifier leaves it: (a != b) != true
+std::optional<std::pair<UOp, UOp>> equality(const UOp& c) {
+  if (c.op() != Ops::CMPNE || !c.src(1).is_const() || !c.src(1).dtype().is_bool() || !tg::const_to_int(c.src(1).const_value()) ||
+      c.src(0).op() != Ops::CMPNE)
+    return std::nullopt;
+  return std::make_pair(c.src(0).src(0), c.src(0).src(1));
+}
+
+bool is_zero(const UOp& u) { return u.is_const() && tg::const_to_double(u.const_value()) == 0; }
+
+// x with every load whose address uses r also gated by `valid`
+UOp gate_loads(const UOp& x, const UOp& r, const UOp& valid) {
+  std::vector<std::pair<UOp, UOp>> gated;
+  for (const UOp& n : x.toposort()) {
+    if (n.op() != Ops::INDEX || !mentions(n.src(1), r)) continue;
+    std::vector<UOp> src = n.src();
+    if (src.size() > 2) src[2] = src[2] & valid;
+    else src.push_back(valid);
+    gated.emplace_back(n, n.with_src(src));
+  }
+  return gated.empty() ? x : x.substitute(gated);
+}
+
+// REDUCE(ADD) of where(... & (e == r) & ..., x, 0) over a range r that e does not use: r replaced by e
+std::optional<UOp> fold(const UOp& red) {
+  if (red.arg().get<Ops>() != Ops::ADD) return std::nullopt;
+  const UOp& body = red.src(0);
+  if (body.op() != Ops::WHERE || !is_zero(body.src(2))) return std::nullopt;
+  std::vector<UOp> ranges(red.src().begin() + 1, red.src().end() - 1);
+  std::vector<UOp> clauses = uop::split_and(body.src(0));
+  for (size_t c = 0; c < clauses.size(); c++) {
+    auto eq = equality(clauses[c]);
+    if (!eq) continue;
+    for (size_t k = 0; k < ranges.size(); k++) {
+      const UOp& r = ranges[k];
+      auto is_r = [&](const UOp& u) { return u == r || (u.op() == Ops::CAST && u.src(0) == r); };
+      std::optional<UOp> e;
+      if (is_r(eq->second) && !mentions(eq->first, r)) e = eq->first;
+      else if (is_r(eq->first) && !mentions(eq->second, r)) e = eq->second;
+      if (!e) continue;
+      UOp n = r.src(0);
+      UOp valid = (e->const_like(int64_t{-1}) < *e) & (*e < n.cast(e->dtype()));
+      UOp at = e->dtype() == r.dtype() ? *e : e->cast(r.dtype());
+      UOp x = gate_loads(body.src(1), r, valid).substitute({{r, at}});
+      UOp cond = valid;
+      for (size_t o = 0; o < clauses.size(); o++)
+        if (o != c) cond = cond & clauses[o].substitute({{r, at}});
+      UOp picked = cond.where(x, body.src(2));
+      std::vector<UOp> rest;
+      for (size_t o = 0; o < ranges.size(); o++)
+        if (o != k) rest.push_back(ranges[o]);
+      if (rest.empty()) return picked;
+      std::vector<UOp> src{picked};
+      src.insert(src.end(), rest.begin(), rest.end());
+      src.push_back(red.src().back());
+      return UOp::make(Ops::REDUCE, red.dtype(), src, red.arg());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+UOp fold_gathers(const UOp& sink) {
+  UOp s = sink;
+  for (bool changed = true; changed;) {  // one fold at a time: a REDUCE may hold another
+    changed = false;
+    for (const UOp& n : s.toposort()) {
+      if (n.op() != Ops::REDUCE) continue;
+      if (std::optional<UOp> f = fold(n)) {
+        s = uop::simplify(s.substitute({{n, *f}}));
+        changed = true;
+        break;
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace tg::codegen
