@@ -6,3 +6,7 @@
 #include "tg/dtype.h"
 #include "tg/error.h"
 #include "tg/tensor.h"
+#include "tg/nn.h"
+#include "tg/optim.h"
+#include "tg/state.h"
+#include "tg/datasets.h"

@@ -46,8 +46,14 @@ UOp gate_loads(const UOp& x, const UOp& r, const UOp& valid) {
 // REDUCE(ADD) of where(... & (e == r) & ..., x, 0) over a range r that e does not use: r replaced by e
 std::optional<UOp> fold(const UOp& red) {
   if (red.arg().get<Ops>() != Ops::ADD) return std::nullopt;
-  const UOp& body = red.src(0);
-  if (body.op() != Ops::WHERE || !is_zero(body.src(2))) return std::nullopt;
+  // a sum that accumulates in a wider type: cast(where(c, x, 0)) is where(c, cast(x), 0)
+  const UOp* w = &red.src(0);
+  std::vector<DType> casts;  // outermost first
+  while (w->op() == Ops::CAST) casts.push_back(w->dtype()), w = &w->src(0);
+  if (w->op() != Ops::WHERE || !is_zero(w->src(2))) return std::nullopt;
+  UOp x = w->src(1);
+  for (auto it = casts.rbegin(); it != casts.rend(); ++it) x = x.cast(*it);
+  UOp body = w->src(0).where(x, UOp::const_(red.dtype(), int64_t{0}));
   std::vector<UOp> ranges(red.src().begin() + 1, red.src().end() - 1);
   std::vector<UOp> clauses = uop::split_and(body.src(0));
   for (size_t c = 0; c < clauses.size(); c++) {
@@ -55,13 +61,18 @@ std::optional<UOp> fold(const UOp& red) {
     if (!eq) continue;
     for (size_t k = 0; k < ranges.size(); k++) {
       const UOp& r = ranges[k];
-      auto is_r = [&](const UOp& u) { return u == r || (u.op() == Ops::CAST && u.src(0) == r); };
+      auto is_r = [&](const UOp& u) {  // r, or r cast to other int types
+        const UOp* x = &u;
+        while (x->op() == Ops::CAST && x->dtype().is_int()) x = &x->src(0);
+        return *x == r;
+      };
       std::optional<UOp> e;
       if (is_r(eq->second) && !mentions(eq->first, r)) e = eq->first;
       else if (is_r(eq->first) && !mentions(eq->second, r)) e = eq->second;
       if (!e) continue;
-      UOp n = r.src(0);
-      UOp valid = (e->const_like(int64_t{-1}) < *e) & (*e < n.cast(e->dtype()));
+      // the bounds in int64: an unsigned index has no -1 (a uint64 past INT64_MAX turns negative: out of range)
+      UOp wide = e->dtype() == dtypes::int64 ? *e : e->cast(dtypes::int64);
+      UOp valid = (wide.const_like(int64_t{-1}) < wide) & (wide < r.src(0).cast(dtypes::int64));
       UOp at = e->dtype() == r.dtype() ? *e : e->cast(r.dtype());
       UOp x = gate_loads(body.src(1), r, valid).substitute({{r, at}});
       UOp cond = valid;

@@ -60,6 +60,12 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
     for (const UOp& s : u.src())
       if (!g.realized(s)) c += cost[s.get()];
     c = std::min(c, kMaxRecomputedOps + 1);
+    // an expensive value broadcast by an EXPAND would be recomputed for every copy: store it before the expand
+    // (the random indices of X[randint(...)] are made once, not once per row of X)
+    if (u.op() == Ops::EXPAND && c > kMaxRecomputedOps && !g.realized(u.src(0))) {
+      g.realize.insert(movement_base(u.src(0)).get());
+      c = 0;
+    }
     // where kernels part ways: shared here, and some user belongs to one kernel only
     bool branch = false;
     if (kernel[u.get()] == kMany && !g.realized(u) && c > kMaxRecomputedOps) {

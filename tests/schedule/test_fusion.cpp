@@ -146,6 +146,13 @@ TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
     EXPECT_EQ(v[30 + c], 0);
     EXPECT_EQ(v[40 + c], 0);
   }
+  // unsigned indices: no negative wrap, and a large one is out of range
+  for (DType dt : {dtypes::uint8, dtypes::uint64}) {
+    std::vector<float> u = x[{Tensor({3, 5, 200}).cast(dt)}].to_vector<float>();
+    EXPECT_EQ(u[0], 30);
+    EXPECT_EQ(u[10], 50);
+    EXPECT_EQ(u[20], 0) << dt.name();
+  }
 }
 
 TEST(Fusion, RealizedTensorIsNotRecomputed) {

@@ -1,0 +1,83 @@
+// tinygrad's beautiful_mnist in C++: a small conv net trained on Fashion-MNIST (or MNIST) with Adam.
+//
+//   ./build/bin/beautiful_mnist [mnist_folder]     STEPS=70 BS=512 by default
+//
+// Without a folder it reads Fashion-MNIST from Debian's dataset-fashion-mnist package.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tg/tg.h>
+
+using tg::Tensor;
+namespace nn = tg::nn;
+
+struct Model : nn::Module {
+  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
+  nn::BatchNorm b1{32}, b2{64};
+  nn::Linear l1{576, 10};
+  Tensor operator()(const Tensor& x) {
+    Tensor h = b1(c2(c1(x).relu()).relu()).max_pool2d();
+    h = b2(c4(c3(h).relu()).relu()).max_pool2d();
+    return l1(h.flatten(1));
+  }
+  void state(const nn::StateVisitor& v) override {
+    v("c1", c1), v("c2", c2), v("b1", b1), v("c3", c3), v("c4", c4), v("b2", b2), v("l1", l1);
+  }
+};
+
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoll(v) : fallback;
+}
+
+int main(int argc, char** argv) try {
+  tg::datasets::MNIST data = tg::datasets::mnist(argc > 1 ? argv[1] : "");
+  int64_t steps = env_int("STEPS", 70), bs = env_int("BS", 512);
+  Model model;
+  tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));
+
+  auto train_step = [&] {
+    tg::TrainGuard train;
+    opt.zero_grad();
+    Tensor samples = Tensor::randint({bs}, 0, data.X_train.shape()[0]);
+    Tensor loss = model(data.X_train[{samples}]).sparse_categorical_crossentropy(data.Y_train[{samples}]).backward();
+    std::vector<Tensor> outs = opt.schedule_step();
+    outs.push_back(loss);
+    Tensor::realize(outs);
+    return loss;
+  };
+  auto test_accuracy = [&] {
+    return (model(data.X_test).argmax(1) == data.Y_test).mean().mul(100).item<float>();
+  };
+
+  bool tty = isatty(STDOUT_FILENO);
+  auto start = std::chrono::steady_clock::now();
+  float acc = NAN;
+  for (int64_t i = 0; i < steps; i++) {
+    float loss = train_step().item<float>();
+    if (i % 10 == 9 || i == steps - 1) acc = test_accuracy();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (tty) {
+      int width = 30, done = static_cast<int>(width * (i + 1) / steps);
+      std::printf("\r%3lld/%lld [%s%s] loss: %6.2f test_accuracy: %5.2f%% %6.1fs", static_cast<long long>(i + 1),
+                  static_cast<long long>(steps), std::string(done, '#').c_str(), std::string(width - done, ' ').c_str(), loss, acc, s);
+      std::fflush(stdout);
+    } else if (i % 10 == 9 || i == steps - 1) {
+      std::printf("step %lld/%lld loss: %.2f test_accuracy: %.2f%% (%.1fs)\n", static_cast<long long>(i + 1),
+                  static_cast<long long>(steps), loss, acc, s);
+    }
+  }
+  if (tty) std::printf("\n");
+  std::printf("test accuracy: %.2f%%\n", acc);
+  return 0;
+} catch (const tg::Error& e) {
+  std::fprintf(stderr, "%s\n", e.what());
+  return 1;
+}
