@@ -72,6 +72,7 @@ int main(int argc, char** argv) try {
     } else if (i % 10 == 9 || i == steps - 1) {
       std::printf("step %lld/%lld loss: %.2f test_accuracy: %.2f%% (%.1fs)\n", static_cast<long long>(i + 1),
                   static_cast<long long>(steps), loss, acc, s);
+      std::fflush(stdout);
     }
   }
   if (tty) std::printf("\n");
