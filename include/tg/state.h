@@ -1,7 +1,7 @@
-// Model state (tinygrad's nn.state): named tensors of a module, loading them back, and safetensors files.
+// Model state (tinygrad's nn.state): named tensors of a module and loading them back. (safetensors files: next.)
 //
-//   tg::safe_save(tg::get_state_dict(model), "model.safetensors");
-//   tg::load_state_dict(model, tg::safe_load("model.safetensors"));
+//   tg::StateDict sd = tg::get_state_dict(model);   // "l1.weight", ...
+//   tg::load_state_dict(model, sd);
 #pragma once
 #include <map>
 #include <string>
@@ -23,15 +23,5 @@ std::vector<Tensor> get_parameters(nn::Module& model);
 // checks pass. The values are realized.
 void load_state_dict(nn::Module& model, const StateDict& state, bool strict = true,
                      SourceLocation where = SourceLocation::current());
-
-// The safetensors format: an 8-byte little-endian header size, a JSON header (dtype, shape, data_offsets per
-// tensor, optional "__metadata__" of strings), then the raw little-endian data. Every tg dtype is written.
-void safe_save(const StateDict& state, const std::string& path, const std::map<std::string, std::string>& metadata = {},
-               SourceLocation where = SourceLocation::current());
-// Maps the file; each tensor copies its bytes from the mapping when it is first realized. A missing, truncated or
-// malformed file, an unknown dtype or data outside the file raise tg::Error naming the file and what is wrong.
-StateDict safe_load(const std::string& path, SourceLocation where = SourceLocation::current());
-// The "__metadata__" of a safetensors file.
-std::map<std::string, std::string> safe_metadata(const std::string& path, SourceLocation where = SourceLocation::current());
 
 }  // namespace tg
