@@ -30,6 +30,17 @@ void check_channels(int64_t in, int64_t out, int64_t groups, const char* layer) 
                                    std::to_string(groups));
 }
 
+// a convolution's weight, (out, in / groups, *kernel) or transposed (in, out / groups, *kernel), and its bias
+// as tinygrad initializes them: the bias bound uses the weight's fan-in, prod(shape[1:])
+void init_conv(Tensor& weight, Tensor& bias, int64_t in, int64_t out, int64_t groups, const Ints& kernel_size, size_t dims,
+               bool with_bias, bool transposed, const char* layer) {
+  check_channels(in, out, groups, layer);
+  Shape shape = transposed ? Shape{in, out / groups} : Shape{out, in / groups};
+  for (int64_t k : per_dim(kernel_size, dims, layer, "kernel_size")) shape.push_back(k);
+  weight = default_weight(shape);
+  if (with_bias) bias = default_bias(out, tensor::prod(shape) / shape[0]);
+}
+
 }  // namespace
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias) {
@@ -48,11 +59,7 @@ Tensor Linear::operator()(const Tensor& x, Loc where) const try {
 ConvNd::ConvNd(int64_t in, int64_t out, Ints kernel_size, size_t dims, Ints stride, Ints padding, Ints dilation,
                int64_t groups, bool bias)
     : stride(std::move(stride)), padding(std::move(padding)), dilation(std::move(dilation)), groups(groups) {
-  check_channels(in, out, groups, "Conv");
-  Shape shape{out, in / groups};
-  for (int64_t k : per_dim(kernel_size, dims, "Conv", "kernel_size")) shape.push_back(k);
-  weight = default_weight(shape);
-  if (bias) this->bias = default_bias(out, tensor::prod(shape) / out);
+  init_conv(weight, this->bias, in, out, groups, kernel_size, dims, bias, false, "Conv");
 }
 
 Tensor ConvNd::operator()(const Tensor& x, Loc where) const try {
@@ -65,11 +72,7 @@ ConvTransposeNd::ConvTransposeNd(int64_t in, int64_t out, Ints kernel_size, size
                                  Ints output_padding, Ints dilation, int64_t groups, bool bias)
     : stride(std::move(stride)), padding(std::move(padding)), output_padding(std::move(output_padding)),
       dilation(std::move(dilation)), groups(groups) {
-  check_channels(in, out, groups, "ConvTranspose");
-  Shape shape{in, out / groups};
-  for (int64_t k : per_dim(kernel_size, dims, "ConvTranspose", "kernel_size")) shape.push_back(k);
-  weight = default_weight(shape);
-  if (bias) this->bias = default_bias(out, tensor::prod(shape) / in);
+  init_conv(weight, this->bias, in, out, groups, kernel_size, dims, bias, true, "ConvTranspose");
 }
 
 Tensor ConvTransposeNd::operator()(const Tensor& x, Loc where) const try {
