@@ -169,7 +169,8 @@ class InstanceNorm : public Module {
   double eps;
 };
 
-// Rows of weight (vocab_size, embed_size), glorot_uniform, picked by integer indices of any shape.
+// Rows of weight (vocab_size, embed_size), glorot_uniform, picked by integer indices of any shape (as weight[idx]:
+// negative ones count from the end, ones out of range give zeros).
 class Embedding : public Module {
  public:
   Embedding(int64_t vocab_size, int64_t embed_size);

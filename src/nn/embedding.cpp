@@ -13,9 +13,8 @@ Embedding::Embedding(int64_t vocab_size, int64_t embed_size) : vocab_size(vocab_
 
 Tensor Embedding::operator()(const Tensor& idx, Loc where) const try {
   if (!idx.dtype().is_int()) throw DTypeError("Embedding", "indices must be integers, not " + idx.dtype().name(), where);
-  // one-hot rows times the table (tinygrad's form): a gather that differentiates into the table as a sum
-  Tensor hot = idx.unsqueeze(-1, where).eq(Tensor::arange(0, static_cast<double>(vocab_size), 1, idx.dtype(), idx.device()));
-  return hot.cast(weight.dtype(), where).matmul(weight, where);
+  // the table's rows by tensor indexing: its one-hot sum compiles to a read of the picked rows (fold_gathers)
+  return weight.getitem({Index(idx)}, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "Embedding", where);
 }
