@@ -8,7 +8,7 @@
 namespace tg::nn {
 
 Embedding::Embedding(int64_t vocab_size, int64_t embed_size) : vocab_size(vocab_size), embed_size(embed_size) {
-  weight = detail::param(Tensor::glorot_uniform({vocab_size, embed_size}));
+  weight = Tensor::glorot_uniform({vocab_size, embed_size}).requires_grad_();
 }
 
 Tensor Embedding::operator()(const Tensor& idx, Loc where) const try {
@@ -21,9 +21,9 @@ Tensor Embedding::operator()(const Tensor& idx, Loc where) const try {
 
 LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, bool bias) {
   double stdv = 1.0 / std::sqrt(static_cast<double>(hidden_size));
-  weight_ih = detail::param(Tensor::uniform({hidden_size * 4, input_size}, -stdv, stdv));
-  weight_hh = detail::param(Tensor::uniform({hidden_size * 4, hidden_size}, -stdv, stdv));
-  if (bias) bias_ih = detail::param(Tensor::zeros({hidden_size * 4})), bias_hh = detail::param(Tensor::zeros({hidden_size * 4}));
+  weight_ih = Tensor::uniform({hidden_size * 4, input_size}, -stdv, stdv).requires_grad_();
+  weight_hh = Tensor::uniform({hidden_size * 4, hidden_size}, -stdv, stdv).requires_grad_();
+  if (bias) bias_ih = Tensor::zeros({hidden_size * 4}).requires_grad_(), bias_hh = Tensor::zeros({hidden_size * 4}).requires_grad_();
 }
 
 std::pair<Tensor, Tensor> LSTMCell::operator()(const Tensor& x, const std::pair<Tensor, Tensor>* hc, Loc where) const try {

@@ -10,10 +10,10 @@ namespace tg::nn {
 namespace {
 
 // tinygrad's default: kaiming_uniform(a = sqrt(5)) weights, bias uniform(+-1 / sqrt(fan_in))
-Tensor default_weight(const Shape& shape) { return detail::param(Tensor::kaiming_uniform(shape, std::sqrt(5.0))); }
+Tensor default_weight(const Shape& shape) { return Tensor::kaiming_uniform(shape, std::sqrt(5.0)).requires_grad_(); }
 Tensor default_bias(int64_t n, int64_t fan_in) {
   double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  return detail::param(Tensor::uniform({n}, -bound, bound));
+  return Tensor::uniform({n}, -bound, bound).requires_grad_();
 }
 
 // one size per spatial dim: a single value repeated

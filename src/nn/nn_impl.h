@@ -9,7 +9,4 @@ namespace tg::nn::detail {
 // an optional parameter (a bias left out is an undefined Tensor) as the Tensor methods take it
 inline std::optional<Tensor> if_defined(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 
-// a parameter: `t` with requires_grad set
-inline Tensor param(Tensor t) { return t.requires_grad_(); }
-
 }  // namespace tg::nn::detail

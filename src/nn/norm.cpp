@@ -6,7 +6,6 @@
 namespace tg::nn {
 
 using detail::if_defined;
-using detail::param;
 
 namespace {
 
@@ -28,7 +27,7 @@ void check_ndim(const Tensor& x, int64_t at_least, int64_t channels, const char*
 
 BatchNorm::BatchNorm(int64_t num_features, double eps, bool affine, bool track_running_stats, double momentum)
     : eps(eps), momentum(momentum), track_running_stats(track_running_stats) {
-  if (affine) weight = param(Tensor::ones({num_features})), bias = param(Tensor::zeros({num_features}));
+  if (affine) weight = Tensor::ones({num_features}).requires_grad_(), bias = Tensor::zeros({num_features}).requires_grad_();
   running_mean = Tensor::zeros({num_features});
   running_var = Tensor::ones({num_features});
   num_batches_tracked = Tensor::zeros({1}, dtypes::int32);
@@ -65,7 +64,7 @@ Tensor BatchNorm::operator()(const Tensor& x, Loc where) try {
 }
 
 LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool elementwise_affine) : normalized_shape(normalized_shape), eps(eps) {
-  if (elementwise_affine) weight = param(Tensor::ones(normalized_shape)), bias = param(Tensor::zeros(normalized_shape));
+  if (elementwise_affine) weight = Tensor::ones(normalized_shape).requires_grad_(), bias = Tensor::zeros(normalized_shape).requires_grad_();
 }
 
 Tensor LayerNorm::operator()(const Tensor& x, Loc where) const try {
@@ -88,7 +87,7 @@ Tensor LayerNorm2d::operator()(const Tensor& x, Loc where) const try {
 }
 
 RMSNorm::RMSNorm(int64_t dim, double eps, bool elementwise_affine) : eps(eps) {
-  if (elementwise_affine) weight = param(Tensor::ones({dim}));
+  if (elementwise_affine) weight = Tensor::ones({dim}).requires_grad_();
 }
 
 Tensor RMSNorm::operator()(const Tensor& x, Loc where) const try {
@@ -101,7 +100,7 @@ Tensor RMSNorm::operator()(const Tensor& x, Loc where) const try {
 GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool affine) : num_groups(num_groups), eps(eps) {
   if (num_groups <= 0 || num_channels % num_groups)
     throw ArgumentError("GroupNorm", std::to_string(num_channels) + " channels do not split into " + std::to_string(num_groups) + " groups");
-  if (affine) weight = param(Tensor::ones({num_channels})), bias = param(Tensor::zeros({num_channels}));
+  if (affine) weight = Tensor::ones({num_channels}).requires_grad_(), bias = Tensor::zeros({num_channels}).requires_grad_();
 }
 
 Tensor GroupNorm::operator()(const Tensor& x, Loc where) const try {
@@ -115,7 +114,7 @@ Tensor GroupNorm::operator()(const Tensor& x, Loc where) const try {
 }
 
 InstanceNorm::InstanceNorm(int64_t num_features, double eps, bool affine) : eps(eps) {
-  if (affine) weight = param(Tensor::ones({num_features})), bias = param(Tensor::zeros({num_features}));
+  if (affine) weight = Tensor::ones({num_features}).requires_grad_(), bias = Tensor::zeros({num_features}).requires_grad_();
 }
 
 Tensor InstanceNorm::operator()(const Tensor& x, Loc where) const try {
