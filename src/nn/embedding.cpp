@@ -27,9 +27,12 @@ LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, bool bias) {
 }
 
 std::pair<Tensor, Tensor> LSTMCell::operator()(const Tensor& x, const std::pair<Tensor, Tensor>* hc, Loc where) const try {
+  if (x.ndim() != 2 || x.shape()[1] != weight_ih.shape()[1])
+    throw ShapeError("LSTMCell", "expects x of shape (batch, " + std::to_string(weight_ih.shape()[1]) + "), got " +
+                                     tensor::shape_str(x.shape()), where);
   Tensor h, c;
   if (hc) h = hc->first, c = hc->second;
-  else h = c = Tensor::zeros({x.shape().at(0), weight_hh.shape()[1]}, x.dtype(), x.device());
+  else h = c = Tensor::zeros({x.shape()[0], weight_hh.shape()[1]}, x.dtype(), x.device());
   Tensor gates = x.linear(weight_ih.T(where), detail::if_defined(bias_ih), where)
                      .add(h.linear(weight_hh.T(where), detail::if_defined(bias_hh), where), where);
   std::vector<Tensor> g = gates.chunk(4, 1, where);

@@ -118,6 +118,7 @@ InstanceNorm::InstanceNorm(int64_t num_features, double eps, bool affine) : eps(
 }
 
 Tensor InstanceNorm::operator()(const Tensor& x, Loc where) const try {
+  if (x.ndim() < 3) throw ShapeError("InstanceNorm", "expects (N, C, ...) with at least 3 dims, got " + tensor::shape_str(x.shape()), where);
   if (weight.defined()) check_ndim(x, 3, weight.shape()[0], "InstanceNorm", where);
   Tensor y = x.reshape({x.shape()[0], x.shape()[1], -1}, where).layernorm(-1, eps, where).reshape(x.shape(), where);
   return channel_affine(y, weight, bias, where);

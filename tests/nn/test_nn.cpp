@@ -180,6 +180,29 @@ TEST(NN, EmbeddingAndLSTMCellMatchPyTorch) {
   }
 }
 
+TEST(NN, BadInputRaisesTheLayersError) {
+  // each a tg::Error naming the layer, never a crash or a std:: exception
+  auto raises = [](const char* layer, const std::function<void()>& f) {
+    try {
+      f();
+      ADD_FAILURE() << layer << ": no error";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find(layer), std::string::npos) << e.what();
+    }
+  };
+  raises("Linear", [] { nn::Linear(3, 2)(Tensor::zeros({4, 5})); });
+  raises("Conv", [] { nn::Conv2d(3, 2, 3)(Tensor::zeros({1, 4, 8, 8})); });
+  raises("BatchNorm", [] { nn::BatchNorm(3)(Tensor::zeros({2, 4})); });
+  raises("BatchNorm", [] { nn::BatchNorm(3)(Tensor::zeros({3})); });
+  raises("LayerNorm", [] { nn::LayerNorm({4})(Tensor::zeros({2, 3})); });
+  raises("GroupNorm", [] { nn::GroupNorm(2, 4)(Tensor::zeros({4})); });
+  raises("InstanceNorm", [] { nn::InstanceNorm(3, 1e-5, false)(Tensor::zeros({3})); });
+  raises("InstanceNorm", [] { nn::InstanceNorm(3)(Tensor::zeros({2, 4, 5})); });
+  raises("LSTMCell", [] { nn::LSTMCell(4, 5)(Tensor(1.0f)); });
+  raises("LSTMCell", [] { nn::LSTMCell(4, 5)(Tensor::zeros({2, 3})); });
+  EXPECT_THROW(nn::Embedding(5, 2)(Tensor::zeros({3})), DTypeError);
+}
+
 TEST(NN, DefaultInitializationAsTinygrad) {
   // kaiming_uniform(a = sqrt(5)) weights: bound sqrt(6 / ((1 + 5) fan_in)) = 1 / sqrt(fan_in); bias the same bound
   nn::Linear l(100, 50);
