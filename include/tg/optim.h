@@ -1,9 +1,11 @@
 // Optimizers (tinygrad's nn.optim): SGD, Adam, AdamW, LARS, LAMB, Muon.
 //
-//   tg::optim::Adam opt(tg::get_parameters(model));      // tg/state.h
+//   tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));   // tg/state.h
 //   opt.zero_grad();
 //   Tensor loss = model(x).sparse_categorical_crossentropy(y).backward();
-//   Tensor::realize(concat({loss}, opt.schedule_step()));  // or loss.realize(); opt.step();
+//   std::vector<Tensor> step = opt.schedule_step();
+//   step.push_back(loss);
+//   Tensor::realize(step);                                 // or opt.step(), then read the loss
 //
 // The update is built as lazy tensors: schedule_step() assigns every parameter (and the optimizer's own state) its
 // new value and returns them, so they can be realized in one schedule with the loss. The learning rate is a
