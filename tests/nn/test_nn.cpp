@@ -36,14 +36,6 @@ In inputs(const GoldenCase& c) {
   return in;
 }
 
-// `params` (the layer's tensors) take the values of in[1...]; the layer runs in float64
-void load(std::vector<Tensor*> params, const In& in) {
-  for (size_t i = 0; i < params.size(); i++) {
-    *params[i] = Tensor(in[i + 1]).contiguous().realize();
-    params[i]->requires_grad_();
-  }
-}
-
 // output and gradients of sum(out * w) against PyTorch's
 void check(const GoldenCase& c, const In& in, const std::function<Tensor()>& forward) {
   SCOPED_TRACE(c.op + "/" + c.variant);
