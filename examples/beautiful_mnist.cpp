@@ -43,7 +43,8 @@ int main(int argc, char** argv) try {
   Model model;
   tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));
 
-  auto train_step = [&] {
+  // both run under TinyJit: the first two calls build, schedule and compile; later calls replay the kernels
+  tg::TinyJit<Tensor> train_step([&](const std::vector<Tensor>&) {
     tg::TrainGuard train;
     opt.zero_grad();
     Tensor samples = Tensor::randint({bs}, 0, data.X_train.shape()[0]);
@@ -52,17 +53,17 @@ int main(int argc, char** argv) try {
     outs.push_back(loss);
     Tensor::realize(outs);
     return loss;
-  };
-  auto test_accuracy = [&] {
-    return (model(data.X_test).argmax(1) == data.Y_test).mean().mul(100).item<float>();
-  };
+  });
+  tg::TinyJit<Tensor> test_accuracy([&](const std::vector<Tensor>&) {
+    return (model(data.X_test).argmax(1) == data.Y_test).mean().mul(100);
+  });
 
   bool tty = isatty(STDOUT_FILENO);
   auto start = std::chrono::steady_clock::now();
   float acc = NAN;
   for (int64_t i = 0; i < steps; i++) {
     float loss = train_step().item<float>();
-    if (i % 10 == 9 || i == steps - 1) acc = test_accuracy();
+    if (i % 10 == 9 || i == steps - 1) acc = test_accuracy().item<float>();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (tty) {
       int width = 30, done = static_cast<int>(width * (i + 1) / steps);

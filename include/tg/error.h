@@ -15,6 +15,7 @@ class SourceLocation {
   constexpr SourceLocation() = default;
   constexpr const char* file_name() const { return file_; }
   constexpr unsigned line() const { return line_; }
+  std::string str() const;  // "model.cpp:12" (the file's base name), or "" when unknown
 
  private:
   constexpr SourceLocation(const char* file, unsigned line) : file_(file), line_(line) {}

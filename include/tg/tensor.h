@@ -33,7 +33,7 @@ class Tensor;
 namespace detail {
 struct TensorImpl;
 Tensor make_tensor(const uop::UOp& u, const std::string& device, SourceLocation created);
-std::vector<Tensor> tensors_requiring_grad();
+Tensor handle(std::shared_ptr<TensorImpl> impl);  // a Tensor sharing impl
 }
 
 using Shape = std::vector<int64_t>;
@@ -496,7 +496,7 @@ class Tensor {
 
  private:
   friend Tensor detail::make_tensor(const uop::UOp& u, const std::string& device, SourceLocation created);
-  friend std::vector<Tensor> detail::tensors_requiring_grad();
+  friend Tensor detail::handle(std::shared_ptr<detail::TensorImpl> impl);
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
   static Tensor scalar_tensor(ConstValue v, DType dtype, const std::string& device, Loc where);
   static Tensor from_host(const void* data, size_t count, DType dtype, const Shape& shape, const std::string& device,

@@ -10,3 +10,4 @@
 #include "tg/optim.h"
 #include "tg/state.h"
 #include "tg/datasets.h"
+#include "tg/jit.h"

@@ -21,13 +21,16 @@ static std::string format_error(ErrorKind kind, const std::string& op, const std
   std::string s = std::string("tg::") + error_kind_name(kind);
   if (!op.empty()) s += " in " + op;
   s += ": " + message;
-  if (where.file_name() && where.file_name()[0]) {
-    // keep only the file's base name: the full build path is noise in a message
-    const char* file = where.file_name();
-    if (const char* slash = std::strrchr(file, '/')) file = slash + 1;
-    s += " [at " + std::string(file) + ":" + std::to_string(where.line()) + "]";
-  }
+  if (std::string at = where.str(); !at.empty()) s += " [at " + at + "]";
   return s;
+}
+
+std::string SourceLocation::str() const {
+  if (!file_ || !file_[0]) return "";
+  // keep only the file's base name: the full build path is noise in a message
+  const char* file = file_;
+  if (const char* slash = std::strrchr(file, '/')) file = slash + 1;
+  return std::string(file) + ":" + std::to_string(line_);
 }
 
 Error::Error(ErrorKind kind, std::string op, const std::string& message, SourceLocation where)

@@ -17,10 +17,14 @@ using schedule::buffer_of;
 using schedule::ScheduleItem;
 
 namespace {
+thread_local std::vector<ScheduleItem>* capture_sink = nullptr;
+}  // namespace
 
-void run_copy(const ScheduleItem& item) {
-  runtime::Buffer& dst = buffer_of(item.bufs[0]);
-  runtime::Buffer& src = buffer_of(item.bufs[1]);
+CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink) : outer_(capture_sink) { capture_sink = &sink; }
+CaptureScope::~CaptureScope() { capture_sink = outer_; }
+bool capturing() { return capture_sink != nullptr; }
+
+void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
   src.device().synchronize();
   std::vector<unsigned char> host(src.nbytes());
   src.copyout(host.data(), host.size());
@@ -30,31 +34,27 @@ void run_copy(const ScheduleItem& item) {
     std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), host.size(), src.device().name().c_str());
 }
 
-void run_kernel(const ScheduleItem& item) {
-  runtime::Buffer& out = buffer_of(item.bufs[0]);
-  std::shared_ptr<const CompiledKernel> k = get_kernel(item.ast, out.device());
+void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) {
   std::vector<void*> ptrs;
   int64_t mem = 0;
-  for (const uop::UOp& b : item.bufs) {
-    runtime::Buffer& buf = buffer_of(b);
-    ptrs.push_back(buf.ptr());
-    mem += static_cast<int64_t>(buf.nbytes());
+  for (runtime::Buffer* buf : bufs) {
+    ptrs.push_back(buf->ptr());
+    mem += static_cast<int64_t>(buf->nbytes());
   }
+  runtime::Buffer& out = *bufs[0];
   auto t0 = std::chrono::steady_clock::now();
-  (*k->program)(ptrs.data(), nullptr);
+  (*k.program)(ptrs.data(), nullptr);
   out.device().synchronize();
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   GlobalCounters::kernel_count++;
-  GlobalCounters::global_ops += k->ops;
+  GlobalCounters::global_ops += k.ops;
   GlobalCounters::global_mem += mem;
   GlobalCounters::time_sum_s += s;
   if (getenv_int("DEBUG") >= 2)
     std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s)\n",
-                 out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k->name.c_str(),
-                 item.bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, k->ops / s * 1e-9, mem / s * 1e-9);
+                 out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),
+                 bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, k.ops / s * 1e-9, mem / s * 1e-9);
 }
-
-}  // namespace
 
 void run_schedule(schedule::Schedule s) {
   int debug = static_cast<int>(getenv_int("DEBUG"));
@@ -66,8 +66,11 @@ void run_schedule(schedule::Schedule s) {
   }
   if (debug >= 3) std::cerr << schedule::print_schedule(s);
   for (ScheduleItem& item : s.items) {
-    if (item.kind == ScheduleItem::Kind::Copy) run_copy(item);
-    else run_kernel(item);
+    std::vector<runtime::Buffer*> bufs;
+    for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));
+    if (item.kind == ScheduleItem::Kind::Copy) copy_buffer(*bufs[0], *bufs[1]);
+    else launch(*get_kernel(item.ast, bufs[0]->device()), bufs);
+    if (capture_sink) capture_sink->push_back(std::move(item));
     item = ScheduleItem();  // frees the buffers only this item still held
   }
 }

@@ -3,10 +3,35 @@
 // intermediate no live tensor refers to) goes back to the allocator right after its last reader: the schedule's
 // `becomes` must have been applied (and cleared) first, or it keeps every buffer alive to the end.
 #pragma once
+#include <vector>
+
+#include "engine/kernel_cache.h"
+#include "runtime/buffer.h"
 #include "schedule/schedule.h"
 
 namespace tg::engine {
 
 void run_schedule(schedule::Schedule s);
+
+// TinyJit's capture: while a CaptureScope lives on this thread, run_schedule also appends every item it runs to
+// `sink` (which then holds the item's buffers alive).
+class CaptureScope {
+ public:
+  explicit CaptureScope(std::vector<schedule::ScheduleItem>& sink);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  std::vector<schedule::ScheduleItem>* outer_;
+};
+
+// Whether a CaptureScope is active on this thread.
+bool capturing();
+
+// One kernel launch on explicit buffers ([0] written), counted in GlobalCounters and printed at DEBUG=2.
+void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs);
+// The whole of src copied into dst (same size), through the host.
+void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src);
 
 }  // namespace tg::engine

@@ -1,5 +1,7 @@
 #include "runtime/buffer.h"
 
+#include <utility>
+
 #include "runtime/device.h"
 #include "tg/error.h"
 
@@ -14,6 +16,14 @@ Buffer::~Buffer() {
 void* Buffer::ptr() {
   if (!ptr_) ptr_ = device_.allocator().alloc(nbytes());
   return ptr_;
+}
+
+void Buffer::swap_memory(Buffer& other) {
+  if (&other.device_ != &device_ || other.nbytes() != nbytes())
+    throw InternalError("Buffer::swap_memory", "buffers of different devices or sizes");
+  ptr();
+  other.ptr();
+  std::swap(ptr_, other.ptr_);
 }
 
 void Buffer::copyin(const void* host, size_t nbytes) {

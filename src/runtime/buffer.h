@@ -25,6 +25,9 @@ class Buffer {
   bool allocated() const { return ptr_ != nullptr; }
   void* ptr();  // allocates on first use
 
+  // Exchanges the memory of two buffers of the same device and size (TinyJit's replay of an updated tensor).
+  void swap_memory(Buffer& other);
+
   void copyin(const void* host, size_t nbytes);  // nbytes must equal this->nbytes()
   void copyout(void* host, size_t nbytes);
 

@@ -1,9 +1,12 @@
 // Random numbers: Threefry-2x32 (20 rounds, Salmon et al. 2011) over a counter, computed on the device.
 //
-// The key (seed, call number) is read from a small buffer, not baked into the kernel as constants, so every call
-// of rand with the same shape reuses one compiled kernel.
+// The key (seed, call number) lives in a 2-element buffer per device, not in the kernel as constants: every call
+// of rand with the same shape reuses one compiled kernel. Each call reads the key's buffer and advances the call
+// number with a kernel (realized at once), so a TinyJit replay, which runs the captured kernels again without the
+// host code, draws new numbers every time.
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <mutex>
 
 #include "tensor/tensor_impl.h"
@@ -14,12 +17,25 @@ namespace {
 
 struct RngState {
   std::mutex mu;
-  uint64_t seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  uint64_t calls = 0;
+  uint32_t seed_word = fold(static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
+  std::map<std::string, Tensor> keys;  // per device: (seed word, call number), uint32
+  static uint32_t fold(uint64_t seed) { return static_cast<uint32_t>(seed) ^ static_cast<uint32_t>(seed >> 32); }
 };
 RngState& rng() {
-  static RngState s;
-  return s;
+  static RngState* s = new RngState();  // never destroyed: its buffers must not outlive the devices at exit
+  return *s;
+}
+
+// This call's key on `dev` (a realized 2-element buffer), advancing the device's call number for the next call.
+Tensor next_key(const std::string& dev) {
+  std::lock_guard lock(rng().mu);
+  auto it = rng().keys.find(dev);
+  if (it == rng().keys.end())
+    it = rng().keys.emplace(dev, Tensor(std::vector<uint32_t>{rng().seed_word, 0u}, {2}, dev)).first;
+  Tensor& state = it->second;
+  Tensor key(state.uop());  // the current value, which the assign below does not change
+  state.assign(state + Tensor::arange(0, 2, 1, dtypes::uint32, dev)).realize();  // (seed, n) -> (seed, n + 1)
+  return key;
 }
 
 Tensor rotl(const Tensor& x, int r) { return (x << r) | (x >> (32 - r)); }
@@ -45,8 +61,8 @@ Tensor threefry(Tensor x0, const Tensor& k0, const Tensor& k1) {
 
 void Tensor::manual_seed(uint64_t seed) {
   std::lock_guard lock(rng().mu);
-  rng().seed = seed;
-  rng().calls = 0;
+  rng().seed_word = RngState::fold(seed);
+  rng().keys.clear();  // every device starts again at call 0 with the new seed
 }
 
 Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, Loc where) {
@@ -56,15 +72,9 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, 
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   if (n > UINT32_MAX) throw ArgumentError("rand", "at most 2^32 numbers per call, asked for " + std::to_string(n), where);
-  uint32_t key[2];
-  {
-    std::lock_guard lock(rng().mu);
-    key[0] = static_cast<uint32_t>(rng().seed) ^ static_cast<uint32_t>(rng().seed >> 32);
-    key[1] = static_cast<uint32_t>(rng().calls++);
-  }
   std::string dev = tensor::resolve_device(device);
   if (n == 0) return Tensor::zeros(shape, dtype, dev, where);
-  Tensor k(std::vector<uint32_t>{key[0], key[1]}, {2}, dev);
+  Tensor k = next_key(dev);
   Tensor counts = Tensor::arange(0, static_cast<double>(n), 1, dtypes::uint32, dev);
   Tensor bits = threefry(counts, k.shrink({{0, 1}}).reshape({}), k.shrink({{1, 2}}).reshape({}));
   // the top bits as a float in [0, 1), as many as the dtype holds exactly, so rounding never gives 1.0

@@ -62,14 +62,23 @@ void restore_graphs(const SavedGraphs& saved) {
     if (auto it = before.find(t); it != before.end()) t->uop = *it->second;
 }
 
+std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> live_tensors() {
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> out;
+  std::lock_guard lock(registry_mutex());
+  for (TensorImpl* t = registry_head; t; t = t->next) out.emplace_back(t->weak_from_this(), t->uop);
+  return out;
+}
+
 std::vector<Tensor> tensors_requiring_grad() {
   std::vector<Tensor> out;
   std::lock_guard lock(registry_mutex());
   for (TensorImpl* t = registry_head; t; t = t->next)
     if (t->requires_grad)
-      if (auto p = t->weak_from_this().lock()) out.push_back(Tensor(p));
+      if (auto p = t->weak_from_this().lock()) out.push_back(handle(std::move(p)));
   return out;
 }
+
+Tensor handle(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl)); }
 
 Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation created) {
   // under NoGradGuard a computed value is detached: no gradient flows back through it

@@ -25,6 +25,8 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
 using SavedGraphs = std::vector<std::pair<TensorImpl*, uop::UOp>>;
 SavedGraphs apply_becomes(const std::vector<std::pair<uop::UOp, uop::UOp>>& becomes);
 void restore_graphs(const SavedGraphs& saved);
+// Every live tensor with its graph (TinyJit's snapshot before a capture).
+std::vector<std::pair<std::weak_ptr<TensorImpl>, uop::UOp>> live_tensors();
 // Every live tensor with requires_grad set (backward() picks those in its graph).
 std::vector<Tensor> tensors_requiring_grad();
 

@@ -1,0 +1,81 @@
+// TinyJit: run a function of tensors once as usual, capture the kernels it runs on the second call, and replay
+// those kernels on every later call, with no graph building, scheduling or compiling (tinygrad's TinyJit).
+//
+//   tg::TinyJit<tg::Tensor> train_step([&](const std::vector<tg::Tensor>& in) {
+//     tg::Tensor loss = model(in[0]).sparse_categorical_crossentropy(in[1]);
+//     opt.zero_grad();
+//     loss.backward();
+//     auto updates = opt.schedule_step();
+//     updates.push_back(loss);
+//     tg::Tensor::realize(updates);
+//     return loss;
+//   });
+//   for (...) float l = train_step({x, y}).item<float>();
+//
+// What a replay does, and the rules that follow from it:
+//  - Inputs are the tensors passed in the call. They are realized (as contiguous buffers) before the function sees
+//    them, and a replay runs the kernels on the new inputs' buffers. Each call must pass the same number of inputs
+//    with the same shapes, dtypes and devices as the first: a call that changes one raises an ArgumentError.
+//  - The outputs are realized at the end of each call. A replay writes them into the same buffers: read an output
+//    before the next call, or copy it.
+//  - Tensors that exist before the call and that the function updates with assign() (parameters, optimizer state,
+//    batchnorm statistics, the random number generator's counter) are updated by every replay. Tensors it only
+//    reads (weights in eval, a learning rate, a dataset) are read again at every replay, so changing the learning
+//    rate between calls (`opt.lr.assign(...)`) takes effect.
+//  - Host code in the function does not run on replays: no printing, no item(), no control flow that depends on
+//    values. Data copied in from the host inside the function (a Tensor built from a vector there) keeps the
+//    values it had at the capture: pass data that changes as an input. The capture prints a warning when it
+//    sees such a copy.
+//  - reset() forgets the capture: the next two calls run the function again.
+#pragma once
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "tg/tensor.h"
+
+namespace tg {
+
+namespace detail {
+struct JitState;
+}
+
+// The untyped core of TinyJit: a function from tensors to tensors.
+class JitFunction {
+ public:
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  explicit JitFunction(Fn fn);
+  ~JitFunction();
+  JitFunction(JitFunction&&) noexcept;
+  JitFunction& operator=(JitFunction&&) noexcept;
+
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs, SourceLocation where = SourceLocation::current());
+  bool captured() const;         // true once the kernels are captured: later calls replay them
+  size_t kernel_count() const;   // kernels (and copies) one replay runs
+  void reset();
+
+ private:
+  std::unique_ptr<detail::JitState> state_;
+};
+
+// R is Tensor or std::vector<Tensor>: what the function returns.
+template <class R = Tensor>
+class TinyJit : public JitFunction {
+ public:
+  explicit TinyJit(std::function<R(const std::vector<Tensor>&)> fn) : JitFunction(wrap(std::move(fn))) {}
+  R operator()(const std::vector<Tensor>& inputs = {}, SourceLocation where = SourceLocation::current()) {
+    std::vector<Tensor> out = call(inputs, where);
+    if constexpr (std::is_same_v<R, Tensor>) return out[0];
+    else return out;
+  }
+
+ private:
+  static Fn wrap(std::function<R(const std::vector<Tensor>&)> fn) {
+    if constexpr (std::is_same_v<R, Tensor>)
+      return [fn = std::move(fn)](const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(in)}; };
+    else return fn;
+  }
+};
+
+}  // namespace tg

@@ -1,0 +1,279 @@
+// TinyJit: call 1 runs the function (compiling its kernels), call 2 runs it again while run_schedule records every
+// item it runs, later calls replay the record.
+//
+// Our assign() is not in place: a tensor the function updates moves from buffer A (before the call) to a new
+// buffer B that a captured kernel wrote. A replay must read the tensor's current value and leave the new value
+// where the tensor points (B), so it first exchanges the memory of A and B: the kernels then read the current
+// value from A and write B. That pair is one `Tracked` entry; a tensor the function only reads (A == B) is one too,
+// so that a tensor the user changed between calls (a new learning rate) is read from its new buffer.
+#include "tg/jit.h"
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/realize.h"
+#include "schedule/buffer_uop.h"
+#include "schedule/grouping.h"
+#include "tensor/tensor_impl.h"
+#include "tg/context.h"
+#include "uop/buffer_arg.h"
+
+namespace tg {
+
+using uop::UOp;
+
+namespace detail {
+
+namespace {
+
+struct Signature {
+  Shape shape;
+  DType dtype;
+  std::string device;
+};
+
+// A kernel launch (or, with no kernel, a copy [0] <- [1]) over buffer slots.
+struct Step {
+  std::shared_ptr<const engine::CompiledKernel> kernel;
+  std::vector<size_t> slots;
+};
+
+// A tensor that existed before the capture and whose buffer the captured steps use.
+struct Tracked {
+  std::vector<std::weak_ptr<TensorImpl>> tensors;  // every handle with this graph
+  UOp before, after;                               // its graph before and after the call (views of A and B)
+  size_t slot_before = 0, slot_after = 0;
+  bool updated() const { return before != after; }
+};
+
+UOp base_buffer(const UOp& u) {
+  const UOp& b = schedule::movement_base(u);
+  return b.op() == uop::Ops::BUFFER ? b : UOp();
+}
+
+std::string sig_str(const Signature& s) { return tensor::shape_str(s.shape) + " " + s.dtype.name() + " on " + s.device; }
+
+}  // namespace
+
+struct JitState {
+  JitFunction::Fn fn;
+  int calls = 0;
+  std::vector<Signature> signature;
+  bool captured = false;
+  std::vector<UOp> slots;  // every buffer the steps use, held alive
+  std::vector<Step> steps;
+  std::vector<std::optional<size_t>> input_slots;  // per input: its slot, when the steps read it
+  std::vector<Tracked> tracked;
+  std::vector<UOp> outputs;
+
+  std::vector<Tensor> run(const std::vector<Tensor>& in, SourceLocation where) {
+    std::vector<Tensor> out = fn(in);
+    for (size_t i = 0; i < out.size(); i++)
+      if (!out[i].defined()) throw ArgumentError("TinyJit", "the function returned an empty Tensor handle as output " + std::to_string(i), where);
+    Tensor::realize(out);
+    return out;
+  }
+
+  void check_signature(const std::vector<Tensor>& inputs, SourceLocation where) {
+    std::vector<Signature> sig;
+    for (const Tensor& t : inputs) {
+      if (!t.defined()) throw ArgumentError("TinyJit", "input " + std::to_string(sig.size()) + " is an empty Tensor handle", where);
+      sig.push_back({t.shape(), t.dtype(), t.device()});
+    }
+    if (calls == 0) {
+      signature = sig;
+      return;
+    }
+    if (sig.size() != signature.size())
+      throw ArgumentError("TinyJit", "called with " + std::to_string(sig.size()) + " inputs, the first call had " +
+                                         std::to_string(signature.size()), where);
+    for (size_t i = 0; i < sig.size(); i++)
+      if (sig[i].shape != signature[i].shape || sig[i].dtype != signature[i].dtype || sig[i].device != signature[i].device)
+        throw ArgumentError("TinyJit", "input " + std::to_string(i) + " is " + sig_str(sig[i]) + ", the first call had " +
+                                           sig_str(signature[i]) +
+                                           ": inputs must keep their shapes, dtypes and devices (use another TinyJit)", where);
+  }
+
+  // Each input realized as a whole buffer of its own, so a replay can put its buffer where the capture's was.
+  std::vector<Tensor> prepare_inputs(const std::vector<Tensor>& inputs, SourceLocation where) {
+    std::vector<Tensor> in;
+    std::unordered_set<const uop::UOpNode*> seen;
+    for (const Tensor& t : inputs) {
+      Tensor x = t;
+      x.realize();
+      if (x.numel() > 0 && !schedule::plain_buffer(x.uop())) x = x.contiguous(where).realize();
+      if (UOp b = schedule::plain_buffer(x.uop()); b && !seen.insert(b.get()).second)
+        throw ArgumentError("TinyJit", "input " + std::to_string(in.size()) + " is the same buffer as an earlier input", where);
+      in.push_back(x);
+    }
+    return in;
+  }
+
+  std::vector<Tensor> capture(const std::vector<Tensor>& in, SourceLocation where);
+  std::vector<Tensor> replay(const std::vector<Tensor>& in, SourceLocation where);
+};
+
+std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocation where) {
+  auto before = live_tensors();
+  int64_t first_new_id = uop::next_buffer_id();
+  std::vector<UOp> in_bufs;  // before the call: an input handle may be assigned inside (an error, found below)
+  for (const Tensor& t : in) in_bufs.push_back(schedule::plain_buffer(t.uop()));
+  std::vector<schedule::ScheduleItem> items;
+  std::vector<Tensor> out;
+  {
+    engine::CaptureScope scope(items);
+    out = run(in, where);
+  }
+
+  std::unordered_map<const uop::UOpNode*, size_t> slot_of;
+  auto slot = [&](const UOp& b) {
+    auto [it, fresh] = slot_of.emplace(b.get(), slots.size());
+    if (fresh) slots.push_back(b);
+    return it->second;
+  };
+  std::unordered_set<const uop::UOpNode*> written;
+  for (const schedule::ScheduleItem& item : items) {
+    Step st;
+    for (const UOp& b : item.bufs) st.slots.push_back(slot(b));
+    if (item.kind == schedule::ScheduleItem::Kind::Kernel)
+      st.kernel = engine::get_kernel(item.ast, schedule::buffer_of(item.bufs[0]).device());
+    written.insert(item.bufs[0].get());
+    steps.push_back(std::move(st));
+  }
+  size_t used_slots = slots.size();  // slots past this one are only swap partners
+
+  std::unordered_map<const uop::UOpNode*, size_t> input_of;
+  for (size_t i = 0; i < in.size(); i++) {
+    const UOp& b = in_bufs[i];
+    if (b) input_of[b.get()] = i;
+    input_slots.push_back(b && slot_of.count(b.get()) ? std::optional<size_t>(slot_of[b.get()]) : std::nullopt);
+  }
+
+  std::map<std::pair<const uop::UOpNode*, const uop::UOpNode*>, size_t> tracked_of;
+  for (auto& [weak, graph_before] : before) {
+    std::shared_ptr<TensorImpl> t = weak.lock();
+    if (!t || (t->uop == graph_before && !base_buffer(graph_before))) continue;  // gone, or lazy and left alone
+    UOp a = base_buffer(graph_before), b = base_buffer(t->uop);
+    if (!b)
+      throw ArgumentError("TinyJit", "the function left a tensor of shape " + tensor::shape_str(t->uop.shape()) +
+                                         " (made at " + t->created.str() + ") with an update it did not realize; realize "
+                                         "everything it assigns, or the replays will not update it", where);
+    if (!a) continue;  // a lazy tensor the function realized: the kernels compute it again on every replay
+    bool reads = slot_of.count(a.get()) && slot_of[a.get()] < used_slots;
+    if (a == b ? !reads : !written.count(b.get())) continue;  // not touched by the kernels
+    if (input_of.count(a.get())) {
+      if (a == b) continue;  // an input: the replay substitutes it
+      throw ArgumentError("TinyJit", "the function assigns to its input " + std::to_string(input_of[a.get()]) +
+                                         "; inputs are read-only (return the new value instead)", where);
+    }
+    auto [it, fresh] = tracked_of.emplace(std::make_pair(a.get(), b.get()), tracked.size());
+    if (fresh) tracked.push_back({{}, graph_before, t->uop, slot(a), slot(b)});
+    tracked[it->second].tensors.push_back(t);
+  }
+
+  size_t host_made = 0;
+  for (size_t i = 0; i < used_slots; i++)
+    if (uop::get_buffer_arg(slots[i]).id > first_new_id && !written.count(slots[i].get())) host_made++;
+  if (host_made)
+    std::fprintf(stderr, "TinyJit [at %s]: warning: the function copies host data into %zu buffer(s) that its kernels "
+                 "read; replays reuse the values of the capture (pass data that changes as an input)\n",
+                 where.str().c_str(), host_made);
+  if (getenv_int("DEBUG") >= 1)
+    std::fprintf(stderr, "TinyJit: captured %zu kernels, %zu buffers, %zu tracked tensors\n", steps.size(), slots.size(),
+                 tracked.size());
+  for (const Tensor& o : out) outputs.push_back(o.uop());
+  captured = true;
+  return out;
+}
+
+std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocation where) {
+  std::vector<runtime::Buffer*> cur(slots.size());
+  for (size_t i = 0; i < slots.size(); i++) cur[i] = &schedule::buffer_of(slots[i]);
+  std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
+  for (size_t i = 0; i < in.size(); i++)
+    if (input_slots[i]) {
+      UOp b = schedule::plain_buffer(in[i].uop());
+      cur[*input_slots[i]] = &schedule::buffer_of(b);
+      moved.emplace_back(slots[*input_slots[i]], b);
+    }
+  std::vector<Tracked*> swap, repoint;  // repoint: updated tensors the user moved to another buffer since the capture
+  for (Tracked& tr : tracked) {
+    std::shared_ptr<TensorImpl> t;
+    for (auto& w : tr.tensors)
+      if ((t = w.lock())) break;
+    if (!t) continue;  // nobody can see it any more
+    if (t->uop == tr.after) {
+      if (tr.updated()) swap.push_back(&tr);
+      continue;
+    }
+    // changed outside the function (a new learning rate, load_state_dict): read it from where it is now
+    handle(t).realize();
+    UOp now_buf = base_buffer(t->uop), a = slots[tr.slot_before], b = slots[tr.slot_after];
+    if (!now_buf || (tr.before.substitute({{a, now_buf}}) != t->uop && tr.after.substitute({{b, now_buf}}) != t->uop))
+      throw ArgumentError("TinyJit", "a tensor the function uses (made at " + t->created.str() + ") changed from shape " +
+                                         tensor::shape_str(tr.after.shape()) + " " + tr.after.dtype().name() + " to " +
+                                         tensor::shape_str(t->uop.shape()) + " " + t->uop.dtype().name() +
+                                         " since the capture; call reset() on the TinyJit", where);
+    cur[tr.slot_before] = &schedule::buffer_of(now_buf);
+    moved.emplace_back(a, now_buf);
+    if (tr.updated()) repoint.push_back(&tr);
+  }
+  // every check is done: from here on nothing throws before the tensors hold their new values
+  for (Tracked* tr : swap) cur[tr->slot_before]->swap_memory(*cur[tr->slot_after]);
+  if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "TinyJit: replaying %zu kernels\n", steps.size());
+  std::vector<runtime::Buffer*> bufs;
+  for (const Step& st : steps) {
+    bufs.clear();
+    for (size_t s : st.slots) bufs.push_back(cur[s]);
+    if (st.kernel) engine::launch(*st.kernel, bufs);
+    else engine::copy_buffer(*bufs[0], *bufs[1]);
+  }
+  for (Tracked* tr : repoint)
+    for (auto& w : tr->tensors)
+      if (auto t = w.lock()) t->uop = tr->after;  // the kernels wrote the new value into B
+  std::vector<Tensor> out;
+  for (const UOp& o : outputs) out.push_back(Tensor(moved.empty() ? o : o.substitute(moved)));
+  return out;
+}
+
+}  // namespace detail
+
+JitFunction::JitFunction(Fn fn) : state_(std::make_unique<detail::JitState>()) { state_->fn = std::move(fn); }
+JitFunction::~JitFunction() = default;
+JitFunction::JitFunction(JitFunction&&) noexcept = default;
+JitFunction& JitFunction::operator=(JitFunction&&) noexcept = default;
+
+std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, SourceLocation where) {
+  detail::JitState& s = *state_;
+  if (engine::capturing())
+    throw ArgumentError("TinyJit", "called while another TinyJit captures: nested TinyJits are not supported", where);
+  s.check_signature(inputs, where);
+  std::vector<Tensor> in = s.prepare_inputs(inputs, where);
+  std::vector<Tensor> out;
+  if (s.captured) out = s.replay(in, where);
+  else if (s.calls == 0) out = s.run(in, where);
+  else {
+    try {
+      out = s.capture(in, where);
+    } catch (...) {
+      reset();  // what was recorded is incomplete; the next calls start over
+      throw;
+    }
+  }
+  s.calls++;
+  return out;
+}
+
+bool JitFunction::captured() const { return state_->captured; }
+size_t JitFunction::kernel_count() const { return state_->steps.size(); }
+
+void JitFunction::reset() {
+  detail::JitState fresh;
+  fresh.fn = std::move(state_->fn);
+  *state_ = std::move(fresh);
+}
+
+}  // namespace tg

@@ -1,0 +1,160 @@
+// TinyJit: capture on the second call, replay afterwards; replays must equal the plain function bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "support/expect_error.h"
+#include "tg/tg.h"
+
+namespace tg {
+namespace {
+
+std::vector<uint32_t> bits(const Tensor& t) {
+  std::vector<float> v = t.to_vector<float>();
+  std::vector<uint32_t> out(v.size());
+  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  return out;
+}
+
+struct Mlp : nn::Module {
+  nn::Linear l1{6, 16}, l2{16, 3};
+  Tensor operator()(const Tensor& x) const { return l2(l1(x).relu().dropout(0.25)); }
+  void state(const nn::StateVisitor& v) override { v("l1", l1), v("l2", l2); }
+};
+
+// A training run: a fixed dataset, randint batches, dropout, Adam. Returns every loss's bits and the final weights.
+struct TrainingRun {
+  std::vector<std::vector<uint32_t>> losses, weights;
+  int body_calls = 0;
+  size_t kernels = 0;
+};
+TrainingRun train(bool jit, int steps) {
+  Tensor::manual_seed(7);
+  Tensor X = Tensor::randn({40, 6}).realize(), Y = Tensor::randint({40}, 0, 3).realize();
+  Mlp model;
+  optim::LAMB opt = optim::Adam(get_parameters(model), 0.01);
+  TrainingRun r;
+  std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>&) {
+    r.body_calls++;
+    TrainGuard train;
+    opt.zero_grad();
+    Tensor idx = Tensor::randint({8}, 0, 40);
+    Tensor loss = model(X[{idx}]).sparse_categorical_crossentropy(Y[{idx}]).backward();
+    std::vector<Tensor> outs = opt.schedule_step();
+    outs.push_back(loss);
+    Tensor::realize(outs);
+    return loss;
+  };
+  TinyJit<Tensor> jitted(step);
+  for (int i = 0; i < steps; i++) r.losses.push_back(bits(jit ? jitted() : step({})));
+  for (const Tensor& p : get_parameters(model)) r.weights.push_back(bits(p));
+  r.kernels = jitted.kernel_count();
+  return r;
+}
+
+TEST(TinyJit, ReplayIsBitIdenticalToThePlainFunction) {
+  TrainingRun plain = train(false, 7), jit = train(true, 7);
+  EXPECT_EQ(jit.body_calls, 2);  // called, captured, then 5 replays that never run the body
+  EXPECT_GT(jit.kernels, 5u);
+  ASSERT_EQ(plain.losses.size(), jit.losses.size());
+  for (size_t i = 0; i < plain.losses.size(); i++) EXPECT_EQ(plain.losses[i], jit.losses[i]) << "step " << i;
+  EXPECT_EQ(plain.weights, jit.weights);
+  // the run learns something and the batches differ (randint is replayed with new numbers, not the same batch)
+  EXPECT_NE(jit.losses[5], jit.losses[6]);
+}
+
+TEST(TinyJit, ReplaysReadTheNewInputs) {
+  int body_calls = 0;
+  TinyJit<std::vector<Tensor>> f([&](const std::vector<Tensor>& in) {
+    body_calls++;
+    return std::vector<Tensor>{(in[0] * 2 + in[1]).sum(0), in[0].exp()};
+  });
+  for (int i = 0; i < 5; i++) {
+    // a lazy input and a non-contiguous view: both are made buffers before the call
+    Tensor a = Tensor::arange(6).reshape({2, 3}).cast(dtypes::float32) + static_cast<float>(i);
+    Tensor b = Tensor::full({3, 2}, static_cast<float>(i * i)).realize().permute({1, 0});
+    std::vector<Tensor> got = f({a, b});
+    EXPECT_EQ(got[0].to_vector<float>(), (a * 2 + b).sum(0).to_vector<float>()) << "call " << i;
+    EXPECT_EQ(got[1].to_vector<float>(), a.exp().to_vector<float>()) << "call " << i;
+  }
+  EXPECT_EQ(body_calls, 2);
+  EXPECT_TRUE(f.captured());
+}
+
+TEST(TinyJit, RandomNumbersAreNewOnEveryReplay) {
+  TinyJit<Tensor> f([](const std::vector<Tensor>&) { return Tensor::rand({5}).realize(); });
+  Tensor::manual_seed(3);
+  std::vector<std::vector<float>> jitted;
+  for (int i = 0; i < 4; i++) jitted.push_back(f().to_vector<float>());
+  Tensor::manual_seed(3);
+  for (int i = 0; i < 4; i++) EXPECT_EQ(jitted[i], Tensor::rand({5}).to_vector<float>()) << "call " << i;
+  EXPECT_NE(jitted[2], jitted[3]);
+}
+
+TEST(TinyJit, ChangedInputsRaiseAClearError) {
+  TinyJit<Tensor> f([](const std::vector<Tensor>& in) { return in[0] + 1; });
+  f({Tensor::ones({4})});
+  f({Tensor::ones({4})});
+  tg::testing::expect_error<ArgumentError>([&] { f({Tensor::ones({5})}); }, "TinyJit", {"input 0 is (5,) float32", "the first call had (4,) float32"}, "test_jit.cpp", __LINE__);
+  tg::testing::expect_error<ArgumentError>([&] { f({Tensor::ones({4}, dtypes::int32)}); }, "TinyJit", {"(4,) int32"}, "test_jit.cpp", __LINE__);
+  tg::testing::expect_error<ArgumentError>([&] { f({Tensor::ones({4}), Tensor::ones({4})}); }, "TinyJit", {"called with 2 inputs", "had 1"}, "test_jit.cpp", __LINE__);
+  tg::testing::expect_error<ArgumentError>([&] { f({Tensor::ones({4}, dtypes::float32, "CPU:1")}); }, "TinyJit", {"on CPU:1"}, "test_jit.cpp", __LINE__);
+  EXPECT_EQ(f({Tensor::ones({4})}).to_vector<float>(), std::vector<float>(4, 2.f));  // still usable
+}
+
+TEST(TinyJit, AssigningToAnInputRaises) {
+  TinyJit<Tensor> f([](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    x.assign(x + 1).realize();
+    return x;
+  });
+  Tensor a = Tensor::zeros({3}).contiguous().realize();
+  f({a});
+  tg::testing::expect_error<ArgumentError>([&] { f({a}); }, "TinyJit", {"assigns to its input 0"}, "test_jit.cpp", __LINE__);
+}
+
+TEST(TinyJit, ALearningRateChangedBetweenCallsIsRead) {
+  auto run = [](bool jit) {
+    Tensor w = Tensor({1.f, 2.f, 3.f}).requires_grad_();
+    optim::LARS opt = optim::SGD({w}, 0.1);
+    std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>&) {
+      opt.zero_grad();
+      (w * w).sum().backward();
+      opt.step();
+      return w;
+    };
+    TinyJit<Tensor> jitted(step);
+    std::vector<std::vector<float>> out;
+    for (int i = 0; i < 6; i++) {
+      if (i == 4) opt.lr.assign(Tensor(0.5f)).realize();
+      out.push_back((jit ? jitted() : step({})).to_vector<float>());
+    }
+    return out;
+  };
+  std::vector<std::vector<float>> plain = run(false), jit = run(true);
+  EXPECT_EQ(plain, jit);
+  EXPECT_FLOAT_EQ(plain[4][0], plain[3][0] * 0.0f);  // lr 0.5 on w*w: w - 0.5 * 2w = 0
+}
+
+TEST(TinyJit, UpdatesLeftUnrealizedRaise) {
+  Tensor w = Tensor({1.f, 2.f}).realize();
+  TinyJit<Tensor> f([&](const std::vector<Tensor>&) {
+    w.assign(w * 2);  // never realized inside the function
+    return Tensor::ones({1}).contiguous().realize();
+  });
+  f();
+  tg::testing::expect_error<ArgumentError>([&] { f(); }, "TinyJit", {"with an update it did not realize"}, "test_jit.cpp", __LINE__);
+}
+
+TEST(TinyJit, HostDataCopiedInsideTheFunctionIsReportedAtCapture) {
+  TinyJit<Tensor> f([](const std::vector<Tensor>&) { return (Tensor({1.f, 2.f}) * 3).realize(); });
+  f();
+  ::testing::internal::CaptureStderr();
+  f();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("copies host data into 1 buffer"), std::string::npos) << err;
+  EXPECT_EQ(f().to_vector<float>(), (std::vector<float>{3.f, 6.f}));
+}
+
+}  // namespace
+}  // namespace tg
