@@ -8,6 +8,7 @@
 // so that a tensor the user changed between calls (a new learning rate) is read from its new buffer.
 #include "tg/jit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -63,7 +64,8 @@ struct JitState {
   int calls = 0;
   std::vector<Signature> signature;
   bool captured = false;
-  std::vector<UOp> slots;  // every buffer the steps use, held alive
+  std::vector<UOp> slots;  // every buffer the steps use, held alive (null where `planned` holds it)
+  std::vector<std::shared_ptr<runtime::Buffer>> planned;  // buffers only the replay uses, in shared memory
   std::vector<Step> steps;
   std::vector<std::optional<size_t>> input_slots;  // per input: its slot, when the steps read it
   std::vector<Tracked> tracked;
@@ -112,9 +114,51 @@ struct JitState {
     return in;
   }
 
+  runtime::Buffer& memory(size_t slot) { return slots[slot] ? schedule::buffer_of(slots[slot]) : *planned[slot]; }
+  void plan_memory(int64_t first_new_id, const std::unordered_set<const uop::UOpNode*>& seen_outside);
   std::vector<Tensor> capture(const std::vector<Tensor>& in, SourceLocation where);
   std::vector<Tensor> replay(const std::vector<Tensor>& in, SourceLocation where);
 };
+
+// Buffers made during the capture that nothing outside the replay can see (no live tensor, output or tracked
+// tensor refers to them) share memory when their lifetimes, from the first to the last step that uses them, do not
+// overlap (tinygrad's memory planner): a 10000-image evaluation would otherwise hold every layer's activations.
+void JitState::plan_memory(int64_t first_new_id, const std::unordered_set<const uop::UOpNode*>& seen_outside) {
+  std::vector<size_t> first(slots.size(), SIZE_MAX), last(slots.size(), 0);
+  for (size_t i = 0; i < steps.size(); i++)
+    for (size_t sl : steps[i].slots) first[sl] = std::min(first[sl], i), last[sl] = i;
+  std::unordered_set<size_t> keep;
+  for (const Tracked& tr : tracked) keep.insert(tr.slot_before), keep.insert(tr.slot_after);
+  for (const auto& is : input_slots)
+    if (is) keep.insert(*is);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < slots.size(); i++)
+    if (first[i] != SIZE_MAX && steps[first[i]].slots[0] == i && !keep.count(i) &&
+        uop::get_buffer_arg(slots[i]).id > first_new_id && !seen_outside.count(slots[i].get()))
+      order.push_back(i);  // written by the replay before it is read, and seen by nothing else
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  struct Block {
+    std::shared_ptr<runtime::Buffer> memory;
+    size_t free_after;  // the last step that uses it
+  };
+  std::vector<Block> blocks;
+  planned.assign(slots.size(), nullptr);
+  for (size_t sl : order) {
+    runtime::Buffer& b = schedule::buffer_of(slots[sl]);
+    Block* best = nullptr;  // the smallest free block of this device that is large enough
+    for (Block& bl : blocks)
+      if (bl.free_after < first[sl] && &bl.memory->device() == &b.device() && bl.memory->nbytes() >= b.nbytes() &&
+          (!best || bl.memory->nbytes() < best->memory->nbytes()))
+        best = &bl;
+    if (!best) {
+      blocks.push_back({std::make_shared<runtime::Buffer>(b.device(), b.nbytes(), dtypes::uint8), 0});
+      best = &blocks.back();
+    }
+    best->free_after = last[sl];
+    planned[sl] = std::make_shared<runtime::Buffer>(best->memory, b.size(), b.dtype());
+    slots[sl] = UOp();  // the capture's own buffer goes back to the allocator
+  }
+}
 
 std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocation where) {
   auto before = live_tensors();
@@ -181,17 +225,27 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
     std::fprintf(stderr, "TinyJit [at %s]: warning: the function copies host data into %zu buffer(s) that its kernels "
                  "read; replays reuse the values of the capture (pass data that changes as an input)\n",
                  where.str().c_str(), host_made);
-  if (getenv_int("DEBUG") >= 1)
-    std::fprintf(stderr, "TinyJit: captured %zu kernels, %zu buffers, %zu tracked tensors\n", steps.size(), slots.size(),
-                 tracked.size());
   for (const Tensor& o : out) outputs.push_back(o.uop());
+
+  std::unordered_set<const uop::UOpNode*> seen_outside;  // every node of a live tensor's graph or of an output
+  std::vector<UOp> roots = outputs;
+  for (auto& [weak, graph] : live_tensors()) roots.push_back(graph);
+  for (const UOp& r : roots)
+    if (!seen_outside.count(r.get()))
+      for (const UOp& u : r.toposort()) seen_outside.insert(u.get());
+  plan_memory(first_new_id, seen_outside);
+  if (getenv_int("DEBUG") >= 1) {
+    size_t planned_n = std::count_if(planned.begin(), planned.end(), [](const auto& p) { return p != nullptr; });
+    std::fprintf(stderr, "TinyJit: captured %zu kernels over %zu buffers (%zu in planned memory), %zu tracked tensors\n",
+                 steps.size(), slots.size(), planned_n, tracked.size());
+  }
   captured = true;
   return out;
 }
 
 std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocation where) {
   std::vector<runtime::Buffer*> cur(slots.size());
-  for (size_t i = 0; i < slots.size(); i++) cur[i] = &schedule::buffer_of(slots[i]);
+  for (size_t i = 0; i < slots.size(); i++) cur[i] = &memory(i);
   std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
   for (size_t i = 0; i < in.size(); i++)
     if (input_slots[i]) {

@@ -9,17 +9,22 @@ namespace tg::runtime {
 
 Buffer::Buffer(Device& device, size_t size, DType dtype) : device_(device), size_(size), dtype_(dtype) {}
 
+Buffer::Buffer(std::shared_ptr<Buffer> base, size_t size, DType dtype)
+    : device_(base->device()), size_(size), dtype_(dtype), base_(std::move(base)) {
+  if (nbytes() > base_->nbytes()) throw InternalError("Buffer", "a view larger than its base buffer");
+}
+
 Buffer::~Buffer() {
-  if (ptr_) device_.allocator().free(ptr_, nbytes());
+  if (ptr_ && !base_) device_.allocator().free(ptr_, nbytes());
 }
 
 void* Buffer::ptr() {
-  if (!ptr_) ptr_ = device_.allocator().alloc(nbytes());
+  if (!ptr_) ptr_ = base_ ? base_->ptr() : device_.allocator().alloc(nbytes());
   return ptr_;
 }
 
 void Buffer::swap_memory(Buffer& other) {
-  if (&other.device_ != &device_ || other.nbytes() != nbytes())
+  if (&other.device_ != &device_ || other.nbytes() != nbytes() || base_ || other.base_)
     throw InternalError("Buffer::swap_memory", "buffers of different devices or sizes");
   ptr();
   other.ptr();

@@ -14,6 +14,8 @@ class Device;
 class Buffer {
  public:
   Buffer(Device& device, size_t size, DType dtype);
+  // A buffer that uses the memory of `base` (at least as large), which it keeps alive (TinyJit's planned memory).
+  Buffer(std::shared_ptr<Buffer> base, size_t size, DType dtype);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -36,6 +38,7 @@ class Buffer {
   size_t size_;
   DType dtype_;
   void* ptr_ = nullptr;
+  std::shared_ptr<Buffer> base_;
 };
 
 }  // namespace tg::runtime

@@ -156,5 +156,23 @@ TEST(TinyJit, HostDataCopiedInsideTheFunctionIsReportedAtCapture) {
   EXPECT_EQ(f().to_vector<float>(), (std::vector<float>{3.f, 6.f}));
 }
 
+TEST(TinyJit, IntermediatesShareMemoryAfterTheCapture) {
+  // 12 steps of 1 MB each, every one read only by the next: a replay needs two blocks at a time, not twelve
+  TinyJit<Tensor> f([](const std::vector<Tensor>& in) {
+    Tensor h = in[0];
+    for (int i = 0; i < 12; i++) h = (h * 1.5f + 1).contiguous();
+    return h.sum().realize();
+  });
+  Tensor x = Tensor::ones({256, 1024}).contiguous().realize();
+  int64_t held = GlobalCounters::mem_used;
+  f({x});
+  f({x});
+  float want = f({x}).item<float>();
+  EXPECT_LE(GlobalCounters::mem_used - held, 3 << 20);
+  Tensor h = x;
+  for (int i = 0; i < 12; i++) h = (h * 1.5f + 1).contiguous();
+  EXPECT_EQ(want, h.sum().item<float>());
+}
+
 }  // namespace
 }  // namespace tg
