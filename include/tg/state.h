@@ -1,7 +1,8 @@
-// Model state (tinygrad's nn.state): named tensors of a module and loading them back. (safetensors files: next.)
+// Model state (tinygrad's nn.state): named tensors of a module, loading them back, and safetensors files.
 //
 //   tg::StateDict sd = tg::get_state_dict(model);   // "l1.weight", ...
-//   tg::load_state_dict(model, sd);
+//   tg::safe_save(sd, "model.safetensors");
+//   tg::load_state_dict(model, tg::safe_load("model.safetensors"));
 #pragma once
 #include <map>
 #include <string>
@@ -23,5 +24,18 @@ std::vector<Tensor> get_parameters(nn::Module& model);
 // checks pass. The values are realized.
 void load_state_dict(nn::Module& model, const StateDict& state, bool strict = true,
                      SourceLocation where = SourceLocation::current());
+
+// Writes `dict` as a safetensors file (https://github.com/huggingface/safetensors: JSON header, little-endian
+// row-major data; every dtype of tinygrad.cpp), realizing the tensors. The file is written beside `path` and
+// renamed into place, so a failed save leaves no partial file under the name.
+void safe_save(const StateDict& dict, const std::string& path, const std::map<std::string, std::string>& metadata = {},
+               SourceLocation where = SourceLocation::current());
+// Reads a safetensors file written by any tool. The file is mapped, not read: each tensor's bytes are copied to
+// `device` (default: the default device) when the tensor is first used, and the mapping lives until then. A
+// truncated or malformed file, a header that points outside the file, or a dtype we lack (the 8-bit floats) raise
+// tg::ArgumentError naming the file and the tensor; nothing is read out of bounds.
+StateDict safe_load(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
+// The "__metadata__" strings of a safetensors file.
+std::map<std::string, std::string> safe_load_metadata(const std::string& path, SourceLocation where = SourceLocation::current());
 
 }  // namespace tg

@@ -475,6 +475,13 @@ class Tensor {
     copy_to_host(out.data(), dtype_of<T>());
     return out;
   }
+  // The data as stored, row-major: nbytes() bytes in the tensor's dtype (bool: a byte each; float16 and bfloat16:
+  // their bits), little-endian on this machine.
+  std::vector<uint8_t> to_bytes() const {
+    std::vector<uint8_t> out(static_cast<size_t>(nbytes()));
+    copy_to_host(out.data(), dtype());
+    return out;
+  }
   template <TensorScalar T> T item(Loc where = Loc::current()) const {
     T out{};
     check_single(where);

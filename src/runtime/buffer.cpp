@@ -19,8 +19,20 @@ Buffer::~Buffer() {
 }
 
 void* Buffer::ptr() {
-  if (!ptr_) ptr_ = base_ ? base_->ptr() : device_.allocator().alloc(nbytes());
+  if (ptr_) return ptr_;
+  ptr_ = base_ ? base_->ptr() : device_.allocator().alloc(nbytes());
+  if (lazy_src_) {
+    device_.allocator().copyin(ptr_, lazy_src_, nbytes());
+    lazy_src_ = nullptr;
+    lazy_keep_.reset();
+  }
   return ptr_;
+}
+
+void Buffer::fill_lazily(const void* host, std::shared_ptr<const void> keep) {
+  if (ptr_ || base_) throw InternalError("Buffer::fill_lazily", "the buffer is already in use");
+  lazy_src_ = host;
+  lazy_keep_ = std::move(keep);
 }
 
 void Buffer::swap_memory(Buffer& other) {

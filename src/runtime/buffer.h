@@ -30,6 +30,10 @@ class Buffer {
   // Exchanges the memory of two buffers of the same device and size (TinyJit's replay of an updated tensor).
   void swap_memory(Buffer& other);
 
+  // The buffer's first use copies its contents from `host` (nbytes() bytes), which `keep` keeps valid until then
+  // (safe_load: a tensor's bytes in the mapped file, read only if the tensor is used).
+  void fill_lazily(const void* host, std::shared_ptr<const void> keep);
+
   void copyin(const void* host, size_t nbytes);  // nbytes must equal this->nbytes()
   void copyout(void* host, size_t nbytes);
 
@@ -39,6 +43,8 @@ class Buffer {
   DType dtype_;
   void* ptr_ = nullptr;
   std::shared_ptr<Buffer> base_;
+  const void* lazy_src_ = nullptr;
+  std::shared_ptr<const void> lazy_keep_;
 };
 
 }  // namespace tg::runtime

@@ -1,0 +1,198 @@
+#include "state/json.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_set>
+
+namespace tg::state {
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+struct Parser {
+  std::string_view s;
+  size_t i = 0;
+  const char* op;
+  const std::string& what;
+  SourceLocation where;
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw ArgumentError(op, what + ": bad JSON header at byte " + std::to_string(i) + ": " + msg, where);
+  }
+  void skip_ws() {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+  }
+  char peek() {
+    skip_ws();
+    if (i >= s.size()) fail("unexpected end");
+    return s[i];
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    i++;
+  }
+  void literal(std::string_view word) {
+    if (s.substr(i, word.size()) != word) fail("unknown literal");
+    i += word.size();
+  }
+
+  unsigned hex4() {
+    if (i + 4 > s.size()) fail("truncated \\u escape");
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++, i++) {
+      char c = s[i];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (d < 0) fail("bad \\u escape");
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    return v;
+  }
+  static void put_utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) out += static_cast<char>(cp);
+    else if (cp < 0x800) out += static_cast<char>(0xC0 | cp >> 6), out += static_cast<char>(0x80 | (cp & 0x3F));
+    else if (cp < 0x10000)
+      out += static_cast<char>(0xE0 | cp >> 12), out += static_cast<char>(0x80 | (cp >> 6 & 0x3F)),
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+    else
+      out += static_cast<char>(0xF0 | cp >> 18), out += static_cast<char>(0x80 | (cp >> 12 & 0x3F)),
+          out += static_cast<char>(0x80 | (cp >> 6 & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (i >= s.size()) fail("unterminated string");
+      char c = s[i++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i >= s.size()) fail("unterminated string");
+      switch (char e = s[i++]) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = hex4();
+          if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair
+            if (s.substr(i, 2) != "\\u") fail("lone surrogate");
+            i += 2;
+            unsigned lo = hex4();
+            if (lo < 0xDC00 || lo >= 0xE000) fail("bad surrogate pair");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp < 0xE000) {
+            fail("lone surrogate");
+          }
+          put_utf8(out, cp);
+          break;
+        }
+        default: fail("bad escape");
+      }
+    }
+  }
+
+  Json number() {
+    size_t start = i;
+    if (s[i] == '-') i++;
+    auto digits = [&] {
+      size_t d = i;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') i++;
+      if (i == d) fail("bad number");
+    };
+    digits();
+    bool integral = true;
+    if (i < s.size() && s[i] == '.') i++, digits(), integral = false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      i++;
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) i++;
+      digits();
+      integral = false;
+    }
+    std::string text(s.substr(start, i - start));
+    Json j;
+    j.number = std::strtod(text.c_str(), nullptr);
+    j.kind = Json::Kind::Float;
+    if (integral) {
+      errno = 0;
+      long long v = std::strtoll(text.c_str(), nullptr, 10);
+      if (errno == 0) j.kind = Json::Kind::Int, j.integer = v;
+    }
+    return j;
+  }
+
+  Json value(int depth) {
+    if (depth > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth));
+    Json j;
+    char c = peek();
+    if (c == '{') {
+      j.kind = Json::Kind::Object;
+      i++;
+      if (peek() == '}') return i++, j;
+      std::unordered_set<std::string> keys;
+      while (true) {
+        std::string key = string();
+        if (!keys.insert(key).second) fail("duplicate key \"" + key + "\"");
+        expect(':');
+        j.members.emplace_back(std::move(key), value(depth + 1));
+        if (peek() == '}') return i++, j;
+        expect(',');
+      }
+    }
+    if (c == '[') {
+      j.kind = Json::Kind::Array;
+      i++;
+      if (peek() == ']') return i++, j;
+      while (true) {
+        j.items.push_back(value(depth + 1));
+        if (peek() == ']') return i++, j;
+        expect(',');
+      }
+    }
+    if (c == '"') {
+      j.kind = Json::Kind::String;
+      j.str = string();
+      return j;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return number();
+    if (c == 't' || c == 'f') {
+      literal(c == 't' ? "true" : "false");
+      j.kind = Json::Kind::Bool, j.boolean = c == 't';
+      return j;
+    }
+    literal("null");
+    return j;
+  }
+};
+
+}  // namespace
+
+Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where) {
+  Parser p{text, 0, op, what, where};
+  Json j = p.value(0);
+  p.skip_ws();
+  if (p.i != text.size()) p.fail("text after the value");
+  return j;
+}
+
+std::string json_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace tg::state

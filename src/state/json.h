@@ -1,0 +1,32 @@
+// A small, strict JSON reader for file headers (safetensors): every read is bounds-checked, nesting is limited,
+// and any malformed input raises tg::ArgumentError naming the byte where it went wrong.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tg/error.h"
+
+namespace tg::state {
+
+struct Json {
+  enum class Kind { Null, Bool, Int, Float, String, Array, Object };
+  Kind kind = Kind::Null;
+  bool boolean = false;
+  int64_t integer = 0;  // Int: a number without fraction or exponent that fits int64
+  double number = 0;    // Int and Float
+  std::string str;
+  std::vector<Json> items;                            // Array
+  std::vector<std::pair<std::string, Json>> members;  // Object, in file order (keys are distinct)
+};
+
+// Parses all of `text` (one value, surrounded by whitespace only). `op` and `what` name the caller and the input
+// in errors: "tg::ArgumentError in safe_load: model.safetensors: bad JSON header at byte 17: expected ':'".
+Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where);
+
+// `s` as a JSON string literal, quotes included.
+std::string json_quote(const std::string& s);
+
+}  // namespace tg::state

@@ -1,0 +1,203 @@
+// safetensors files: an 8-byte little-endian header length N, N bytes of JSON
+//   {"__metadata__": {"key": "value"}, "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...}
+// (padded with spaces), then the data section: each tensor's bytes, row-major and little-endian, at [begin, end).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "schedule/buffer_uop.h"
+#include "state/json.h"
+#include "tensor/tensor_impl.h"
+#include "tg/state.h"
+
+namespace tg {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; so is this code");
+
+namespace {
+
+constexpr uint64_t kMaxHeader = 100'000'000;  // the reference implementation's limit
+
+const std::pair<const char*, DType> kDTypes[] = {
+    {"BOOL", dtypes::bool_},   {"I8", dtypes::int8},     {"U8", dtypes::uint8},       {"I16", dtypes::int16},
+    {"U16", dtypes::uint16},   {"I32", dtypes::int32},   {"U32", dtypes::uint32},     {"I64", dtypes::int64},
+    {"U64", dtypes::uint64},   {"F16", dtypes::float16}, {"BF16", dtypes::bfloat16},  {"F32", dtypes::float32},
+    {"F64", dtypes::float64},
+};
+
+const char* dtype_code(DType dt, const std::string& name, SourceLocation where) {
+  for (const auto& [code, d] : kDTypes)
+    if (d == dt) return code;
+  throw DTypeError("safe_save", "tensor '" + name + "' has dtype " + dt.name() + ", which safetensors cannot hold", where);
+}
+
+std::string os_error() { return std::strerror(errno); }
+
+// A file mapped read-only, unmapped when the last tensor that still has to copy from it lets go.
+std::shared_ptr<const unsigned char> map_file(const std::string& path, size_t& size, SourceLocation where) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ArgumentError("safe_load", "cannot open " + path + ": " + os_error(), where);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw ArgumentError("safe_load", path + " is not a regular file", where);
+  }
+  size = static_cast<size_t>(st.st_size);
+  if (size < 8) {
+    ::close(fd);
+    throw ArgumentError("safe_load", path + ": " + std::to_string(size) + " bytes, too short for a safetensors header", where);
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) throw ArgumentError("safe_load", "cannot map " + path + ": " + os_error(), where);
+  return std::shared_ptr<const unsigned char>(static_cast<const unsigned char*>(p),
+                                              [size](const unsigned char* q) { ::munmap(const_cast<unsigned char*>(q), size); });
+}
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin = 0;
+};
+
+struct SafetensorsFile {
+  std::shared_ptr<const unsigned char> map;
+  const unsigned char* data = nullptr;  // the data section
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
+};
+
+SafetensorsFile read_file(const std::string& path, SourceLocation where) {
+  SafetensorsFile f;
+  size_t size = 0;
+  f.map = map_file(path, size, where);
+  auto bad = [&](const std::string& msg) { return ArgumentError("safe_load", path + ": " + msg, where); };
+  uint64_t n = 0;
+  std::memcpy(&n, f.map.get(), 8);
+  if (n > size - 8)
+    throw bad("the header claims " + std::to_string(n) + " bytes, the file has " + std::to_string(size - 8) +
+              " after the length (truncated, or not a safetensors file)");
+  if (n > kMaxHeader) throw bad("a header of " + std::to_string(n) + " bytes is over the 100 MB limit");
+  std::string_view text(reinterpret_cast<const char*>(f.map.get()) + 8, n);
+  state::Json header = state::parse_json(text, "safe_load", path, where);
+  if (header.kind != state::Json::Kind::Object) throw bad("the header is not a JSON object");
+  f.data = f.map.get() + 8 + n;
+  uint64_t data_size = size - 8 - n;
+  using K = state::Json::Kind;
+  for (const auto& [name, v] : header.members) {
+    if (name == "__metadata__") {
+      if (v.kind != K::Object) throw bad("__metadata__ is not an object");
+      for (const auto& [k, s] : v.members) {
+        if (s.kind != K::String) throw bad("__metadata__ value '" + k + "' is not a string");
+        f.metadata[k] = s.str;
+      }
+      continue;
+    }
+    auto field = [&](const char* key, K kind) -> const state::Json& {
+      if (v.kind == K::Object)
+        for (const auto& [k, x] : v.members)
+          if (k == key && x.kind == kind) return x;
+      throw bad("tensor '" + name + "' has no valid \"" + key + "\"");
+    };
+    Entry e{name, dtypes::void_, {}, 0};
+    const std::string& code = field("dtype", K::String).str;
+    for (const auto& [c, d] : kDTypes)
+      if (code == c) e.dtype = d;
+    if (e.dtype == dtypes::void_) throw bad("tensor '" + name + "' has dtype " + code + ", which tinygrad.cpp does not support");
+    uint64_t bytes = e.dtype.itemsize();
+    for (const state::Json& d : field("shape", K::Array).items) {
+      if (d.kind != K::Int || d.integer < 0) throw bad("tensor '" + name + "' has a shape entry that is not a size");
+      e.shape.push_back(d.integer);
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d.integer), &bytes)) throw bad("tensor '" + name + "' is too large");
+    }
+    const auto& off = field("data_offsets", K::Array).items;
+    if (off.size() != 2 || off[0].kind != K::Int || off[1].kind != K::Int || off[0].integer < 0 || off[1].integer < off[0].integer)
+      throw bad("tensor '" + name + "' has data_offsets that are not [begin, end] with begin <= end");
+    uint64_t begin = static_cast<uint64_t>(off[0].integer), end = static_cast<uint64_t>(off[1].integer);
+    if (end > data_size)
+      throw bad("tensor '" + name + "' ends at byte " + std::to_string(end) + " of a data section of " +
+                std::to_string(data_size) + " bytes (truncated file?)");
+    if (end - begin != bytes)
+      throw bad("tensor '" + name + "' of shape " + tensor::shape_str(e.shape) + " " + e.dtype.name() + " needs " +
+                std::to_string(bytes) + " bytes, its offsets span " + std::to_string(end - begin));
+    e.begin = begin;
+    f.entries.push_back(std::move(e));
+  }
+  return f;
+}
+
+}  // namespace
+
+void safe_save(const StateDict& dict, const std::string& path, const std::map<std::string, std::string>& metadata,
+               SourceLocation where) {
+  std::string header = "{";
+  if (!metadata.empty()) {
+    header += "\"__metadata__\":{";
+    for (auto it = metadata.begin(); it != metadata.end(); ++it)
+      header += (it == metadata.begin() ? "" : ",") + state::json_quote(it->first) + ":" + state::json_quote(it->second);
+    header += "}";
+  }
+  std::vector<std::vector<uint8_t>> data;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : dict) {
+    if (name == "__metadata__") throw ArgumentError("safe_save", "\"__metadata__\" is reserved, not a tensor name", where);
+    if (!t.defined()) throw ArgumentError("safe_save", "tensor '" + name + "' is an empty handle", where);
+    const char* code = dtype_code(t.dtype(), name, where);
+    data.push_back(t.to_bytes());
+    std::string shape;
+    for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    header += (header.size() > 1 ? "," : "") + state::json_quote(name) + ":{\"dtype\":\"" + code + "\",\"shape\":[" + shape +
+              "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + data.back().size()) + "]}";
+    offset += data.back().size();
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
+  // written next to the target and renamed over it: a failed save never leaves half a file under its name
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    uint64_t n = header.size();
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    for (const auto& d : data) out.write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
+    out.flush();
+    if (!out) {
+      std::string err = os_error();
+      std::remove(tmp.c_str());
+      throw ArgumentError("safe_save", "cannot write " + path + ": " + err, where);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string err = os_error();
+    std::remove(tmp.c_str());
+    throw ArgumentError("safe_save", "cannot write " + path + ": " + err, where);
+  }
+}
+
+StateDict safe_load(const std::string& path, const std::string& device, SourceLocation where) {
+  SafetensorsFile f = read_file(path, where);
+  std::string dev = tensor::resolve_device(device);
+  StateDict out;
+  for (const Entry& e : f.entries) {
+    int64_t n = 1;
+    for (int64_t d : e.shape) n *= d;
+    uop::UOp buf = schedule::new_buffer(dev, e.dtype, n);
+    if (n) schedule::buffer_of(buf).fill_lazily(f.data + e.begin, f.map);  // copied on first use
+    out[e.name] = Tensor(buf).reshape(e.shape, where);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> safe_load_metadata(const std::string& path, SourceLocation where) {
+  return read_file(path, where).metadata;
+}
+
+}  // namespace tg

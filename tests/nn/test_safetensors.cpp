@@ -1,0 +1,177 @@
+// safetensors: a file written by an independent numpy implementation (tools/safetensors_numpy.py) read byte for
+// byte, round trips of every dtype, lazy loading, and malformed files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "support/expect_error.h"
+#include "tg/tg.h"
+
+namespace tg {
+namespace {
+
+const std::string kNumpyFile = std::string(TG_GOLDEN_DIR) + "/numpy.safetensors";
+const std::map<std::string, std::string> kNumpyMetadata = {{"format", "pt"}, {"written by", "numpy \"reference\"\n"}};
+
+struct GoldenEntry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+};
+
+DType dtype_of_code(const std::string& code) {
+  const std::map<std::string, DType> codes = {
+      {"BOOL", dtypes::bool_}, {"I8", dtypes::int8},     {"U8", dtypes::uint8},       {"I16", dtypes::int16},
+      {"U16", dtypes::uint16}, {"I32", dtypes::int32},   {"U32", dtypes::uint32},     {"I64", dtypes::int64},
+      {"U64", dtypes::uint64}, {"F16", dtypes::float16}, {"BF16", dtypes::bfloat16},  {"F32", dtypes::float32},
+      {"F64", dtypes::float64}};
+  return codes.at(code);
+}
+
+// tests/golden/safetensors.txt: "name CODE d0,d1 hexbytes" ("-" for no dims / no bytes)
+std::vector<GoldenEntry> golden_entries() {
+  std::ifstream in(std::string(TG_GOLDEN_DIR) + "/safetensors.txt");
+  std::vector<GoldenEntry> out;
+  std::string name, code, shape, hex;
+  while (in >> name >> code >> shape >> hex) {
+    GoldenEntry e{name, dtype_of_code(code), {}, {}};
+    std::stringstream ss(shape == "-" ? "" : shape);
+    for (std::string d; std::getline(ss, d, ',');) e.shape.push_back(std::stoll(d));
+    for (size_t i = 0; hex != "-" && i < hex.size(); i += 2) e.bytes.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void expect_same(const StateDict& got, const std::vector<GoldenEntry>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  for (const GoldenEntry& e : want) {
+    auto it = got.find(e.name);
+    ASSERT_NE(it, got.end()) << e.name;
+    EXPECT_EQ(it->second.dtype(), e.dtype) << e.name;
+    EXPECT_EQ(it->second.shape(), e.shape) << e.name;
+    EXPECT_EQ(it->second.to_bytes(), e.bytes) << e.name;
+  }
+}
+
+TEST(Safetensors, ReadsAFileWrittenByNumpy) {
+  expect_same(safe_load(kNumpyFile), golden_entries());
+  EXPECT_EQ(safe_load_metadata(kNumpyFile), kNumpyMetadata);
+}
+
+// Also writes the file that the ctest safetensors.numpy_reads_ours hands to the numpy reader.
+TEST(Safetensors, RoundTripsEveryDtype) {
+  const char* out = std::getenv("TG_SAFETENSORS_OUT");
+  std::string path = out && *out ? out : temp_path("roundtrip.safetensors");
+  safe_save(safe_load(kNumpyFile), path, kNumpyMetadata);
+  expect_same(safe_load(path), golden_entries());
+  EXPECT_EQ(safe_load_metadata(path), kNumpyMetadata);
+  // a computed tensor is realized and saved by value; loading onto another device works the same
+  std::string p2 = temp_path("computed.safetensors");
+  safe_save({{"x", Tensor::arange(6).reshape({2, 3}) * 2}}, p2);
+  Tensor x = safe_load(p2, "CPU:1")["x"];
+  EXPECT_EQ(x.device(), "CPU:1");
+  EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 2, 4, 6, 8, 10}));
+}
+
+TEST(Safetensors, LoadingCopiesOnFirstUse) {
+  int64_t before = GlobalCounters::mem_used;
+  StateDict d = safe_load(kNumpyFile);
+  EXPECT_EQ(GlobalCounters::mem_used, before);  // mapped, nothing copied yet
+  Tensor big = d.at("f32.big");
+  big.to_vector<float>();
+  EXPECT_GE(GlobalCounters::mem_used - before, 3 * 5 * 7 * 4);
+}
+
+TEST(Safetensors, ModelStateSurvivesSaveAndLoad) {
+  struct Net : nn::Module {
+    nn::Linear l1{3, 4};
+    nn::BatchNorm bn{4};
+    void state(const nn::StateVisitor& v) override { v("l1", l1), v("bn", bn); }
+    Tensor operator()(const Tensor& x) { return bn(l1(x)); }
+  };
+  Net a, b;
+  {
+    TrainGuard train;
+    a(Tensor::randn({5, 3})).realize();  // moves a's running statistics off their initial values
+    a.bn.running_mean.realize(), a.bn.running_var.realize();
+  }
+  std::string path = temp_path("net.safetensors");
+  safe_save(get_state_dict(a), path);
+  load_state_dict(b, safe_load(path));
+  Tensor x = Tensor::randn({2, 3}).realize();
+  EXPECT_EQ(a(x).to_vector<float>(), b(x).to_vector<float>());
+  EXPECT_EQ(b.bn.num_batches_tracked.to_vector<int32_t>(), a.bn.num_batches_tracked.to_vector<int32_t>());
+}
+
+// A file of one float32 tensor "t" with the given header (the length prefix is computed) and data bytes.
+std::string file_with(const std::string& header, size_t data_bytes) {
+  uint64_t n = header.size();
+  return std::string(reinterpret_cast<const char*>(&n), 8) + header + std::string(data_bytes, '\1');
+}
+
+void expect_load_error(const std::string& bytes, const std::string& part, unsigned line) {
+  SCOPED_TRACE("expect_load_error at line " + std::to_string(line));
+  std::string path = temp_path("bad.safetensors");
+  write_file(path, bytes);
+  tg::testing::expect_error<ArgumentError>([&] {
+    for (auto& [name, t] : safe_load(path)) t.to_bytes();
+  }, "safe_load", {part, "bad.safetensors"}, "test_safetensors.cpp", 0);
+}
+
+TEST(Safetensors, MalformedFilesRaiseAClearError) {
+  const std::string ok = R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_EQ(safe_load([&] { write_file(temp_path("good.safetensors"), file_with(ok, 8)); return temp_path("good.safetensors"); }())
+                .at("t").shape(), (Shape{2}));
+  expect_load_error("abc", "too short", __LINE__);
+  expect_load_error(file_with(ok, 8).substr(0, 20), "the header claims", __LINE__);
+  expect_load_error(file_with(ok, 7), "ends at byte 8 of a data section of 7 bytes", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],)", 8), "bad JSON header at byte", __LINE__);
+  expect_load_error(file_with("[1, 2]", 0), "not a JSON object", __LINE__);
+  expect_load_error(file_with(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", 8), "no valid \"dtype\"", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 8), "F8_E4M3, which tinygrad.cpp does not support", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8), "not a size", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8), "begin <= end", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8), "needs 12 bytes", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[4611686018427387904,8],"data_offsets":[0,8]}})", 8), "too large", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"t":{}})", 8), "duplicate key \"t\"", __LINE__);
+  expect_load_error(file_with(R"({"__metadata__":{"a":1}})", 0), "__metadata__ value 'a' is not a string", __LINE__);
+  expect_load_error(file_with(std::string(100, '[') + std::string(100, ']'), 0), "nested deeper than 64", __LINE__);
+  expect_load_error(file_with(R"({"t":"\ud800"})", 0), "lone surrogate", __LINE__);
+  tg::testing::expect_error<ArgumentError>([] { safe_load(temp_path("no such file")); }, "safe_load", {"cannot open"},
+                                           "test_safetensors.cpp", __LINE__ - 1);
+}
+
+TEST(Safetensors, EveryTruncationOfARealFileRaises) {
+  std::string bytes = read_file(kNumpyFile);
+  ASSERT_GT(bytes.size(), 1000u);
+  std::string path = temp_path("truncated.safetensors");
+  for (size_t n = 0; n < bytes.size(); n++) {
+    write_file(path, bytes.substr(0, n));
+    EXPECT_THROW(safe_load(path), ArgumentError) << n << " bytes";
+  }
+}
+
+TEST(Safetensors, SaveErrors) {
+  tg::testing::expect_error<ArgumentError>([] { safe_save({{"__metadata__", Tensor::ones({1})}}, temp_path("x.safetensors")); },
+                                           "safe_save", {"reserved"}, "test_safetensors.cpp", __LINE__ - 1);
+  tg::testing::expect_error<ArgumentError>([] { safe_save({{"a", Tensor::ones({1})}}, "/nonexistent/dir/x.safetensors"); },
+                                           "safe_save", {"cannot write /nonexistent/dir/x.safetensors"}, "test_safetensors.cpp", __LINE__ - 1);
+}
+
+}  // namespace
+}  // namespace tg
