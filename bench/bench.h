@@ -35,5 +35,11 @@ int schedule_time(const Args& args);
 int compile_time(const Args& args);
 int first_result(const Args& args);
 int mlp_backward(const Args& args);
+int matmul(const Args& args);
+int conv(const Args& args);
+int elementwise(const Args& args);
+int reduce(const Args& args);
+int softmax(const Args& args);
+int mnist_step(const Args& args);
 
 }  // namespace tg::bench

@@ -6,6 +6,13 @@
 //   tg_bench compile [--kernels N]   compile time per fresh kernel
 //   tg_bench first_result            process start to the first value read back (run twice: warm cache)
 //   tg_bench mlp_backward [--layers N --width W --batch B]  peak memory of a deep MLP's forward + backward
+//   tg_bench matmul [N]              N x N x N float32 matmul (1024)
+//   tg_bench conv [--batch B]        beautiful_mnist's four convolutions, forward and backward
+//   tg_bench elementwise [--n N]     memcpy for reference, a + b, gelu over N float32
+//   tg_bench reduce [--n N]          sum of N float32, as a vector and as 4096 rows or columns
+//   tg_bench softmax [--rows R --cols C]
+//   tg_bench mnist_step [--batch B]  one beautiful_mnist training step under TinyJit
+// bench/compare.sh runs the kernel workloads next to PyTorch's.
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -16,7 +23,8 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
     std::cerr << "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
                  "             schedule [--ops N], compile [--kernels N], first_result,\n"
-                 "             mlp_backward [--layers N --width W --batch B]\n";
+                 "             mlp_backward [--layers N --width W --batch B], matmul [N], conv [--batch B],\n"
+                 "             elementwise [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B]\n";
     return argc < 2 ? 1 : 0;
   }
   std::string what = argv[1];
@@ -28,6 +36,12 @@ int main(int argc, char** argv) {
   if (what == "compile") return tg::bench::compile_time(args);
   if (what == "first_result") return tg::bench::first_result(args);
   if (what == "mlp_backward") return tg::bench::mlp_backward(args);
+  if (what == "matmul") return tg::bench::matmul(args);
+  if (what == "conv") return tg::bench::conv(args);
+  if (what == "elementwise") return tg::bench::elementwise(args);
+  if (what == "reduce") return tg::bench::reduce(args);
+  if (what == "softmax") return tg::bench::softmax(args);
+  if (what == "mnist_step") return tg::bench::mnist_step(args);
   std::cerr << "tg_bench: unknown workload '" << what << "'\n";
   return 1;
 }

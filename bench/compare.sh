@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tinygrad.cpp next to PyTorch on the same workloads, in the same run: one line per measurement with both times
+# and the ratio (> 1: we are faster).
+#   bench/compare.sh                       every workload at its default size
+#   bench/compare.sh matmul 2048           one workload with tg_bench's arguments
+# Builds tg_bench (Release, in build/) and installs Debian's python3-torch when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=/usr/bin/python3
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  echo "installing python3-torch (Debian) for the PyTorch side"
+  SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch
+fi
+# Debian's python3-torch does its matmuls through the system BLAS; with the reference libblas3 that is ~4.5 GFLOP/s
+# at 1024. OpenBLAS (libopenblas0-pthread) is what a user who cares about speed has: install it when missing.
+if ! ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
+  echo "installing libopenblas0-pthread (Debian) so PyTorch's matmuls use an optimized BLAS"
+  SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas0-pthread
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j2 --target tg_bench >/dev/null
+
+if [ $# -gt 0 ]; then runs=("$*"); else
+  runs=("matmul 256" "matmul 512" "matmul 1024" "matmul 2048 --reps 2" "conv" "elementwise" "reduce" "softmax" "mnist_step")
+fi
+printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "tg ms" "torch ms" ratio "(GFLOP/s or GB/s: tg / torch)"
+for r in "${runs[@]}"; do
+  # shellcheck disable=SC2086
+  paste -d'\n' <(./build/bin/tg_bench $r) <("$PY" bench/torch_bench.py $r) | "$PY" -c '
+import json, sys
+lines = [json.loads(l) for l in sys.stdin if l.strip()]
+for tg, pt in zip(lines[0::2], lines[1::2]):
+  rate = next((k for k in ("gflops", "gbs") if k in tg), None)
+  extra = "%.1f / %.1f %s" % (tg[rate], pt[rate], "GFLOP/s" if rate == "gflops" else "GB/s") if rate else ""
+  print("%-14s %-34s %12.3f %12.3f %8.3f   %s" % (tg["name"], tg["shape"], tg["median_ms"], pt["median_ms"],
+                                                  pt["median_ms"] / tg["median_ms"], extra))
+'
+done
