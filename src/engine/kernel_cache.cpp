@@ -61,7 +61,15 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   k->uops = codegen::linearize(lowered);
   k->n_buffers = lowered.globals.size();
   k->ops = count_ops(k->uops);
-  k->rendered = renderer::render_c(k->name, k->uops);
+  // the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write disjoint outputs
+  const uop::UOp* parallel = nullptr;
+  for (const uop::UOp& u : k->uops)
+    if (u.op() == uop::Ops::RANGE) {
+      bool reduce = std::find(lowered.reduce_axes.begin(), lowered.reduce_axes.end(), u.arg().get<int64_t>()) != lowered.reduce_axes.end();
+      if (!reduce && u.src(0).is_const()) parallel = &u, k->parallel_size = const_to_int(u.src(0).const_value());
+      break;
+    }
+  k->rendered = renderer::render_c(k->name, k->uops, parallel);
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;

@@ -17,6 +17,8 @@ struct CompiledKernel {
   std::shared_ptr<runtime::Program> program;
   size_t n_buffers = 0;
   int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
+  // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0
+  int64_t parallel_size = 0;
 };
 
 // Compiled once per (AST, device) in this process; the source is also cached in memory and on disk by the device.

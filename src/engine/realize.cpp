@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/kernel_cache.h"
+#include "runtime/thread_pool.h"
 #include "schedule/buffer_uop.h"
 #include "tg/context.h"
 #include "tg/counters.h"
@@ -18,6 +19,7 @@ using schedule::ScheduleItem;
 
 namespace {
 thread_local std::vector<ScheduleItem>* capture_sink = nullptr;
+constexpr int64_t kMinParallelWork = 1 << 17;  // ALU ops + elements moved; below it one thread is faster
 }  // namespace
 
 CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink) : outer_(capture_sink) { capture_sink = &sink; }
@@ -42,8 +44,16 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) 
     mem += static_cast<int64_t>(buf->nbytes());
   }
   runtime::Buffer& out = *bufs[0];
+  // the outermost loop cut into one range per thread, when there is enough work to pay for waking them
+  int64_t p = k.parallel_size;
+  size_t threads = p > 1 && k.ops + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
   auto t0 = std::chrono::steady_clock::now();
-  (*k.program)(ptrs.data(), nullptr);
+  if (p == 0) (*k.program)(ptrs.data(), nullptr);
+  else
+    runtime::parallel_for(threads, [&](size_t t) {
+      int64_t range[2] = {p * static_cast<int64_t>(t) / static_cast<int64_t>(threads), p * static_cast<int64_t>(t + 1) / static_cast<int64_t>(threads)};
+      (*k.program)(ptrs.data(), range);
+    });
   out.device().synchronize();
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   GlobalCounters::kernel_count++;

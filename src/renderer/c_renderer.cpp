@@ -97,7 +97,7 @@ std::string c_literal(const UOp& c) {
   return std::to_string(i);
 }
 
-RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
+RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, const UOp* parallel) {
   std::unordered_map<const uop::UOpNode*, std::string> r;  // how each value is written
   std::unordered_map<const uop::UOpNode*, int> uses;
   for (const UOp& u : uops)
@@ -124,7 +124,9 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
       }
       case Ops::RANGE: {
         std::string v = "ridx" + std::to_string(u.arg().get<int64_t>());
-        line("for (" + ctype(u.dtype()) + " " + v + " = 0; " + v + " < " + val(u.src(0)) + "; " + v + "++) {");
+        bool split = parallel && *parallel == u;
+        line("for (" + ctype(u.dtype()) + " " + v + " = " + (split ? "core_start" : "0") + "; " + v + " < " +
+             (split ? "core_end" : val(u.src(0))) + "; " + v + "++) {");
         depth++;
         r[u.get()] = v;
         break;
@@ -239,6 +241,10 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops) {
   RenderedKernel k;
   k.name = name;
   k.entry = name + "_call";
+  if (parallel) {
+    params += ", const int64_t core_start, const int64_t core_end";
+    unpack += ", vars[0], vars[1]";
+  }
   k.source = std::string("#include <stdint.h>\n") + (uses_half ? kHalfHelpers : "") + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
              "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
   return k;

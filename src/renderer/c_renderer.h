@@ -13,7 +13,9 @@ struct RenderedKernel {
   std::string source;  // both functions, self-contained C11
 };
 
-RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops);
+// `parallel`, when not null, is the outermost loop (a RANGE in uops): it runs over [core_start, core_end), which the
+// entry reads from vars[0] and vars[1], so that several threads can each run a part of it.
+RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops, const uop::UOp* parallel = nullptr);
 
 // A constant as a C literal of its dtype ("5.0f", "-3", "7ULL", "__builtin_inff()").
 std::string c_literal(const uop::UOp& c);
