@@ -14,7 +14,7 @@ struct RenderedKernel {
 };
 
 // `parallel`, when not null, is the outermost loop (a RANGE in uops): it runs over [core_start, core_end), which the
-// entry reads from vars[0] and vars[1], so that several threads can each run a part of it.
+// entry reads from vars[0] and vars[1] (the whole loop when vars is null), so that threads can each run a part of it.
 RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops, const uop::UOp* parallel = nullptr);
 
 // A constant as a C literal of its dtype ("5.0f", "-3", "7ULL", "__builtin_inff()").

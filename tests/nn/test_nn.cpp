@@ -197,6 +197,7 @@ TEST(NN, BadInputRaisesTheLayersError) {
 
 TEST(NN, DefaultInitializationAsTinygrad) {
   // kaiming_uniform(a = sqrt(5)) weights: bound sqrt(6 / ((1 + 5) fan_in)) = 1 / sqrt(fan_in); bias the same bound
+  Tensor::manual_seed(5);  // the spread check below fails for 0.5% of seeds on the 50 biases
   nn::Linear l(100, 50);
   double bound = 1.0 / std::sqrt(100.0);
   for (const Tensor* t : {&l.weight, &l.bias}) {

@@ -46,10 +46,12 @@ TEST(Engine, LoopsPastInt32UseInt64Indices) {
   schedule::Schedule s = schedule::create_schedule({big.uop()});
   ASSERT_EQ(s.items.size(), 1u);
   std::string src = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"))->rendered.source;
-  EXPECT_NE(src.find("for (long long ridx0 = 0; ridx0 < 3000000000LL;"), std::string::npos) << src;
+  // (the loop is the one threads split: it runs from core_start to core_end, 3000000000LL when not split)
+  EXPECT_NE(src.find("for (long long ridx0 = core_start; ridx0 < core_end;"), std::string::npos) << src;
+  EXPECT_NE(src.find("vars ? vars[1] : 3000000000LL"), std::string::npos) << src;
   // small tensors keep int32 indices
   Tensor small = Tensor::ones({1}, dtypes::int8).expand({3000}) + 1;
   s = schedule::create_schedule({small.uop()});
   src = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"))->rendered.source;
-  EXPECT_NE(src.find("for (int ridx0 = 0;"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int ridx0 = core_start;"), std::string::npos) << src;
 }
