@@ -24,7 +24,17 @@ UOp reduce_identity(Ops op, DType dt) {
 
 }  // namespace
 
-LoweredKernel lower(const UOp& ast) {
+// x combined over every value of the lane variable: the copies of an unrolled reduce axis
+UOp combine_lanes(const UOp& x, const UOp& lane, int64_t n, Ops op) {
+  UOp out;
+  for (int64_t l = 0; l < n; l++) {
+    UOp c = x.substitute({{lane, UOp::const_(lane.dtype(), l)}});
+    out = out ? out.alu(op, {c}) : c;
+  }
+  return out;
+}
+
+LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   if (ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
   LoweredKernel k;
   std::vector<UOp> nodes = ast.toposort();
@@ -50,10 +60,23 @@ LoweredKernel lower(const UOp& ast) {
   }
   std::sort(k.reduce_axes.begin(), k.reduce_axes.end());
   DType idx_dt = wide ? dtypes::int64 : dtypes::int32;
-  std::vector<UOp> ranges;
-  for (size_t i = 0; i < k.full_shape.size(); i++)
-    ranges.push_back(k.full_shape[i] > 1 ? UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, k.full_shape[i])}, uop::Arg(static_cast<int64_t>(i)))
-                                         : UOp::const_(idx_dt, int64_t{0}));
+  // per axis: its loop (a RANGE over size / lane, or none), its lane variable (0 .. lane-1, or none) and its index
+  size_t ndim = k.full_shape.size();
+  std::vector<int64_t> lane(ndim, 1);
+  for (const Opt& o : opts) {
+    if (o.axis < 0 || o.axis >= static_cast<int64_t>(ndim) || o.amount < 2 || lane[o.axis] != 1 || k.full_shape[o.axis] % o.amount)
+      throw InternalError("lower", "illegal opt " + opts_str({o}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
+    lane[o.axis] = o.amount;
+  }
+  k.opts = opts;
+  std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim);
+  for (size_t i = 0; i < ndim; i++) {
+    int64_t outer = k.full_shape[i] / lane[i];
+    if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
+    if (lane[i] > 1) lanes[i] = UOp::variable("lane" + std::to_string(i), 0, lane[i] - 1, idx_dt);
+    ranges[i] = !loops[i] ? (lanes[i] ? lanes[i] : UOp::const_(idx_dt, int64_t{0}))
+                          : (lanes[i] ? loops[i] * UOp::const_(idx_dt, lane[i]) + lanes[i] : loops[i]);
+  }
   auto indexed = [&](const UOp& view) {
     const ShapeTracker& st = shape::get_view(view);
     std::vector<UOp> idxs;
@@ -96,9 +119,12 @@ LoweredKernel lower(const UOp& ast) {
       }
       case Ops::REDUCE_AXIS: {
         const uop::ReduceArg& ra = uop::get_reduce_arg(u);
-        std::vector<UOp> src{get(u.src(0))};
+        UOp value = get(u.src(0));
+        for (int64_t a : ra.axes)  // an unrolled axis: its copies are combined before the accumulator sees them
+          if (lanes[a]) value = combine_lanes(value, lanes[a], lane[a], ra.op);
+        std::vector<UOp> src{value};
         for (int64_t a : ra.axes)
-          if (ranges[a].op() == Ops::RANGE) src.push_back(ranges[a]);
+          if (loops[a]) src.push_back(loops[a]);
         // the accumulator's start value rides along as the last source
         src.push_back(reduce_identity(ra.op, u.dtype()));
         r = src.size() == 2 ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
@@ -119,7 +145,17 @@ LoweredKernel lower(const UOp& ast) {
     out[u.get()] = r;
   }
   // constant folding and index simplification over the whole kernel
-  k.sink = fold_gathers(uop::simplify(get(ast)));
+  UOp sink = fold_gathers(uop::simplify(get(ast)));
+  // upcast axes: every STORE once per combination of their lane values
+  std::vector<UOp> stores = sink.src();
+  for (size_t a = 0; a < ndim; a++) {
+    if (!lanes[a]) continue;
+    std::vector<UOp> copies;
+    for (const UOp& st : stores)
+      for (int64_t l = 0; l < lane[a]; l++) copies.push_back(st.substitute({{lanes[a], UOp::const_(idx_dt, l)}}));
+    stores = std::move(copies);
+  }
+  k.sink = lane == std::vector<int64_t>(ndim, 1) ? sink : uop::simplify(UOp::sink(stores));
   return k;
 }
 

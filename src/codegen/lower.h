@@ -12,6 +12,7 @@
 #pragma once
 #include <vector>
 
+#include "codegen/opts.h"
 #include "shape/shapetracker.h"
 #include "uop/uop.h"
 
@@ -22,9 +23,13 @@ struct LoweredKernel {
   shape::Shape full_shape;          // the loop space: per dimension, the largest size of any VIEW
   std::vector<int64_t> reduce_axes;  // dimensions that are reduced (loops inside the reduction)
   std::vector<uop::UOp> globals;     // DEFINE_GLOBALs by position
+  std::vector<Opt> opts;             // the optimizations applied (opts.h)
 };
 
-LoweredKernel lower(const uop::UOp& ast);
+// Lowers with `opts` applied: an axis cut by UPCAST/UNROLL n loops over size / n, and the body is copied for the
+// n values of the axis' lane (tinygrad's expander): UNROLL's copies are combined inside the REDUCE, UPCAST's
+// give n STOREs (and n REDUCEs: n accumulators). Throws InternalError for opts that are not legal().
+LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {});
 
 // sum_r where(idx == r, x[r], 0) (indexing by a tensor of indices) folded into the gated read x[idx]
 // (fold_gather.cpp); lower() applies it.

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <random>
+#include <tuple>
 
 #include "codegen/linearize.h"
 #include "codegen/lower.h"
@@ -46,15 +48,25 @@ int64_t count_ops(const std::vector<uop::UOp>& uops) {
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device) {
   static std::mutex mu;
   // keyed by the interned AST node (kept alive by the key) and the device
-  static std::map<std::pair<const uop::UOpNode*, std::string>, std::pair<uop::UOp, std::shared_ptr<const CompiledKernel>>> cache;
+  static std::map<std::tuple<const uop::UOpNode*, std::string, int64_t, int64_t>, std::pair<uop::UOp, std::shared_ptr<const CompiledKernel>>> cache;
   // distinct kernels with the same loop sizes get distinct names: E_4_3, E_4_3n1, ...
   static std::map<std::string, int> name_count;
   std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_pair(ast.get(), device.name());
+  int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS");
+  auto key = std::make_tuple(ast.get(), device.name(), noopt, random_seed);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second.second;
   auto k = std::make_shared<CompiledKernel>();
   codegen::LoweredKernel lowered = codegen::lower(ast);
+  std::vector<codegen::Opt> opts;
+  if (random_seed > 0 && !noopt) {
+    std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
+    opts = codegen::random_opts(lowered, rng);
+  } else {
+    opts = codegen::choose_opts(lowered);
+  }
+  if (!opts.empty()) lowered = codegen::lower(ast, opts);
+  k->opts = codegen::opts_str(opts);
   std::string name = kernel_name(lowered);
   int n = name_count[name]++;
   k->name = n ? name + "n" + std::to_string(n) : name;
@@ -71,6 +83,9 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
     }
   k->rendered = renderer::render_c(k->name, k->uops, parallel);
   int debug = static_cast<int>(getenv_int("DEBUG"));
+  if (debug >= 3)
+    std::cerr << "kernel " << k->name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
+              << k->opts << "]\n";
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;
   k->program = device.program(k->rendered.entry, k->rendered.source);

@@ -16,12 +16,15 @@ struct CompiledKernel {
   renderer::RenderedKernel rendered;  // the source
   std::shared_ptr<runtime::Program> program;
   size_t n_buffers = 0;
+  std::string opts;                   // the optimizations applied, "UPCAST(1,16) UNROLL(2,4)" (codegen/opts.h)
   int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
   // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0
   int64_t parallel_size = 0;
 };
 
-// Compiled once per (AST, device) in this process; the source is also cached in memory and on disk by the device.
+// Compiled once per (AST, device, NOOPT and RANDOM_OPTS settings) in this process; the source is also cached in
+// memory and on disk by the device. The opts are choose_opts()'s, none under NOOPT=1, and under RANDOM_OPTS=seed
+// (seed > 0; for tests) a random legal list per kernel.
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device);
 
 }  // namespace tg::engine

@@ -61,9 +61,10 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) 
   GlobalCounters::global_mem += mem;
   GlobalCounters::time_sum_s += s;
   if (getenv_int("DEBUG") >= 2)
-    std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s)\n",
+    std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s) x%zu %s\n",
                  out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),
-                 bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, k.ops / s * 1e-9, mem / s * 1e-9);
+                 bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, k.ops / s * 1e-9, mem / s * 1e-9, threads,
+                 k.opts.c_str());
 }
 
 void run_schedule(schedule::Schedule s) {

@@ -1,0 +1,45 @@
+// Kernel optimizations (tinygrad's OptOps), as explicit steps that lower() applies to the loop space:
+//
+//   UPCAST(axis, n)  a global axis is cut into (size / n) loop iterations times n copies of the body: n outputs per
+//                    iteration, each with its own accumulator (register blocking), and loads that do not depend on
+//                    the axis shared by the copies. Copies that read consecutive addresses become vector code in
+//                    the C compiler (its SLP vectorizer).
+//   UNROLL(axis, n)  a reduce axis is cut the same way: n copies of the reduced value are combined per iteration.
+//
+// Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
+// it off, and tests apply random legal opts (random_opts) to check that results do not change.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tg::codegen {
+
+struct LoweredKernel;
+
+enum class OptOp { UPCAST, UNROLL };
+
+struct Opt {
+  OptOp op;
+  int64_t axis;
+  int64_t amount;
+  bool operator==(const Opt&) const = default;
+};
+
+// "UPCAST(3,4) UNROLL(5,5)"; "" for none
+std::string opts_str(const std::vector<Opt>& opts);
+
+// Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST on
+// a global axis and UNROLL on an axis that a REDUCE of the lowered kernel loops over.
+bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
+
+// The opts for a kernel lowered without any: for kernels with a reduction, upcast global axes that some input
+// does not depend on (each copy reuses its loads) up to 64 accumulators, and unroll the innermost reduce loop
+// when short. Empty under NOOPT=1.
+std::vector<Opt> choose_opts(const LoweredKernel& k);
+
+// A random legal list (for tests): each candidate axis upcast or unrolled by a random divisor, or left alone.
+std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng);
+
+}  // namespace tg::codegen
