@@ -111,12 +111,14 @@ std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_gra
   std::vector<UOp> order = root.uop().toposort();
   std::unordered_set<const uop::UOpNode*> wanted;
   for (const UOp& t : targets) wanted.insert(t.get());
-  // the nodes a gradient must flow through: float nodes with a target at or below them (DETACH stops it)
+  // the nodes a gradient must flow through: float nodes with a target at or below them. DETACH stops it, but a
+  // DETACH can be a target itself (x.detach().requires_grad_(), PyTorch's way to make a leaf)
   std::unordered_set<const uop::UOpNode*> on_path;
   for (const UOp& u : order) {
-    if (!u.dtype().is_float() || u.op() == Ops::DETACH) continue;
+    if (!u.dtype().is_float()) continue;
     bool reaches = wanted.count(u.get()) > 0;
-    for (const UOp& s : u.src()) reaches = reaches || on_path.count(s.get());
+    if (u.op() != Ops::DETACH)
+      for (const UOp& s : u.src()) reaches = reaches || on_path.count(s.get());
     if (reaches) on_path.insert(u.get());
   }
   std::unordered_map<const uop::UOpNode*, Tensor> grads;

@@ -84,6 +84,17 @@ TEST(Autograd, DetachAndNoGradStopTheGradient) {
   EXPECT_FALSE(Tensor::no_grad);
 }
 
+TEST(Autograd, ADetachedCopyIsALeafOfItsOwn) {
+  // PyTorch's idiom for a fresh leaf: x.detach().requires_grad_(); its gradient stops at the detach, not before it
+  Tensor x = Tensor({2.0f, 3.0f}).requires_grad_();
+  Tensor leaf = (x * 2).detach().requires_grad_();
+  Tensor loss = (leaf * leaf).sum();
+  EXPECT_EQ(vec(loss.gradient({leaf})[0]), (std::vector<float>{8, 12}));
+  EXPECT_EQ(vec(loss.gradient({x})[0]), (std::vector<float>{0, 0}));  // below the detach: nothing flows to x
+  loss.backward();
+  EXPECT_EQ(vec(leaf.grad()), (std::vector<float>{8, 12}));
+}
+
 TEST(Autograd, FunctionalGradientLeavesGradAlone) {
   Tensor x = Tensor({1.0f, 2.0f}).requires_grad_(), y = Tensor({3.0f, 4.0f}).requires_grad_();
   std::vector<Tensor> g = (x * y).sum().gradient({x, y});
