@@ -9,6 +9,7 @@
 
 #include "codegen/linearize.h"
 #include "codegen/lower.h"
+#include "engine/beam.h"
 #include "tg/context.h"
 
 namespace tg::engine {
@@ -45,31 +46,10 @@ int64_t count_ops(const std::vector<uop::UOp>& uops) {
 
 }  // namespace
 
-std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device) {
-  static std::mutex mu;
-  // keyed by the interned AST node (kept alive by the key) and the device
-  static std::map<std::tuple<const uop::UOpNode*, std::string, int64_t, int64_t>, std::pair<uop::UOp, std::shared_ptr<const CompiledKernel>>> cache;
-  // distinct kernels with the same loop sizes get distinct names: E_4_3, E_4_3n1, ...
-  static std::map<std::string, int> name_count;
-  std::lock_guard<std::mutex> lock(mu);
-  int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS");
-  auto key = std::make_tuple(ast.get(), device.name(), noopt, random_seed);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second.second;
+std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
   auto k = std::make_shared<CompiledKernel>();
-  codegen::LoweredKernel lowered = codegen::lower(ast);
-  std::vector<codegen::Opt> opts;
-  if (random_seed > 0 && !noopt) {
-    std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
-    opts = codegen::random_opts(lowered, rng);
-  } else {
-    opts = codegen::choose_opts(lowered);
-  }
-  if (!opts.empty()) lowered = codegen::lower(ast, opts);
-  k->opts = codegen::opts_str(opts);
-  std::string name = kernel_name(lowered);
-  int n = name_count[name]++;
-  k->name = n ? name + "n" + std::to_string(n) : name;
+  k->name = name;
+  k->opts = codegen::opts_str(lowered.opts);
   k->uops = codegen::linearize(lowered);
   k->n_buffers = lowered.globals.size();
   k->ops = count_ops(k->uops);
@@ -83,13 +63,46 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
     }
   k->rendered = renderer::render_c(k->name, k->uops, parallel);
   int debug = static_cast<int>(getenv_int("DEBUG"));
-  if (debug >= 3)
-    std::cerr << "kernel " << k->name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
-              << k->opts << "]\n";
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;
   k->program = device.program(k->rendered.entry, k->rendered.source);
-  cache[key] = {ast, k};
+  return k;
+}
+
+std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
+                                                 const std::vector<runtime::Buffer*>* bufs) {
+  static std::mutex mu;
+  // keyed by the interned AST node (kept alive by the key), the device and the settings that choose the opts
+  using Key = std::tuple<const uop::UOpNode*, std::string, int64_t, int64_t, int64_t>;
+  static std::map<Key, std::pair<uop::UOp, std::shared_ptr<const CompiledKernel>>> cache;
+  // distinct kernels with the same loop sizes get distinct names: E_4_3, E_4_3n1, ...
+  static std::map<std::string, int> name_count;
+  std::lock_guard<std::mutex> lock(mu);
+  int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS"), beam = getenv_int("BEAM");
+  Key key{ast.get(), device.name(), noopt, random_seed, beam};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second.second;
+  codegen::LoweredKernel lowered = codegen::lower(ast);
+  std::vector<codegen::Opt> opts;
+  bool searched = false;
+  if (random_seed > 0 && !noopt) {
+    std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
+    opts = codegen::random_opts(lowered, rng);
+  } else if (beam > 0 && !noopt && bufs) {
+    opts = beam_search(ast, lowered, device, *bufs, static_cast<int>(beam));
+    searched = true;
+  } else {
+    opts = codegen::choose_opts(lowered);
+  }
+  if (!opts.empty()) lowered = codegen::lower(ast, opts);
+  std::string name = kernel_name(lowered);
+  int n = name_count[name]++;
+  if (getenv_int("DEBUG") >= 3)
+    std::cerr << "kernel " << (n ? name + "n" + std::to_string(n) : name) << ": loops " << shape::shape_str(lowered.full_shape)
+              << ", opts [" << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
+  std::shared_ptr<const CompiledKernel> k = build_kernel(device, lowered, n ? name + "n" + std::to_string(n) : name);
+  // under BEAM a kernel compiled without buffers to time (a caller that only wants the source) is not remembered
+  if (!(beam > 0 && !bufs && !noopt && random_seed <= 0)) cache[key] = {ast, k};
   return k;
 }
 

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "codegen/lower.h"
 #include "renderer/c_renderer.h"
+#include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "uop/uop.h"
 
@@ -25,6 +27,11 @@ struct CompiledKernel {
 // Compiled once per (AST, device, NOOPT and RANDOM_OPTS settings) in this process; the source is also cached in
 // memory and on disk by the device. The opts are choose_opts()'s, none under NOOPT=1, and under RANDOM_OPTS=seed
 // (seed > 0; for tests) a random legal list per kernel.
-std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device);
+// BEAM=n (n > 0) searches the opts by timing candidates on `bufs` (the launch's buffers; beam.h) when they are given.
+std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
+                                                 const std::vector<runtime::Buffer*>* bufs = nullptr);
+
+// A lowered kernel (opts applied) compiled and loaded under `name`, uncached (get_kernel and BEAM's candidates).
+std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name);
 
 }  // namespace tg::engine

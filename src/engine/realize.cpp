@@ -36,25 +36,32 @@ void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
     std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), host.size(), src.device().name().c_str());
 }
 
-void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) {
+size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) {
   std::vector<void*> ptrs;
   int64_t mem = 0;
   for (runtime::Buffer* buf : bufs) {
     ptrs.push_back(buf->ptr());
     mem += static_cast<int64_t>(buf->nbytes());
   }
-  runtime::Buffer& out = *bufs[0];
   // the outermost loop cut into one range per thread, when there is enough work to pay for waking them
   int64_t p = k.parallel_size;
   size_t threads = p > 1 && k.ops + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
-  auto t0 = std::chrono::steady_clock::now();
   if (p == 0) (*k.program)(ptrs.data(), nullptr);
   else
     runtime::parallel_for(threads, [&](size_t t) {
       int64_t range[2] = {p * static_cast<int64_t>(t) / static_cast<int64_t>(threads), p * static_cast<int64_t>(t + 1) / static_cast<int64_t>(threads)};
       (*k.program)(ptrs.data(), range);
     });
-  out.device().synchronize();
+  bufs[0]->device().synchronize();
+  return threads;
+}
+
+void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) {
+  int64_t mem = 0;
+  for (runtime::Buffer* buf : bufs) mem += static_cast<int64_t>(buf->nbytes());
+  runtime::Buffer& out = *bufs[0];
+  auto t0 = std::chrono::steady_clock::now();
+  size_t threads = run_program(k, bufs);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += k.ops;
@@ -80,7 +87,7 @@ void run_schedule(schedule::Schedule s) {
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));
     if (item.kind == ScheduleItem::Kind::Copy) copy_buffer(*bufs[0], *bufs[1]);
-    else launch(*get_kernel(item.ast, bufs[0]->device()), bufs);
+    else launch(*get_kernel(item.ast, bufs[0]->device(), &bufs), bufs);
     if (capture_sink) capture_sink->push_back(std::move(item));
     item = ScheduleItem();  // frees the buffers only this item still held
   }

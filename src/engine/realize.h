@@ -29,6 +29,8 @@ class CaptureScope {
 // Whether a CaptureScope is active on this thread.
 bool capturing();
 
+// Runs a kernel on explicit buffers ([0] written), its parallel loop split over the threads; returns how many.
+size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs);
 // One kernel launch on explicit buffers ([0] written), counted in GlobalCounters and printed at DEBUG=2.
 void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs);
 // The whole of src copied into dst (same size), through the host.

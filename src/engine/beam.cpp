@@ -1,0 +1,111 @@
+#include "engine/beam.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "engine/realize.h"
+#include "runtime/disk_cache.h"
+#include "tg/context.h"
+
+namespace tg::engine {
+
+using codegen::Opt;
+using codegen::OptOp;
+
+namespace {
+
+constexpr int kRounds = 4;
+constexpr int64_t kMaxCopies = 512;  // upcast * unroll: the body copies one iteration may hold
+
+std::vector<Opt> parse_opts(const std::string& s) {
+  std::vector<Opt> out;
+  std::istringstream in(s);
+  std::string tok;
+  while (in >> tok) {
+    long long axis = 0, amount = 0;
+    if (std::sscanf(tok.c_str(), "UPCAST(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UPCAST, axis, amount});
+    else if (std::sscanf(tok.c_str(), "UNROLL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UNROLL, axis, amount});
+    else return {};
+  }
+  return out;
+}
+
+// best of 3 runs, in seconds; infinity when the candidate cannot be built
+double time_opts(const uop::UOp& ast, const std::vector<Opt>& opts, runtime::Device& device,
+                 const std::vector<runtime::Buffer*>& bufs) {
+  try {
+    std::shared_ptr<CompiledKernel> k = build_kernel(device, codegen::lower(ast, opts), "beam_candidate");
+    double best = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < 3; i++) {
+      auto t0 = std::chrono::steady_clock::now();
+      run_program(*k, bufs);
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+  } catch (const Error&) {
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+using Candidate = std::pair<double, std::vector<Opt>>;  // (seconds, opts)
+void sort_by_time(std::vector<Candidate>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const Candidate& a, const Candidate& b) { return a.first < b.first; });
+}
+
+int64_t copies(const std::vector<Opt>& opts) {
+  int64_t n = 1;
+  for (const Opt& o : opts) n *= o.amount;
+  return n;
+}
+
+}  // namespace
+
+std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& base, runtime::Device& device,
+                             const std::vector<runtime::Buffer*>& bufs, int width) {
+  std::ostringstream graph;
+  graph << ast;
+  std::string key = "beam v1, width " + std::to_string(width) + "\n" + device.compiler().cache_key() + "\n" + graph.str();
+  if (auto hit = runtime::disk_cache_get("beam", key)) {
+    std::vector<Opt> opts = parse_opts(*hit);
+    if (codegen::legal(base, opts)) return opts;
+  }
+  // the actions: every legal single opt on this kernel
+  std::vector<Opt> actions;
+  for (size_t a = 0; a < base.full_shape.size(); a++)
+    for (int64_t n : {2, 3, 4, 5, 6, 8, 16})
+      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL})
+        if (codegen::legal(base, {{op, static_cast<int64_t>(a), n}})) actions.push_back({op, static_cast<int64_t>(a), n});
+  std::vector<Candidate> beam;
+  for (const std::vector<Opt>& start : {std::vector<Opt>{}, codegen::choose_opts(base)})
+    if (std::none_of(beam.begin(), beam.end(), [&](const auto& b) { return b.second == start; }))
+      beam.push_back({time_opts(ast, start, device, bufs), start});
+  sort_by_time(beam);
+  // a kernel this fast has little to gain and would spend far more on compiling candidates than it ever runs
+  if (beam.front().first * 1e6 < static_cast<double>(getenv_int("BEAM_MIN_US", 50))) return beam.front().second;
+  int debug = static_cast<int>(getenv_int("DEBUG"));
+  for (int round = 0; round < kRounds; round++) {
+    double best_before = beam.front().first;
+    std::vector<Candidate> next = beam;
+    for (const auto& [t, opts] : beam)
+      for (const Opt& act : actions) {
+        std::vector<Opt> cand = opts;
+        cand.push_back(act);
+        if (copies(cand) > kMaxCopies || !codegen::legal(base, cand)) continue;
+        if (std::any_of(next.begin(), next.end(), [&](const auto& b) { return b.second == cand; })) continue;
+        next.push_back({time_opts(ast, cand, device, bufs), cand});
+      }
+    sort_by_time(next);
+    if (next.size() > static_cast<size_t>(width)) next.resize(static_cast<size_t>(width));
+    beam = std::move(next);
+    if (debug >= 2)
+      std::fprintf(stderr, "BEAM round %d: %.2f us [%s]\n", round, beam.front().first * 1e6, codegen::opts_str(beam.front().second).c_str());
+    if (beam.front().first >= best_before) break;
+  }
+  runtime::disk_cache_put("beam", key, codegen::opts_str(beam.front().second));
+  return beam.front().second;
+}
+
+}  // namespace tg::engine

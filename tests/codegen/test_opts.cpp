@@ -1,0 +1,91 @@
+// Kernel opts: what the heuristic picks for a matmul, that opts keep the values, that illegal ones are refused, and
+// that BEAM searches a kernel once and then reads its choice from the disk cache.
+#include <gtest/gtest.h>
+
+#include "codegen/lower.h"
+#include "engine/beam.h"
+#include "engine/kernel_cache.h"
+#include "engine/realize.h"
+#include "schedule/buffer_uop.h"
+#include "schedule/schedule.h"
+#include "tg/tg.h"
+
+namespace tg {
+namespace {
+
+using codegen::Opt;
+using codegen::OptOp;
+
+uop::UOp matmul_ast(int64_t n) {
+  Tensor a = Tensor::rand({n, n}).realize(), b = Tensor::rand({n, n}).realize();
+  schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
+  return s.items.at(0).ast;
+}
+
+TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
+  codegen::LoweredKernel k = codegen::lower(matmul_ast(64));
+  ASSERT_EQ(k.full_shape, (shape::Shape{64, 64, 64}));
+  // both output axes reuse a load (A does not depend on the column, B not on the row): 16 x 4 accumulators, and
+  // the k loop unrolled by 4
+  EXPECT_EQ(codegen::choose_opts(k), (std::vector<Opt>{{OptOp::UPCAST, 1, 16}, {OptOp::UPCAST, 0, 4}, {OptOp::UNROLL, 2, 4}}));
+  Context noopt{{"NOOPT", 1}};
+  EXPECT_TRUE(codegen::choose_opts(k).empty());
+}
+
+TEST(Opts, IllegalOptsAreRefused) {
+  uop::UOp ast = matmul_ast(12);
+  codegen::LoweredKernel k = codegen::lower(ast);
+  EXPECT_TRUE(codegen::legal(k, {{OptOp::UPCAST, 0, 3}, {OptOp::UNROLL, 2, 12}}));
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 2, 2}}));                            // the reduce axis
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::UNROLL, 0, 2}}));                            // a global axis
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 0, 5}}));                            // 5 does not divide 12
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 0, 2}, {OptOp::UPCAST, 0, 3}}));     // an axis twice
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 3, 2}}));                            // no such axis
+  EXPECT_THROW(codegen::lower(ast, {{OptOp::UPCAST, 0, 5}}), InternalError);
+}
+
+TEST(Opts, EveryOptKeepsTheValues) {
+  Tensor a = Tensor::rand({12, 10}).realize(), b = Tensor::rand({10, 6}).realize();
+  std::vector<float> want;
+  {
+    Context c{{"NOOPT", 1}};
+    want = a.matmul(b).to_vector<float>();
+  }
+  for (int seed = 1; seed <= 8; seed++) {
+    Context c{{"RANDOM_OPTS", seed}};
+    std::vector<float> got = a.matmul(b).to_vector<float>();
+    for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5) << "seed " << seed << " element " << i;
+  }
+}
+
+TEST(Beam, SearchesOnceThenReadsTheDiskCache) {
+  Context search_everything{{"BEAM_MIN_US", 0}};  // a small kernel keeps the search short
+  constexpr int64_t n = 16;
+  uop::UOp ast = matmul_ast(n);
+  codegen::LoweredKernel k = codegen::lower(ast);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  std::vector<std::unique_ptr<runtime::Buffer>> owned;
+  std::vector<runtime::Buffer*> bufs;
+  for (int i = 0; i < 3; i++) {
+    owned.push_back(std::make_unique<runtime::Buffer>(cpu, n * n, dtypes::float32));
+    std::vector<float> ones(n * n, 1.0f);
+    owned.back()->copyin(ones.data(), ones.size() * 4);
+    bufs.push_back(owned.back().get());
+  }
+  std::vector<Opt> first = engine::beam_search(ast, k, cpu, bufs, 1);
+  EXPECT_TRUE(codegen::legal(k, first));
+  int64_t compiled = runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits;
+  std::vector<Opt> second = engine::beam_search(ast, k, cpu, bufs, 1);
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits,
+            compiled);  // read back from the disk cache: no candidate built
+  // the chosen kernel computes the matmul of ones: 16 everywhere
+  auto kernel = engine::build_kernel(cpu, codegen::lower(ast, first), "beam_test");
+  engine::run_program(*kernel, bufs);
+  std::vector<float> out(n * n);
+  bufs[0]->copyout(out.data(), out.size() * 4);
+  EXPECT_EQ(out, std::vector<float>(n * n, 16.0f));
+}
+
+}  // namespace
+}  // namespace tg
