@@ -241,12 +241,11 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
   RenderedKernel k;
   k.name = name;
   k.entry = name + "_call";
-  // the kernel is static: a global one could be bound (interposed) to a same-named symbol already in the process
   if (parallel) {  // without vars (a caller that does not split the loop), the whole loop
     params += ", const int64_t core_start, const int64_t core_end";
     unpack += ", vars ? vars[0] : 0, vars ? vars[1] : " + val(parallel->src(0));
   }
-  k.source = std::string("#include <stdint.h>\n") + (uses_half ? kHalfHelpers : "") + "\nstatic void " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
+  k.source = std::string("#include <stdint.h>\n") + (uses_half ? kHalfHelpers : "") + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
              "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
   return k;
 }
