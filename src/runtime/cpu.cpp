@@ -104,7 +104,8 @@ CPUCompiler::CPUCompiler() {
         break;
       }
   }
-  flags_ = {"-O2", "-march=native", "-fPIC", "-shared", "-std=c11", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-w"};
+  // -Bsymbolic: a kernel's entry calls its own kernel function, never a same-named symbol already in the process
+  flags_ = {"-O2", "-march=native", "-fPIC", "-shared", "-Wl,-Bsymbolic", "-std=c11", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-w"};
 }
 
 const std::string& CPUCompiler::cc() const {

@@ -50,6 +50,23 @@ TEST(Runtime, TwoPlusThreeInRawC) {
   EXPECT_EQ(five, 5.0f);
 }
 
+// A program's calls bind to its own functions (-Wl,-Bsymbolic), even when the process already has a global symbol
+// of the same name: here libm's exp, which a kernel's entry would otherwise call instead of the kernel (a large
+// kernel is not inlined into its entry; noinline stands for that).
+TEST(Runtime, AProgramCallsItsOwnFunctions) {
+  Device& cpu = get_device("CPU");
+  Buffer out(cpu, 1, dtypes::float32);
+  std::shared_ptr<Program> p = cpu.program("exp_call",
+                                           "#include <stdint.h>\n"
+                                           "__attribute__((noinline)) void exp(float* d) { d[0] = 7.0f; }\n"
+                                           "void exp_call(void* const* bufs, const int64_t* vars) { exp((float*)bufs[0]); }\n");
+  void* bufs[] = {out.ptr()};
+  (*p)(bufs, nullptr);
+  float got = 0;
+  out.copyout(&got, 4);
+  EXPECT_EQ(got, 7.0f);
+}
+
 TEST(Runtime, AllocatorReusesFreedBlocks) {
   Allocator& al = get_device("CPU").allocator();
   al.free_cache();
