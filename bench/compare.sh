@@ -26,8 +26,12 @@ if [ $# -gt 0 ]; then runs=("$*"); else
 fi
 printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "tg ms" "torch ms" ratio "(GFLOP/s or GB/s: tg / torch)"
 for r in "${runs[@]}"; do
+  # one after the other, never at the same time: both use every core
   # shellcheck disable=SC2086
-  paste -d'\n' <(./build/bin/tg_bench $r) <("$PY" bench/torch_bench.py $r) | "$PY" -c '
+  tg_out=$(./build/bin/tg_bench $r)
+  # shellcheck disable=SC2086
+  torch_out=$("$PY" bench/torch_bench.py $r)
+  paste -d'\n' <(echo "$tg_out") <(echo "$torch_out") | "$PY" -c '
 import json, sys
 lines = [json.loads(l) for l in sys.stdin if l.strip()]
 for tg, pt in zip(lines[0::2], lines[1::2]):
