@@ -10,6 +10,7 @@
 #include <tg/tg.h>
 
 #include "bench.h"
+#include "mnist_model.h"
 
 namespace tg::bench {
 
@@ -109,17 +110,7 @@ int softmax(const Args& args) {
 // One beautiful_mnist training step (the model of GUIDE section 5, Adam) on random data, under TinyJit.
 int mnist_step(const Args& args) {
   int64_t bs = args.get("--batch", 512), reps = args.get("--reps", 3);
-  struct Model : nn::Module {
-    nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
-    nn::BatchNorm b1{32}, b2{64};
-    nn::Linear l1{576, 10};
-    Tensor operator()(const Tensor& x) {
-      Tensor h = b1(c2(c1(x).relu()).relu()).max_pool2d();
-      h = b2(c4(c3(h).relu()).relu()).max_pool2d();
-      return l1(h.flatten(1));
-    }
-    void state(const nn::StateVisitor& v) override { v("c1", c1), v("c2", c2), v("b1", b1), v("c3", c3), v("c4", c4), v("b2", b2), v("l1", l1); }
-  } model;
+  MnistModel model;
   Tensor X = (Tensor::rand({2048, 1, 28, 28}) * 255).cast(dtypes::uint8).realize();
   Tensor Y = Tensor::randint({2048}, 0, 10).realize();
   optim::LAMB opt = optim::Adam(get_parameters(model));

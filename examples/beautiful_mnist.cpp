@@ -15,22 +15,9 @@
 
 #include <tg/tg.h>
 
-using tg::Tensor;
-namespace nn = tg::nn;
+#include "mnist_model.h"
 
-struct Model : nn::Module {
-  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
-  nn::BatchNorm b1{32}, b2{64};
-  nn::Linear l1{576, 10};
-  Tensor operator()(const Tensor& x) {
-    Tensor h = b1(c2(c1(x).relu()).relu()).max_pool2d();
-    h = b2(c4(c3(h).relu()).relu()).max_pool2d();
-    return l1(h.flatten(1));
-  }
-  void state(const nn::StateVisitor& v) override {
-    v("c1", c1), v("c2", c2), v("b1", b1), v("c3", c3), v("c4", c4), v("b2", b2), v("l1", l1);
-  }
-};
+using tg::Tensor;
 
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
@@ -40,7 +27,7 @@ int64_t env_int(const char* name, int64_t fallback) {
 int main(int argc, char** argv) try {
   tg::datasets::MNIST data = tg::datasets::mnist(argc > 1 ? argv[1] : "");
   int64_t steps = env_int("STEPS", 70), bs = env_int("BS", 512);
-  Model model;
+  MnistModel model;
   tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));
 
   // both run under TinyJit: the first two calls build, schedule and compile; later calls replay the kernels
