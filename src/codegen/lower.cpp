@@ -22,8 +22,6 @@ UOp reduce_identity(Ops op, DType dt) {
   return UOp::const_(dt, dt.min());
 }
 
-}  // namespace
-
 // x combined over every value of the lane variable: the copies of an unrolled reduce axis
 UOp combine_lanes(const UOp& x, const UOp& lane, int64_t n, Ops op) {
   UOp out;
@@ -33,6 +31,8 @@ UOp combine_lanes(const UOp& x, const UOp& lane, int64_t n, Ops op) {
   }
   return out;
 }
+
+}  // namespace
 
 LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   if (ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
@@ -149,7 +149,8 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   // upcast axes: every STORE once per combination of their lane values
   std::vector<UOp> stores = sink.src();
   for (size_t a = 0; a < ndim; a++) {
-    if (!lanes[a]) continue;
+    bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) != k.reduce_axes.end();
+    if (!lanes[a] || reduced) continue;  // an unrolled axis was combined inside its REDUCE
     std::vector<UOp> copies;
     for (const UOp& st : stores)
       for (int64_t l = 0; l < lane[a]; l++) copies.push_back(st.substitute({{lanes[a], UOp::const_(idx_dt, l)}}));
