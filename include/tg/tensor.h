@@ -465,6 +465,18 @@ class Tensor {
   static bool no_grad;
 
   Tensor contiguous(Loc where = Loc::current()) const;
+  // x through each layer in order (tinygrad's Tensor.sequential): any callables taking a Tensor, or a vector of them
+  //   x.sequential(l1, [](const Tensor& t) { return t.relu(); }, l2);   x.sequential(model.layers);
+  template <class F, class... Rest> Tensor sequential(const F& first, const Rest&... rest) const {
+    Tensor x = first(*this);
+    ((x = rest(x)), ...);
+    return x;
+  }
+  template <class T> Tensor sequential(const std::vector<T>& layers) const {
+    Tensor x = *this;
+    for (const T& f : layers) x = f(x);
+    return x;
+  }
   Tensor to(const std::string& device, Loc where = Loc::current()) const;
 
   // ---- realizing and reading ----

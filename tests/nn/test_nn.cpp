@@ -213,6 +213,16 @@ TEST(NN, DefaultInitializationAsTinygrad) {
   EXPECT_TRUE(l.weight.requires_grad() && !bn.running_mean.requires_grad());
 }
 
+TEST(NN, SequentialAppliesEachLayerInOrder) {
+  nn::Linear l1(3, 4), l2(4, 2);
+  std::vector<nn::Linear> layers{nn::Linear(3, 3), nn::Linear(3, 2)};
+  Tensor x = Tensor::randn({5, 3}).realize();
+  auto relu = [](const Tensor& t) { return t.relu(); };
+  EXPECT_EQ(x.sequential(l1, relu, l2).to_vector<float>(), l2(l1(x).relu()).to_vector<float>());
+  EXPECT_EQ(x.sequential(layers).to_vector<float>(), layers[1](layers[0](x)).to_vector<float>());
+  EXPECT_EQ(x.sequential(std::vector<nn::Linear>{}).to_vector<float>(), x.to_vector<float>());
+}
+
 TEST(NN, StateDictNamesAndLoading) {
   struct Net : nn::Module {
     nn::Linear l1{3, 4};
