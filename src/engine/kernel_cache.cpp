@@ -96,11 +96,11 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   }
   if (!opts.empty()) lowered = codegen::lower(ast, opts);
   std::string name = kernel_name(lowered);
-  int n = name_count[name]++;
+  if (int n = name_count[name]++) name += "n" + std::to_string(n);
   if (getenv_int("DEBUG") >= 3)
-    std::cerr << "kernel " << (n ? name + "n" + std::to_string(n) : name) << ": loops " << shape::shape_str(lowered.full_shape)
-              << ", opts [" << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
-  std::shared_ptr<const CompiledKernel> k = build_kernel(device, lowered, n ? name + "n" + std::to_string(n) : name);
+    std::cerr << "kernel " << name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
+              << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
+  std::shared_ptr<const CompiledKernel> k = build_kernel(device, lowered, name);
   // under BEAM a kernel compiled without buffers to time (a caller that only wants the source) is not remembered
   if (!(beam > 0 && !bufs && !noopt && random_seed <= 0)) cache[key] = {ast, k};
   return k;
