@@ -67,9 +67,11 @@ int conv(const Args& args) {
                         std::to_string(l.hw) + " * " + std::to_string(l.cout) + "x" + std::to_string(l.cin) + "x" +
                         std::to_string(l.k) + "x" + std::to_string(l.k);
     print_line("conv_forward", shape, time_median(reps, [&] { x.conv2d(w).realize(); }), flops, 0);
+    // a random upstream gradient, as in training (after sum() it would be all ones, and fold away)
     Tensor xg = x.detach().requires_grad_(), wg = w.detach().requires_grad_();
+    Tensor up = Tensor::randn({bs, l.cout, out, out}).realize();
     double s = time_median(reps, [&] {
-      std::vector<Tensor> g = xg.conv2d(wg).sum().gradient({xg, wg});
+      std::vector<Tensor> g = xg.conv2d(wg).gradient({xg, wg}, up);
       Tensor::realize(g);
     });
     print_line("conv_backward", shape, s, 2 * flops, 0);

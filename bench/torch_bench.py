@@ -57,8 +57,8 @@ def conv():
     flops = 2.0 * bs * cout * out * out * cin * k * k
     shape = f"{bs}x{cin}x{hw}x{hw} * {cout}x{cin}x{k}x{k}"
     line("conv_forward", shape, time_median(reps, lambda: F.conv2d(x, w)), flops)
-    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
-    line("conv_backward", shape, time_median(reps, lambda: torch.autograd.grad(F.conv2d(xg, wg).sum(), [xg, wg])), 2 * flops)
+    xg, wg, up = x.clone().requires_grad_(), w.clone().requires_grad_(), torch.randn(bs, cout, out, out)
+    line("conv_backward", shape, time_median(reps, lambda: torch.autograd.grad(F.conv2d(xg, wg), [xg, wg], up)), 2 * flops)
 
 
 def elementwise():

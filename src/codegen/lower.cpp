@@ -63,10 +63,13 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   // per axis: its loop (a RANGE over size / lane, or none), its lane variable (0 .. lane-1, or none) and its index
   size_t ndim = k.full_shape.size();
   std::vector<int64_t> lane(ndim, 1);
+  int64_t vector_axis = -1;
   for (const Opt& o : opts) {
-    if (o.axis < 0 || o.axis >= static_cast<int64_t>(ndim) || o.amount < 2 || lane[o.axis] != 1 || k.full_shape[o.axis] % o.amount)
+    bool bad_vector = o.op == OptOp::VECTOR && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
+    if (o.axis < 0 || o.axis >= static_cast<int64_t>(ndim) || o.amount < 2 || lane[o.axis] != 1 || k.full_shape[o.axis] % o.amount || bad_vector)
       throw InternalError("lower", "illegal opt " + opts_str({o}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
     lane[o.axis] = o.amount;
+    if (o.op == OptOp::VECTOR) vector_axis = o.axis;
   }
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim);
@@ -146,15 +149,25 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   }
   // constant folding and index simplification over the whole kernel
   UOp sink = fold_gathers(uop::simplify(get(ast)));
-  // upcast axes: every STORE once per combination of their lane values
-  std::vector<UOp> stores = sink.src();
-  for (size_t a = 0; a < ndim; a++) {
-    bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) != k.reduce_axes.end();
-    if (!lanes[a] || reduced) continue;  // an unrolled axis was combined inside its REDUCE
+  // upcast axes: every STORE once per combination of their lane values (the vector axis' lanes stay one value)
+  auto copy_stores = [&](std::vector<UOp> stores, size_t a) {
     std::vector<UOp> copies;
     for (const UOp& st : stores)
       for (int64_t l = 0; l < lane[a]; l++) copies.push_back(st.substitute({{lanes[a], UOp::const_(idx_dt, l)}}));
-    stores = std::move(copies);
+    return copies;
+  };
+  std::vector<UOp> stores = sink.src();
+  for (size_t a = 0; a < ndim; a++) {
+    bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) != k.reduce_axes.end();
+    if (!lanes[a] || reduced || static_cast<int64_t>(a) == vector_axis) continue;  // unrolled: combined in its REDUCE
+    stores = copy_stores(stores, a);
+  }
+  if (vector_axis >= 0) {
+    UOp vec = vectorize(uop::simplify(UOp::sink(stores)), lanes[vector_axis], lane[vector_axis]);
+    k.vectorized = static_cast<bool>(vec);
+    if (k.vectorized) k.sink = vec;
+    else k.sink = uop::simplify(UOp::sink(copy_stores(stores, vector_axis)));
+    return k;
   }
   k.sink = lane == std::vector<int64_t>(ndim, 1) ? sink : uop::simplify(UOp::sink(stores));
   return k;

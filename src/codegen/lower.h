@@ -24,15 +24,22 @@ struct LoweredKernel {
   std::vector<int64_t> reduce_axes;  // dimensions that are reduced (loops inside the reduction)
   std::vector<uop::UOp> globals;     // DEFINE_GLOBALs by position
   std::vector<Opt> opts;             // the optimizations applied (opts.h)
+  bool vectorized = false;           // whether a VECTOR opt made vector code (else its lanes are copies)
 };
 
 // Lowers with `opts` applied: an axis cut by UPCAST/UNROLL n loops over size / n, and the body is copied for the
 // n values of the axis' lane (tinygrad's expander): UNROLL's copies are combined inside the REDUCE, UPCAST's
-// give n STOREs (and n REDUCEs: n accumulators). Throws InternalError for opts that are not legal().
+// give n STOREs (and n REDUCEs: n accumulators). VECTOR's lanes become one vector value (vectorize()) when every
+// op on them has a vector form, else copies as UPCAST's. Throws InternalError for opts that are not legal().
 LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {});
 
 // sum_r where(idx == r, x[r], 0) (indexing by a tensor of indices) folded into the gated read x[idx]
 // (fold_gather.cpp); lower() applies it.
 uop::UOp fold_gathers(const uop::UOp& sink);
+
+// The values that depend on `lane` (0 .. n-1) as float32 vectors of n elements: contiguous loads and stores as
+// vector ones, other lane-dependent loads gathered, stores scattered (vectorize.cpp). A null UOp when some
+// lane-dependent op has no vector form (only float32 loads, ADD, MUL, NEG, RECIPROCAL and sum/product REDUCEs do).
+uop::UOp vectorize(const uop::UOp& sink, const uop::UOp& lane, int64_t n);
 
 }  // namespace tg::codegen

@@ -5,6 +5,7 @@
 
 #include "codegen/lower.h"
 #include "tg/context.h"
+#include "uop/symbolic.h"
 
 namespace tg::codegen {
 
@@ -18,7 +19,23 @@ struct KernelFacts {
   std::vector<int64_t> globals;             // global axes of size > 1, in order
   std::vector<int64_t> reduced;             // axes a REDUCE still loops over (gathers folded away are not)
   std::vector<uint64_t> load_axes;          // per LOAD: bit a set when its address or gate depends on axis a
+  std::vector<UOp> loads, stores;           // their INDEX nodes
+  std::unordered_map<int64_t, UOp> ranges;  // each axis' loop
 };
+
+// How far an access moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another constant, or -1
+// when not a constant or when a gate depends on the axis.
+int64_t stride(const KernelFacts& f, const UOp& index, int64_t a) {
+  auto r = f.ranges.find(a);
+  if (r == f.ranges.end()) return 0;
+  auto step = [&](const UOp& x) { return uop::simplify(x.substitute({{r->second, r->second + UOp::const_(r->second.dtype(), 1)}}) - x); };
+  if (index.src().size() > 2) {
+    std::vector<UOp> gate = index.src(2).toposort();
+    if (std::find(gate.begin(), gate.end(), r->second) != gate.end()) return -1;
+  }
+  UOp d = step(index.src(1));
+  return d.is_const() ? const_to_int(d.const_value()) : -1;
+}
 
 KernelFacts facts(const LoweredKernel& k) {
   KernelFacts f;
@@ -31,7 +48,9 @@ KernelFacts facts(const LoweredKernel& k) {
     if (u.op() == Ops::RANGE && u.arg().get<int64_t>() < 64) m = uint64_t{1} << u.arg().get<int64_t>();
     for (const UOp& s : u.src()) m |= axes[s.get()];
     axes[u.get()] = m;
-    if (u.op() == Ops::LOAD) f.load_axes.push_back(m);
+    if (u.op() == Ops::LOAD) f.load_axes.push_back(m), f.loads.push_back(u.src(0));
+    if (u.op() == Ops::STORE) f.stores.push_back(u.src(0));
+    if (u.op() == Ops::RANGE) f.ranges[u.arg().get<int64_t>()] = u;
     if (u.op() == Ops::REDUCE)
       for (size_t i = 1; i + 1 < u.src().size(); i++) {
         int64_t a = u.src(i).arg().get<int64_t>();
@@ -49,7 +68,8 @@ bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 std::string opts_str(const std::vector<Opt>& opts) {
   std::string s;
   for (const Opt& o : opts)
-    s += (s.empty() ? "" : " ") + std::string(o.op == OptOp::UPCAST ? "UPCAST(" : "UNROLL(") + std::to_string(o.axis) + "," +
+    s += (s.empty() ? "" : " ") + std::string(o.op == OptOp::UPCAST ? "UPCAST(" : o.op == OptOp::UNROLL ? "UNROLL(" : "VECTOR(") +
+         std::to_string(o.axis) + "," +
          std::to_string(o.amount) + ")";
   return s;
 }
@@ -57,10 +77,12 @@ std::string opts_str(const std::vector<Opt>& opts) {
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   KernelFacts f = facts(k);
   std::vector<int64_t> used;
+  int vectors = 0;
   for (const Opt& o : opts) {
     if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || contains(used, o.axis)) return false;
     if (o.amount < 2 || k.full_shape[o.axis] % o.amount != 0) return false;
-    if (!contains(o.op == OptOp::UPCAST ? f.globals : f.reduced, o.axis)) return false;
+    if (!contains(o.op == OptOp::UNROLL ? f.reduced : f.globals, o.axis)) return false;
+    if (o.op == OptOp::VECTOR && (vectors++ || (o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16))) return false;
     used.push_back(o.axis);
   }
   return true;
@@ -72,13 +94,34 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (f.reduced.empty()) return {};  // elementwise: the C compiler's loop vectorizer does well on these
   std::vector<Opt> opts;
   int64_t upcast = 1;
+  // the vector axis: one along which every load is contiguous or invariant (one vector load, or a broadcast), the
+  // widest vector first, then one whose stores are contiguous too
+  int64_t vector_axis = -1, best = 0;
+  for (int64_t a : f.globals) {
+    int64_t n = k.full_shape[a] % 16 == 0 ? 16 : k.full_shape[a] % 8 == 0 ? 8 : k.full_shape[a] % 4 == 0 ? 4 : 0;
+    bool ok = n > 0, unit = false;
+    for (const UOp& l : f.loads) {
+      int64_t s = stride(f, l, a);
+      ok = ok && (s == 0 || s == 1);
+      unit = unit || s == 1;
+    }
+    bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
+    int64_t score = 4 * n + (stores_unit ? 2 : 0) + 1;
+    if (ok && unit && score >= best) vector_axis = a, best = score;
+  }
+  if (vector_axis >= 0) {
+    int64_t n = (best - 1) / 4;
+    opts.push_back({OptOp::VECTOR, vector_axis, n});
+  }
   // register blocking: a global axis that some input does not depend on gives every copy the same loads
-  for (auto it = f.globals.rbegin(); it != f.globals.rend() && opts.size() < 2; ++it) {
+  for (auto it = f.globals.rbegin(); it != f.globals.rend() && opts.size() < 2 + (vector_axis >= 0); ++it) {
     int64_t a = *it;
     bool reuse = std::any_of(f.load_axes.begin(), f.load_axes.end(), [&](uint64_t m) { return !(m >> a & 1); });
-    if (!reuse) continue;
+    if (!reuse || a == vector_axis) continue;
+    // without a vector, up to 16 x 4 scalar accumulators; with one, up to 8 x 2 vectors
+    int64_t most = vector_axis >= 0 ? (upcast == 1 ? 8 : 16 / upcast) : (opts.empty() ? 16 : 4);
     for (int64_t n : {16, 8, 4, 2})
-      if (n <= (opts.empty() ? 16 : 4) && k.full_shape[a] % n == 0) {
+      if (n <= most && k.full_shape[a] % n == 0) {
         opts.push_back({OptOp::UPCAST, a, n});
         upcast *= n;
         break;
@@ -109,7 +152,15 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
     if (divisors.empty() || rng() % 2) return;
     opts.push_back({op, a, divisors[rng() % divisors.size()]});
   };
-  for (int64_t a : f.globals) maybe(a, OptOp::UPCAST);
+  for (int64_t a : f.globals) {
+    // one global axis may be the vector axis instead, when a vector width divides it
+    std::vector<int64_t> widths;
+    for (int64_t n : {2, 4, 8, 16})
+      if (k.full_shape[a] % n == 0) widths.push_back(n);
+    bool vector_used = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::VECTOR; });
+    if (!vector_used && !widths.empty() && rng() % 3 == 0) opts.push_back({OptOp::VECTOR, a, widths[rng() % widths.size()]});
+    else maybe(a, OptOp::UPCAST);
+  }
   for (int64_t a : f.reduced) maybe(a, OptOp::UNROLL);
   return opts;
 }

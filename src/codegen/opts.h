@@ -5,6 +5,9 @@
 //                    the axis shared by the copies. Copies that read consecutive addresses become vector code in
 //                    the C compiler (its SLP vectorizer).
 //   UNROLL(axis, n)  a reduce axis is cut the same way: n copies of the reduced value are combined per iteration.
+//   VECTOR(axis, n)  a global axis cut as by UPCAST, its n lanes one float32 vector value (n = 2, 4, 8 or 16): loads
+//                    that move one element per lane are one vector load (AVX on x86), invariant values are
+//                    broadcast, others gathered. Where some op on the lanes has no vector form, the same as UPCAST.
 //
 // Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
 // it off, and tests apply random legal opts (random_opts) to check that results do not change.
@@ -18,7 +21,7 @@ namespace tg::codegen {
 
 struct LoweredKernel;
 
-enum class OptOp { UPCAST, UNROLL };
+enum class OptOp { UPCAST, UNROLL, VECTOR };
 
 struct Opt {
   OptOp op;
@@ -30,8 +33,9 @@ struct Opt {
 // "UPCAST(3,4) UNROLL(5,5)"; "" for none
 std::string opts_str(const std::vector<Opt>& opts);
 
-// Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST on
-// a global axis and UNROLL on an axis that a REDUCE of the lowered kernel loops over.
+// Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST and
+// VECTOR on a global axis, UNROLL on an axis that a REDUCE of the lowered kernel loops over; one VECTOR at most,
+// by 2, 4, 8 or 16.
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
 
 // The opts for a kernel lowered without any: for kernels with a reduction, upcast global axes that some input

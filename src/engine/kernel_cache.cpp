@@ -35,10 +35,9 @@ int64_t count_ops(const std::vector<uop::UOp>& uops) {
     } else if (u.op() == uop::Ops::END && !trips.empty()) {
       mult /= trips.back();
       trips.pop_back();
-    } else if (uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST) {
-      ops += mult;
-    } else if (u.op() == uop::Ops::REDUCE) {
-      ops += mult;
+    } else if ((uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST) ||
+               u.op() == uop::Ops::REDUCE) {
+      ops += mult * u.dtype().count();  // a vector op does one per element
     }
   }
   return ops;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <unordered_map>
 
 namespace tg::renderer {
@@ -15,6 +16,7 @@ bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16;
 
 // C type of a value in registers: bool as _Bool, 16-bit floats computed as float
 std::string ctype(DType dt) {
+  if (dt.count() > 1) return "tg_" + std::string(dt.scalar().c_type()) + std::to_string(dt.count());  // a GNU C vector (vector_types)
   if (dt.is_bool()) return "_Bool";
   if (is_half(dt)) return "float";
   return dt.scalar().c_type();
@@ -64,6 +66,19 @@ static inline uint16_t tg_f32_to_bf16(float f) {
 }
 )C";
 
+// GNU C vector types (gcc and clang), one per width a kernel uses; the _u variant reads and writes unaligned memory
+// that aliases its elements
+std::string vector_types(const std::map<std::string, DType>& used) {
+  std::string s;
+  for (const auto& [name, dt] : used) {
+    std::string t = ctype(dt), elem = std::string(dt.scalar().c_type()), bytes = std::to_string(dt.itemsize());
+    s += "typedef " + elem + " " + t + " __attribute__((vector_size(" + bytes + ")));\n";
+    s += "typedef " + elem + " " + t + "_u __attribute__((vector_size(" + bytes + "), aligned(" +
+         std::to_string(dt.scalar().itemsize()) + "), may_alias));\n";
+  }
+  return s;
+}
+
 // the value as stored bits, and back
 std::string to_bits(DType dt, const std::string& v) { return std::string(dt == dtypes::float16 ? "tg_f32_to_f16(" : "tg_f32_to_bf16(") + v + ")"; }
 std::string from_bits(DType dt, const std::string& v) { return std::string(dt == dtypes::float16 ? "tg_f16_to_f32(" : "tg_bf16_to_f32(") + v + ")"; }
@@ -109,9 +124,11 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
   std::string body, params, unpack;
   int depth = 1, n_alu = 0, n_val = 0, n_acc = 0;
   bool uses_half = false;
+  std::map<std::string, DType> vectors;  // vector types the kernel uses, by name
   auto line = [&](const std::string& s) { body += std::string(2 * depth, ' ') + s + "\n"; };
 
   for (const UOp& u : uops) {
+    if (u.dtype().count() > 1) vectors.emplace(ctype(u.dtype()), u.dtype().base());
     switch (u.op()) {
       case Ops::DEFINE_GLOBAL: {
         int64_t i = u.arg().get<int64_t>();
@@ -136,23 +153,28 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
         std::string v = "val" + std::to_string(n_val++), e = val(idx);
-        if (is_half(u.dtype())) e = from_bits(u.dtype(), e), uses_half = true;
+        if (u.dtype().count() > 1) e = "*(" + ctype(u.dtype()) + "_u*)&" + e;  // elements from the index on
+        else if (is_half(u.dtype())) e = from_bits(u.dtype(), e), uses_half = true;
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
-        if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : (" + ctype(u.dtype()) + ")0)";
+        std::string zero = "(" + ctype(u.dtype()) + (u.dtype().count() > 1 ? "){}" : ")0");
+        if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : " + zero + ")";
         line(ctype(u.dtype()) + " " + v + " = " + e + ";");
         r[u.get()] = v;
         break;
       }
       case Ops::STORE: {
         DType dt = u.src(1).dtype();
-        line(val(u.src(0)) + " = " + (is_half(dt) ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
+        std::string at = dt.count() > 1 ? "*(" + ctype(dt) + "_u*)&" + val(u.src(0)) : val(u.src(0));
+        line(at + " = " + (is_half(dt) ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
         uses_half = uses_half || is_half(dt);
         break;
       }
       case Ops::DEFINE_REG: {
         const UOp& red = u.src(0);
         std::string acc = "acc" + std::to_string(n_acc++);
-        line(ctype(red.dtype()) + " " + acc + " = " + val(red.src().back()) + ";");
+        std::string init = val(red.src().back());
+        if (red.dtype().count() > 1) init = "(" + ctype(red.dtype()) + "){} + " + init;  // every element
+        line(ctype(red.dtype()) + " " + acc + " = " + init + ";");
         r[red.get()] = acc;
         break;
       }
@@ -171,6 +193,13 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         DType in = u.src().empty() ? u.dtype() : u.src(0).dtype();
         std::string sfx = float_suffix(in);
         switch (u.op()) {
+          case Ops::VECTORIZE: {
+            e = "(" + ctype(u.dtype()) + "){";
+            for (size_t i = 0; i < u.src().size(); i++) e += (i ? ", " : "") + s(i);
+            e += "}";
+            break;
+          }
+          case Ops::GEP: e = s(0) + "[" + std::to_string(u.arg().get<int64_t>()) + "]"; break;
           case Ops::NEG: e = "(-" + s(0) + ")"; break;
           case Ops::RECIPROCAL: e = "(1" + std::string(in == dtypes::float64 ? ".0" : ".0f") + "/" + s(0) + ")"; break;
           case Ops::SQRT: e = "__builtin_sqrt" + sfx + "(" + s(0) + ")"; break;
@@ -245,7 +274,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
     params += ", const int64_t core_start, const int64_t core_end";
     unpack += ", vars ? vars[0] : 0, vars ? vars[1] : " + val(parallel->src(0));
   }
-  k.source = std::string("#include <stdint.h>\n") + (uses_half ? kHalfHelpers : "") + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
+  k.source = std::string("#include <stdint.h>\n") + vector_types(vectors) + (uses_half ? kHalfHelpers : "") + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
              "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
   return k;
 }

@@ -25,9 +25,9 @@ uop::UOp matmul_ast(int64_t n) {
 TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
   codegen::LoweredKernel k = codegen::lower(matmul_ast(64));
   ASSERT_EQ(k.full_shape, (shape::Shape{64, 64, 64}));
-  // both output axes reuse a load (A does not depend on the column, B not on the row): 16 x 4 accumulators, and
-  // the k loop unrolled by 4
-  EXPECT_EQ(codegen::choose_opts(k), (std::vector<Opt>{{OptOp::UPCAST, 1, 16}, {OptOp::UPCAST, 0, 4}, {OptOp::UNROLL, 2, 4}}));
+  // B's rows are contiguous and A does not depend on the column: columns as 16-wide vectors; rows reuse B's loads:
+  // 8 vector accumulators; the k loop unrolled by 4
+  EXPECT_EQ(codegen::choose_opts(k), (std::vector<Opt>{{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}}));
   Context noopt{{"NOOPT", 1}};
   EXPECT_TRUE(codegen::choose_opts(k).empty());
 }
@@ -56,6 +56,45 @@ TEST(Opts, EveryOptKeepsTheValues) {
     std::vector<float> got = a.matmul(b).to_vector<float>();
     for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5) << "seed " << seed << " element " << i;
   }
+}
+
+// C = A @ B (n x n, float32) through a kernel built with `opts`, against a double-precision loop
+void check_matmul_with(const std::vector<Opt>& opts, int64_t n, bool expect_vector) {
+  uop::UOp ast = matmul_ast(n);
+  codegen::LoweredKernel k = codegen::lower(ast, opts);
+  EXPECT_EQ(k.vectorized, expect_vector) << codegen::opts_str(opts);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  auto kernel = engine::build_kernel(cpu, k, "vector_test");
+  if (expect_vector) EXPECT_NE(kernel->rendered.source.find("__attribute__((vector_size("), std::string::npos);
+  std::vector<std::vector<float>> data(3, std::vector<float>(n * n));
+  for (int64_t i = 0; i < n * n; i++) data[1][i] = static_cast<float>((i * 7) % 13) - 6, data[2][i] = static_cast<float>((i * 5) % 11) * 0.5f;
+  std::vector<std::unique_ptr<runtime::Buffer>> owned;
+  std::vector<runtime::Buffer*> bufs;
+  for (auto& d : data) {
+    owned.push_back(std::make_unique<runtime::Buffer>(cpu, n * n, dtypes::float32));
+    owned.back()->copyin(d.data(), d.size() * 4);
+    bufs.push_back(owned.back().get());
+  }
+  engine::run_program(*kernel, bufs);
+  std::vector<float> out(n * n);
+  bufs[0]->copyout(out.data(), out.size() * 4);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double want = 0;
+      for (int64_t r = 0; r < n; r++) want += double(data[2][i * n + r]) * data[1][r * n + j];  // buffer 1 is B
+      ASSERT_NEAR(out[i * n + j], want, 1e-3) << codegen::opts_str(opts) << " at " << i << "," << j;
+    }
+}
+
+TEST(Opts, VectorLanesBecomeOneVectorValue) {
+  // columns as 16-wide vectors (B's rows are contiguous, A's element is broadcast), rows as 4 copies
+  check_matmul_with({{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 4}, {OptOp::UNROLL, 2, 4}}, 32, true);
+  check_matmul_with({{OptOp::VECTOR, 1, 4}}, 8, true);
+  check_matmul_with({}, 8, false);
+  // rows as the vector: A is read with a stride, gathered; the stores are scattered
+  check_matmul_with({{OptOp::VECTOR, 0, 8}, {OptOp::UNROLL, 2, 2}}, 16, true);
+  EXPECT_THROW(codegen::lower(matmul_ast(12), {{OptOp::VECTOR, 0, 3}}), InternalError);  // not a vector width
+  EXPECT_THROW(codegen::lower(matmul_ast(16), {{OptOp::VECTOR, 0, 2}, {OptOp::VECTOR, 1, 2}}), InternalError);
 }
 
 TEST(Beam, SearchesOnceThenReadsTheDiskCache) {

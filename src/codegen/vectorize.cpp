@@ -1,0 +1,113 @@
+// The VECTOR opt's lanes as one vector value (tinygrad's float4 loads on the CPU): every value that depends on the
+// lane variable becomes a float32 vector of n elements. A load whose address moves by one element per lane is one
+// vector load; any other lane-dependent load is gathered from n scalar loads; an invariant value is used as a
+// scalar (the C vector extension splats it). Stores are one vector store when contiguous, else n scalar stores.
+#include <unordered_map>
+
+#include "codegen/lower.h"
+#include "uop/symbolic.h"
+
+namespace tg::codegen {
+
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+// the value of `x` at lane l, simplified
+UOp at_lane(const UOp& x, const UOp& lane, int64_t l) { return uop::simplify(x.substitute({{lane, UOp::const_(lane.dtype(), l)}})); }
+
+// whether the address moves by exactly one element per lane
+bool contiguous(const UOp& addr, const UOp& lane, int64_t n) {
+  UOp first = at_lane(addr, lane, 0);
+  for (int64_t l = 1; l < n; l++) {
+    UOp d = uop::simplify(at_lane(addr, lane, l) - first);
+    if (!d.is_const() || const_to_int(d.const_value()) != l) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+UOp vectorize(const UOp& sink, const UOp& lane, int64_t n) {
+  const DType vec = dtypes::float32.vec(static_cast<int>(n));
+  std::unordered_map<const uop::UOpNode*, bool> dep;  // depends on the lane
+  std::unordered_map<const uop::UOpNode*, UOp> out;   // the rewritten value of every lane-dependent float value
+  // a source as the rewritten graph uses it; null for lane-dependent integer math (addresses only)
+  auto get = [&](const UOp& u) {
+    auto it = out.find(u.get());
+    return !dep[u.get()] ? u : it != out.end() ? it->second : UOp();
+  };
+  std::vector<UOp> stores;
+  for (const UOp& u : sink.toposort()) {
+    bool d = u == lane;
+    for (const UOp& s : u.src()) d = d || dep[s.get()];
+    dep[u.get()] = d;
+    if (!d && u.op() != Ops::STORE) continue;
+    switch (u.op()) {
+      case Ops::SINK: break;
+      case Ops::DEFINE_VAR:  // the lane itself: only addresses and gates may use it, and those are rewritten per lane
+      case Ops::INDEX:
+        break;
+      case Ops::LOAD: {
+        const UOp& idx = u.src(0);
+        if (u.dtype() != dtypes::float32) return {};
+        bool gated = idx.src().size() > 2;
+        if (!(gated && dep[idx.src(2).get()]) && contiguous(idx.src(1), lane, n)) {
+          std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
+          if (gated) isrc.push_back(idx.src(2));
+          out[u.get()] = UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
+        } else {  // a gather
+          std::vector<UOp> loads;
+          for (int64_t l = 0; l < n; l++) loads.push_back(UOp::make(Ops::LOAD, u.dtype(), {at_lane(idx, lane, l)}));
+          out[u.get()] = UOp::make(Ops::VECTORIZE, vec, loads);
+        }
+        break;
+      }
+      case Ops::STORE: {
+        const UOp& idx = u.src(0);
+        UOp value = get(u.src(1));
+        if (!value) return {};
+        bool vector_value = value.dtype().count() > 1;
+        if (vector_value && dep[idx.get()] && idx.src().size() == 2 && contiguous(idx.src(1), lane, n)) {
+          stores.push_back(UOp::make(Ops::STORE, dtypes::void_,
+                                     {UOp::make(Ops::INDEX, idx.dtype(), {idx.src(0), at_lane(idx.src(1), lane, 0)}), value}));
+        } else if (vector_value || dep[idx.get()]) {  // a scatter: one scalar store per lane
+          for (int64_t l = 0; l < n; l++) {
+            UOp v = vector_value ? UOp::make(Ops::GEP, dtypes::float32, {value}, uop::Arg(l)) : value;
+            stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at_lane(idx, lane, l), v}));
+          }
+        } else {
+          stores.push_back(u);
+        }
+        break;
+      }
+      case Ops::REDUCE: {
+        Ops op = u.arg().get<Ops>();
+        if (u.dtype() != dtypes::float32 || (op != Ops::ADD && op != Ops::MUL)) return {};
+        std::vector<UOp> src = u.src();
+        src[0] = get(src[0]);
+        if (!src[0]) return {};
+        out[u.get()] = UOp::make(Ops::REDUCE, vec, src, u.arg());
+        break;
+      }
+      case Ops::ADD:
+      case Ops::MUL:
+      case Ops::NEG:
+      case Ops::RECIPROCAL: {
+        if (!u.dtype().is_float()) break;  // index math: rewritten per lane where an address or gate uses it
+        if (u.dtype() != dtypes::float32) return {};
+        std::vector<UOp> src;
+        for (const UOp& s : u.src())
+          if (!src.emplace_back(get(s))) return {};
+        out[u.get()] = UOp::make(u.op(), vec, src, u.arg());
+        break;
+      }
+      default:  // no vector form: the caller copies the lanes instead (index math is rewritten per lane)
+        if (u.dtype().is_float()) return {};
+    }
+  }
+  return UOp::sink(stores);
+}
+
+}  // namespace tg::codegen
