@@ -123,14 +123,18 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
       case Ops::REDUCE_AXIS: {
         const uop::ReduceArg& ra = uop::get_reduce_arg(u);
         UOp value = get(u.src(0));
-        for (int64_t a : ra.axes)  // an unrolled axis: its copies are combined before the accumulator sees them
-          if (lanes[a]) value = combine_lanes(value, lanes[a], lane[a], ra.op);
+        // an unrolled axis: its copies are combined before the accumulator sees them; a vector axis' lanes are
+        // one vector accumulator, summed across after the loop (vectorize)
+        bool vector_lanes = false;
+        for (int64_t a : ra.axes)
+          if (a == vector_axis) vector_lanes = true;
+          else if (lanes[a]) value = combine_lanes(value, lanes[a], lane[a], ra.op);
         std::vector<UOp> src{value};
         for (int64_t a : ra.axes)
           if (loops[a]) src.push_back(loops[a]);
         // the accumulator's start value rides along as the last source
         src.push_back(reduce_identity(ra.op, u.dtype()));
-        r = src.size() == 2 ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
+        r = src.size() == 2 && !vector_lanes ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
         break;
       }
       case Ops::SINK: {
@@ -150,27 +154,30 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   // constant folding and index simplification over the whole kernel
   UOp sink = fold_gathers(uop::simplify(get(ast)));
   // upcast axes: every STORE once per combination of their lane values (the vector axis' lanes stay one value)
-  auto copy_stores = [&](std::vector<UOp> stores, size_t a) {
-    std::vector<UOp> copies;
-    for (const UOp& st : stores)
-      for (int64_t l = 0; l < lane[a]; l++) copies.push_back(st.substitute({{lanes[a], UOp::const_(idx_dt, l)}}));
-    return copies;
-  };
   std::vector<UOp> stores = sink.src();
   for (size_t a = 0; a < ndim; a++) {
     bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) != k.reduce_axes.end();
     if (!lanes[a] || reduced || static_cast<int64_t>(a) == vector_axis) continue;  // unrolled: combined in its REDUCE
-    stores = copy_stores(stores, a);
-  }
-  if (vector_axis >= 0) {
-    UOp vec = vectorize(uop::simplify(UOp::sink(stores)), lanes[vector_axis], lane[vector_axis]);
-    k.vectorized = static_cast<bool>(vec);
-    if (k.vectorized) k.sink = vec;
-    else k.sink = uop::simplify(UOp::sink(copy_stores(stores, vector_axis)));
-    return k;
+    std::vector<UOp> copies;
+    for (const UOp& st : stores)
+      for (int64_t l = 0; l < lane[a]; l++) copies.push_back(st.substitute({{lanes[a], UOp::const_(idx_dt, l)}}));
+    stores = std::move(copies);
   }
   k.sink = lane == std::vector<int64_t>(ndim, 1) ? sink : uop::simplify(UOp::sink(stores));
-  return k;
+  if (vector_axis < 0) return k;
+  bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), vector_axis) != k.reduce_axes.end();
+  if (UOp vec = vectorize(k.sink, lanes[vector_axis], lane[vector_axis], reduced)) {
+    k.sink = vec;
+    k.vectorized = true;
+    return k;
+  }
+  // some op on the lanes has no vector form: the same lanes as copies
+  std::vector<Opt> copies = opts;
+  for (Opt& o : copies)
+    if (o.op == OptOp::VECTOR) o.op = reduced ? OptOp::UNROLL : OptOp::UPCAST;
+  LoweredKernel fallback = lower(ast, copies);
+  fallback.opts = opts;
+  return fallback;
 }
 
 }  // namespace tg::codegen

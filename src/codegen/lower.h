@@ -30,7 +30,7 @@ struct LoweredKernel {
 // Lowers with `opts` applied: an axis cut by UPCAST/UNROLL n loops over size / n, and the body is copied for the
 // n values of the axis' lane (tinygrad's expander): UNROLL's copies are combined inside the REDUCE, UPCAST's
 // give n STOREs (and n REDUCEs: n accumulators). VECTOR's lanes become one vector value (vectorize()) when every
-// op on them has a vector form, else copies as UPCAST's. Throws InternalError for opts that are not legal().
+// op on them has a vector form, else copies as UPCAST's (UNROLL's on a reduce axis). Throws InternalError for opts that are not legal().
 LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {});
 
 // sum_r where(idx == r, x[r], 0) (indexing by a tensor of indices) folded into the gated read x[idx]
@@ -38,8 +38,10 @@ LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {});
 uop::UOp fold_gathers(const uop::UOp& sink);
 
 // The values that depend on `lane` (0 .. n-1) as float32 vectors of n elements: contiguous loads and stores as
-// vector ones, other lane-dependent loads gathered, stores scattered (vectorize.cpp). A null UOp when some
-// lane-dependent op has no vector form (only float32 loads, ADD, MUL, NEG, RECIPROCAL and sum/product REDUCEs do).
-uop::UOp vectorize(const uop::UOp& sink, const uop::UOp& lane, int64_t n);
+// vector ones, other lane-dependent loads gathered, stores scattered (vectorize.cpp). With `reduce_lane` the lane
+// belongs to a reduce axis: each REDUCE over it keeps a vector accumulator, summed across its lanes after the loop.
+// A null UOp when some lane-dependent op has no vector form (only float32 loads, ADD, MUL, NEG, RECIPROCAL and sum
+// REDUCEs do).
+uop::UOp vectorize(const uop::UOp& sink, const uop::UOp& lane, int64_t n, bool reduce_lane);
 
 }  // namespace tg::codegen

@@ -21,6 +21,7 @@ struct KernelFacts {
   std::vector<uint64_t> load_axes;          // per LOAD: bit a set when its address or gate depends on axis a
   std::vector<UOp> loads, stores;           // their INDEX nodes
   std::unordered_map<int64_t, UOp> ranges;  // each axis' loop
+  bool sums_only = true;                    // every REDUCE a sum (the vector accumulator's form)
 };
 
 // How far an access moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another constant, or -1
@@ -51,6 +52,7 @@ KernelFacts facts(const LoweredKernel& k) {
     if (u.op() == Ops::LOAD) f.load_axes.push_back(m), f.loads.push_back(u.src(0));
     if (u.op() == Ops::STORE) f.stores.push_back(u.src(0));
     if (u.op() == Ops::RANGE) f.ranges[u.arg().get<int64_t>()] = u;
+    if (u.op() == Ops::REDUCE) f.sums_only = f.sums_only && u.arg().get<Ops>() == Ops::ADD;
     if (u.op() == Ops::REDUCE)
       for (size_t i = 1; i + 1 < u.src().size(); i++) {
         int64_t a = u.src(i).arg().get<int64_t>();
@@ -62,6 +64,21 @@ KernelFacts facts(const LoweredKernel& k) {
 }
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
+// or invariant and one at least is contiguous; else 0.
+int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
+  bool unit = false;
+  for (const UOp& l : f.loads) {
+    int64_t s = stride(f, l, a);
+    if (s != 0 && s != 1) return 0;
+    unit = unit || s == 1;
+  }
+  if (!unit) return 0;
+  for (int64_t n : {16, 8, 4})
+    if (k.full_shape[a] % n == 0) return n;
+  return 0;
+}
 
 }  // namespace
 
@@ -81,7 +98,7 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   for (const Opt& o : opts) {
     if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || contains(used, o.axis)) return false;
     if (o.amount < 2 || k.full_shape[o.axis] % o.amount != 0) return false;
-    if (!contains(o.op == OptOp::UNROLL ? f.reduced : f.globals, o.axis)) return false;
+    if (!contains(o.op == OptOp::UNROLL ? f.reduced : f.globals, o.axis) && !(o.op == OptOp::VECTOR && contains(f.reduced, o.axis))) return false;
     if (o.op == OptOp::VECTOR && (vectors++ || (o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16))) return false;
     used.push_back(o.axis);
   }
@@ -96,23 +113,16 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   int64_t upcast = 1;
   // the vector axis: one along which every load is contiguous or invariant (one vector load, or a broadcast), the
   // widest vector first, then one whose stores are contiguous too
-  int64_t vector_axis = -1, best = 0;
+  int64_t vector_axis = -1, width = 0, best = 0;
   for (int64_t a : f.globals) {
-    int64_t n = k.full_shape[a] % 16 == 0 ? 16 : k.full_shape[a] % 8 == 0 ? 8 : k.full_shape[a] % 4 == 0 ? 4 : 0;
-    bool ok = n > 0, unit = false;
-    for (const UOp& l : f.loads) {
-      int64_t s = stride(f, l, a);
-      ok = ok && (s == 0 || s == 1);
-      unit = unit || s == 1;
-    }
+    int64_t n = vector_width(k, f, a);
     bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
-    int64_t score = 4 * n + (stores_unit ? 2 : 0) + 1;
-    if (ok && unit && score >= best) vector_axis = a, best = score;
+    if (n > 0 && 4 * n + 2 * stores_unit >= best) vector_axis = a, width = n, best = 4 * n + 2 * stores_unit;
   }
-  if (vector_axis >= 0) {
-    int64_t n = (best - 1) / 4;
-    opts.push_back({OptOp::VECTOR, vector_axis, n});
-  }
+  // else the innermost reduce axis: a vector accumulator, summed across after the loop
+  int64_t r = f.reduced.back();
+  if (vector_axis < 0 && f.sums_only && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
+  if (vector_axis >= 0) opts.push_back({OptOp::VECTOR, vector_axis, width});
   // register blocking: a global axis that some input does not depend on gives every copy the same loads
   for (auto it = f.globals.rbegin(); it != f.globals.rend() && opts.size() < 2 + (vector_axis >= 0); ++it) {
     int64_t a = *it;
@@ -136,7 +146,8 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
         break;
       }
   // the innermost reduce loop: unrolled whole when short (a 5x5 window), by 4 otherwise
-  int64_t r = f.reduced.back(), size = k.full_shape[r];
+  if (r == vector_axis) return opts;
+  int64_t size = k.full_shape[r];
   if (size <= 8 && upcast * size <= 256) opts.push_back({OptOp::UNROLL, r, size});
   else if (size % 4 == 0 && upcast * 4 <= 256) opts.push_back({OptOp::UNROLL, r, 4});
   return opts;

@@ -29,7 +29,7 @@ bool contiguous(const UOp& addr, const UOp& lane, int64_t n) {
 
 }  // namespace
 
-UOp vectorize(const UOp& sink, const UOp& lane, int64_t n) {
+UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
   const DType vec = dtypes::float32.vec(static_cast<int>(n));
   std::unordered_map<const uop::UOpNode*, bool> dep;  // depends on the lane
   std::unordered_map<const uop::UOpNode*, UOp> out;   // the rewritten value of every lane-dependent float value
@@ -67,8 +67,9 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n) {
       case Ops::STORE: {
         const UOp& idx = u.src(0);
         UOp value = get(u.src(1));
-        if (!value) return {};
+        if (!value || (reduce_lane && dep[idx.get()])) return {};
         bool vector_value = value.dtype().count() > 1;
+        if (reduce_lane && vector_value) return {};  // a reduce lane must end in its REDUCE
         if (vector_value && dep[idx.get()] && idx.src().size() == 2 && contiguous(idx.src(1), lane, n)) {
           stores.push_back(UOp::make(Ops::STORE, dtypes::void_,
                                      {UOp::make(Ops::INDEX, idx.dtype(), {idx.src(0), at_lane(idx.src(1), lane, 0)}), value}));
@@ -78,7 +79,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n) {
             stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at_lane(idx, lane, l), v}));
           }
         } else {
-          stores.push_back(u);
+          stores.push_back(u.with_src({idx, value}));
         }
         break;
       }
@@ -88,7 +89,20 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n) {
         std::vector<UOp> src = u.src();
         src[0] = get(src[0]);
         if (!src[0]) return {};
-        out[u.get()] = UOp::make(Ops::REDUCE, vec, src, u.arg());
+        if (src[0].dtype().count() == 1) {  // over a lane-dependent scalar (after a reduce lane's sum)
+          out[u.get()] = u.with_src(src);
+          break;
+        }
+        UOp acc = UOp::make(Ops::REDUCE, vec, src, u.arg());
+        out[u.get()] = acc;
+        if (reduce_lane) {  // the vector accumulator summed across its lanes
+          UOp sum;
+          for (int64_t l = 0; l < n; l++) {
+            UOp e = UOp::make(Ops::GEP, dtypes::float32, {acc}, uop::Arg(l));
+            sum = sum ? sum.alu(op, {e}) : e;
+          }
+          out[u.get()] = sum;
+        }
         break;
       }
       case Ops::ADD:
@@ -98,9 +112,12 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n) {
         if (!u.dtype().is_float()) break;  // index math: rewritten per lane where an address or gate uses it
         if (u.dtype() != dtypes::float32) return {};
         std::vector<UOp> src;
-        for (const UOp& s : u.src())
+        bool vector = false;
+        for (const UOp& s : u.src()) {
           if (!src.emplace_back(get(s))) return {};
-        out[u.get()] = UOp::make(u.op(), vec, src, u.arg());
+          vector = vector || src.back().dtype().count() > 1;
+        }
+        out[u.get()] = vector ? UOp::make(u.op(), vec, src, u.arg()) : u.with_src(src);
         break;
       }
       default:  // no vector form: the caller copies the lanes instead (index math is rewritten per lane)

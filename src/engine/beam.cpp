@@ -28,6 +28,7 @@ std::vector<Opt> parse_opts(const std::string& s) {
     long long axis = 0, amount = 0;
     if (std::sscanf(tok.c_str(), "UPCAST(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UPCAST, axis, amount});
     else if (std::sscanf(tok.c_str(), "UNROLL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UNROLL, axis, amount});
+    else if (std::sscanf(tok.c_str(), "VECTOR(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::VECTOR, axis, amount});
     else return {};
   }
   return out;
@@ -67,7 +68,7 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
                              const std::vector<runtime::Buffer*>& bufs, int width) {
   std::ostringstream graph;
   graph << ast;
-  std::string key = "beam v1, width " + std::to_string(width) + "\n" + device.compiler().cache_key() + "\n" + graph.str();
+  std::string key = "beam v2, width " + std::to_string(width) + "\n" + device.compiler().cache_key() + "\n" + graph.str();
   if (auto hit = runtime::disk_cache_get("beam", key)) {
     std::vector<Opt> opts = parse_opts(*hit);
     if (codegen::legal(base, opts)) return opts;
@@ -76,7 +77,7 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   std::vector<Opt> actions;
   for (size_t a = 0; a < base.full_shape.size(); a++)
     for (int64_t n : {2, 3, 4, 5, 6, 8, 16})
-      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL})
+      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR})
         if (codegen::legal(base, {{op, static_cast<int64_t>(a), n}})) actions.push_back({op, static_cast<int64_t>(a), n});
   std::vector<Candidate> beam;
   for (const std::vector<Opt>& start : {std::vector<Opt>{}, codegen::choose_opts(base)})

@@ -49,6 +49,8 @@ std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const code
   auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->opts = codegen::opts_str(lowered.opts);
+  bool vector_opt = std::any_of(lowered.opts.begin(), lowered.opts.end(), [](const codegen::Opt& o) { return o.op == codegen::OptOp::VECTOR; });
+  if (vector_opt && !lowered.vectorized) k->opts += " (VECTOR as copies: an op without a vector form)";
   k->uops = codegen::linearize(lowered);
   k->n_buffers = lowered.globals.size();
   k->ops = count_ops(k->uops);

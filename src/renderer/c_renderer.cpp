@@ -190,6 +190,15 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         // ALU: an expression, inlined into its one user or named when used more than once
         std::string e;
         auto s = [&](size_t i) { return val(u.src(i)); };
+        // ops that write a source more than once get it as a name: inlined, a chain of them would grow exponentially
+        bool repeats = u.op() == Ops::MAX || u.op() == Ops::IDIV || u.op() == Ops::MOD;
+        for (size_t i = 0; repeats && i < u.src().size(); i++) {
+          const UOp& x = u.src(i);
+          if (x.op() == Ops::CONST || x.op() == Ops::LOAD || x.op() == Ops::RANGE || uses[x.get()] > 1) continue;
+          std::string v = "alu" + std::to_string(n_alu++);
+          line("const " + ctype(x.dtype()) + " " + v + " = " + r.at(x.get()) + ";");
+          r[x.get()] = v;
+        }
         DType in = u.src().empty() ? u.dtype() : u.src(0).dtype();
         std::string sfx = float_suffix(in);
         switch (u.op()) {

@@ -93,8 +93,28 @@ TEST(Opts, VectorLanesBecomeOneVectorValue) {
   check_matmul_with({}, 8, false);
   // rows as the vector: A is read with a stride, gathered; the stores are scattered
   check_matmul_with({{OptOp::VECTOR, 0, 8}, {OptOp::UNROLL, 2, 2}}, 16, true);
+  // the reduce axis as the vector: one vector accumulator per output, summed across after the loop
+  check_matmul_with({{OptOp::VECTOR, 2, 8}, {OptOp::UPCAST, 0, 2}}, 16, true);
+  check_matmul_with({{OptOp::VECTOR, 2, 16}}, 16, true);  // the whole axis: no loop left
   EXPECT_THROW(codegen::lower(matmul_ast(12), {{OptOp::VECTOR, 0, 3}}), InternalError);  // not a vector width
   EXPECT_THROW(codegen::lower(matmul_ast(16), {{OptOp::VECTOR, 0, 2}, {OptOp::VECTOR, 1, 2}}), InternalError);
+}
+
+TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
+  // a max has no vector accumulator: VECTOR on its axis is lowered as UNROLL, with the same values
+  Tensor a = Tensor::rand({4, 32}).realize();
+  schedule::Schedule s = schedule::create_schedule({a.max(1).uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.at(0).ast, {{OptOp::VECTOR, 1, 16}});
+  EXPECT_FALSE(k.vectorized);
+  EXPECT_EQ(k.opts, (std::vector<Opt>{{OptOp::VECTOR, 1, 16}}));
+  runtime::Device& cpu = runtime::get_device("CPU");
+  auto kernel = engine::build_kernel(cpu, k, "vector_fallback_test");
+  std::vector<runtime::Buffer*> bufs;
+  for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+  engine::run_program(*kernel, bufs);
+  std::vector<float> got(4), x = a.to_vector<float>();
+  bufs[0]->copyout(got.data(), 16);
+  for (int r = 0; r < 4; r++) EXPECT_EQ(got[r], *std::max_element(x.begin() + r * 32, x.begin() + r * 32 + 32));
 }
 
 TEST(Beam, SearchesOnceThenReadsTheDiskCache) {

@@ -23,8 +23,8 @@ TEST(Engine, DebugLevelsPrintCountsKernelsScheduleSourceAndUops) {
   EXPECT_NE(d2.find("r_3_4"), std::string::npos) << d2;
   EXPECT_NE(d2.find("GFLOP/s"), std::string::npos) << d2;
   EXPECT_NE(d2.find("GB/s"), std::string::npos) << d2;
-  EXPECT_NE(d2.find("UNROLL(1,4)"), std::string::npos) << d2;  // the opts applied: the short sum unrolled whole
-  EXPECT_NE(d3.find("loops (3, 4), opts [UNROLL(1,4)]"), std::string::npos) << d3;
+  EXPECT_NE(d2.find("VECTOR(1,4)"), std::string::npos) << d2;  // the opts applied: the contiguous sum as a vector
+  EXPECT_NE(d3.find("loops (3, 4), opts [VECTOR(1,4)]"), std::string::npos) << d3;
   EXPECT_NE(d3.find("schedule item 0: kernel"), std::string::npos) << d3;
   EXPECT_NE(d3.find("Ops.REDUCE_AXIS"), std::string::npos) << d3;
   EXPECT_NE(d4.find("void r_3_4"), std::string::npos) << d4;
