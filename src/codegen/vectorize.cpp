@@ -30,7 +30,6 @@ bool contiguous(const UOp& addr, const UOp& lane, int64_t n) {
 }  // namespace
 
 UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
-  const DType vec = dtypes::float32.vec(static_cast<int>(n));
   std::unordered_map<const uop::UOpNode*, bool> dep;  // depends on the lane
   std::unordered_map<const uop::UOpNode*, UOp> out;   // the rewritten value of every lane-dependent float value
   // a source as the rewritten graph uses it; null for lane-dependent integer math (addresses only)
@@ -51,7 +50,10 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         break;
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
-        if (u.dtype() != dtypes::float32) return {};
+        // elements of any numeric type (bools and 16-bit floats are stored in other forms than they compute in)
+        DType et = u.dtype();
+        if (et.is_bool() || et == dtypes::float16 || et == dtypes::bfloat16) return {};
+        const DType vec = et.vec(static_cast<int>(n));
         bool gated = idx.src().size() > 2;
         if (!(gated && dep[idx.src(2).get()]) && contiguous(idx.src(1), lane, n)) {
           std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
@@ -59,7 +61,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
           out[u.get()] = UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
         } else {  // a gather
           std::vector<UOp> loads;
-          for (int64_t l = 0; l < n; l++) loads.push_back(UOp::make(Ops::LOAD, u.dtype(), {at_lane(idx, lane, l)}));
+          for (int64_t l = 0; l < n; l++) loads.push_back(UOp::make(Ops::LOAD, et, {at_lane(idx, lane, l)}));
           out[u.get()] = UOp::make(Ops::VECTORIZE, vec, loads);
         }
         break;
@@ -93,7 +95,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
           out[u.get()] = u.with_src(src);
           break;
         }
-        UOp acc = UOp::make(Ops::REDUCE, vec, src, u.arg());
+        UOp acc = UOp::make(Ops::REDUCE, dtypes::float32.vec(static_cast<int>(n)), src, u.arg());
         out[u.get()] = acc;
         if (reduce_lane) {  // the vector accumulator summed across its lanes
           UOp sum;
@@ -108,16 +110,28 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       case Ops::ADD:
       case Ops::MUL:
       case Ops::NEG:
-      case Ops::RECIPROCAL: {
-        if (!u.dtype().is_float()) break;  // index math: rewritten per lane where an address or gate uses it
-        if (u.dtype() != dtypes::float32) return {};
+      case Ops::RECIPROCAL:
+      case Ops::MAX:
+      case Ops::WHERE:
+      case Ops::CMPLT:
+      case Ops::CMPNE:
+      case Ops::CAST: {
+        // float32 math, comparisons of float32 (a mask vector) and casts to float32 have vector forms
+        bool compare = u.op() == Ops::CMPLT || u.op() == Ops::CMPNE;
+        DType operand = u.src().back().dtype();
+        if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) {
+          if (compare || u.op() == Ops::WHERE || u.op() == Ops::CAST) return {};
+          break;  // index math: rewritten per lane where an address or gate uses it
+        }
+        if (!compare && u.dtype() != dtypes::float32) return {};
+        if (u.op() == Ops::CAST && (operand.is_bool() || operand == dtypes::float16 || operand == dtypes::bfloat16)) return {};
         std::vector<UOp> src;
         bool vector = false;
         for (const UOp& s : u.src()) {
           if (!src.emplace_back(get(s))) return {};
           vector = vector || src.back().dtype().count() > 1;
         }
-        out[u.get()] = vector ? UOp::make(u.op(), vec, src, u.arg()) : u.with_src(src);
+        out[u.get()] = vector ? UOp::make(u.op(), u.dtype().vec(static_cast<int>(n)), src, u.arg()) : u.with_src(src);
         break;
       }
       default:  // no vector form: the caller copies the lanes instead (index math is rewritten per lane)

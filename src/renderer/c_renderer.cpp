@@ -14,9 +14,17 @@ namespace {
 
 bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
 
+// element type of a vector: a mask (bool vector, from comparing float32 vectors) holds int32 elements, -1 or 0
+std::string vector_elem(DType dt) {
+  std::string c = dt.is_bool() ? "int" : dt.scalar().c_type();
+  for (char& ch : c)
+    if (ch == ' ') ch = '_';
+  return c;
+}
+
 // C type of a value in registers: bool as _Bool, 16-bit floats computed as float
 std::string ctype(DType dt) {
-  if (dt.count() > 1) return "tg_" + std::string(dt.scalar().c_type()) + std::to_string(dt.count());  // a GNU C vector (vector_types)
+  if (dt.count() > 1) return "tg_" + vector_elem(dt) + std::to_string(dt.count());  // a GNU C vector (vector_types)
   if (dt.is_bool()) return "_Bool";
   if (is_half(dt)) return "float";
   return dt.scalar().c_type();
@@ -71,10 +79,11 @@ static inline uint16_t tg_f32_to_bf16(float f) {
 std::string vector_types(const std::map<std::string, DType>& used) {
   std::string s;
   for (const auto& [name, dt] : used) {
-    std::string t = ctype(dt), elem = std::string(dt.scalar().c_type()), bytes = std::to_string(dt.itemsize());
+    std::string t = ctype(dt), elem = dt.is_bool() ? "int" : dt.scalar().c_type();
+    std::string bytes = std::to_string(dt.count() * (dt.is_bool() ? 4 : dt.scalar().itemsize()));
     s += "typedef " + elem + " " + t + " __attribute__((vector_size(" + bytes + ")));\n";
     s += "typedef " + elem + " " + t + "_u __attribute__((vector_size(" + bytes + "), aligned(" +
-         std::to_string(dt.scalar().itemsize()) + "), may_alias));\n";
+         std::to_string(dt.is_bool() ? 4 : dt.scalar().itemsize()) + "), may_alias));\n";
   }
   return s;
 }
@@ -191,7 +200,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         std::string e;
         auto s = [&](size_t i) { return val(u.src(i)); };
         // ops that write a source more than once get it as a name: inlined, a chain of them would grow exponentially
-        bool repeats = u.op() == Ops::MAX || u.op() == Ops::IDIV || u.op() == Ops::MOD;
+        bool repeats = u.op() == Ops::MAX || u.op() == Ops::IDIV || u.op() == Ops::MOD || (u.op() == Ops::WHERE && u.dtype().count() > 1);
         for (size_t i = 0; repeats && i < u.src().size(); i++) {
           const UOp& x = u.src(i);
           if (x.op() == Ops::CONST || x.op() == Ops::LOAD || x.op() == Ops::RANGE || uses[x.get()] > 1) continue;
@@ -201,7 +210,22 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         }
         DType in = u.src().empty() ? u.dtype() : u.src(0).dtype();
         std::string sfx = float_suffix(in);
-        switch (u.op()) {
+        // a vector op: a scalar operand is splat (x - 0 keeps -0 and NaN); selects go through the lanes' bits
+        bool vector = u.dtype().count() > 1;
+        auto splat = [&](size_t i) {
+          return u.src(i).dtype().count() > 1 ? s(i) : "(" + s(i) + " - (" + ctype(u.dtype()) + "){})";
+        };
+        auto select = [&](const std::string& mask, size_t a, size_t b) {
+          std::string bits = "tg_int" + std::to_string(u.dtype().count());
+          vectors.emplace(bits, dtypes::int32.vec(u.dtype().count()));
+          return "((" + ctype(u.dtype()) + ")(((" + bits + ")" + splat(a) + " & " + mask + ") | ((" + bits + ")" + splat(b) + " & ~" +
+                 mask + ")))";
+        };
+        if (vector && u.op() == Ops::MAX) e = select("((" + s(0) + " > " + s(1) + ") | (" + s(0) + " != " + s(0) + "))", 0, 1);
+        else if (vector && u.op() == Ops::WHERE)
+          e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2) : "(" + s(0) + " ? " + splat(1) + " : " + splat(2) + ")";
+        else if (vector && u.op() == Ops::CAST) e = "__builtin_convertvector(" + s(0) + ", " + ctype(u.dtype()) + ")";
+        else switch (u.op()) {
           case Ops::VECTORIZE: {
             e = "(" + ctype(u.dtype()) + "){";
             for (size_t i = 0; i < u.src().size(); i++) e += (i ? ", " : "") + s(i);
@@ -264,8 +288,8 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
           uses_half = true;
         }
         // C computes narrow ints as int and bools as int: bring the result back to the op's type
-        if ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&
-                                                                u.op() != Ops::CAST && u.op() != Ops::WHERE))
+        if (u.dtype().count() == 1 && ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&
+                                                                u.op() != Ops::CAST && u.op() != Ops::WHERE)))
           e = "((" + ctype(u.dtype()) + ")" + e + ")";
         if (uses[u.get()] > 1) {
           std::string v = "alu" + std::to_string(n_alu++);
