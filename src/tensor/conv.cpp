@@ -164,7 +164,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   for (int64_t v : k) wshape.push_back(v);
   std::vector<int64_t> summed;
   for (size_t j = 0; j <= n; j++) summed.push_back(static_cast<int64_t>(3 + n + j));
-  Tensor prod = xw.mul(weight.reshape(wshape, where), where);
+  // the weight read with the output channel innermost (a small copy): the kernel can then load a vector of output
+  // channels per (cin, k...) position and broadcast the input to it (codegen's VECTOR opt)
+  std::vector<int64_t> to_inner, to_outer{static_cast<int64_t>(n) + 1};
+  for (int64_t j = 1; j < weight.ndim(); j++) to_inner.push_back(j), to_outer.push_back(j - 1);
+  to_inner.push_back(0);
+  Tensor w = weight.permute(to_inner, where).contiguous().permute(to_outer, where);
+  Tensor prod = xw.mul(w.reshape(wshape, where), where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
   Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);
