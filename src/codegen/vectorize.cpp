@@ -1,7 +1,9 @@
 // The VECTOR opt's lanes as one vector value (tinygrad's float4 loads on the CPU): every value that depends on the
-// lane variable becomes a float32 vector of n elements. A load whose address moves by one element per lane is one
-// vector load; any other lane-dependent load is gathered from n scalar loads; an invariant value is used as a
-// scalar (the C vector extension splats it). Stores are one vector store when contiguous, else n scalar stores.
+// lane variable becomes a vector of n elements (float32 math, masks from float32 comparisons, loads of numeric
+// types cast to float32). A load whose address moves by one element per lane is one vector load; any other
+// lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar (the C vector
+// extension splats it). Stores are one vector store when contiguous, else n scalar stores. Integer math on the
+// lane only ever feeds addresses and gates, which are rewritten per lane.
 #include <unordered_map>
 
 #include "codegen/lower.h"

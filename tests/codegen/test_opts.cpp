@@ -117,6 +117,30 @@ TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
   for (int r = 0; r < 4; r++) EXPECT_EQ(got[r], *std::max_element(x.begin() + r * 32, x.begin() + r * 32 + 32));
 }
 
+TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
+  // a row sum of max(x - 100, 0) * where(x < 50, 2, x) over uint8 input: the heuristic vectorizes the contiguous
+  // reduce axis, and the values match a plain loop
+  std::vector<uint8_t> bytes(4 * 64);
+  for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<uint8_t>((i * 37) % 251);
+  Tensor x = Tensor(bytes, {4, 64}).realize(), f = x.cast(dtypes::float32);
+  Tensor y = ((f - 100).maximum(0) * (f < 50).where(2.0f, f)).sum(1);
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  codegen::LoweredKernel plain = codegen::lower(s.items.back().ast);
+  std::vector<Opt> opts = codegen::choose_opts(plain);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].op, OptOp::VECTOR);
+  EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
+  std::vector<float> got = y.to_vector<float>();
+  for (int r = 0; r < 4; r++) {
+    double want = 0;
+    for (int c = 0; c < 64; c++) {
+      double v = bytes[r * 64 + c];
+      want += std::max(v - 100, 0.0) * (v < 50 ? 2.0 : v);
+    }
+    EXPECT_NEAR(got[r], want, 1e-6 * want) << "row " << r;
+  }
+}
+
 TEST(Beam, SearchesOnceThenReadsTheDiskCache) {
   Context search_everything{{"BEAM_MIN_US", 0}};  // a small kernel keeps the search short
   constexpr int64_t n = 16;
