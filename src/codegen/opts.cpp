@@ -21,7 +21,6 @@ struct KernelFacts {
   std::vector<uint64_t> load_axes;          // per LOAD: bit a set when its address or gate depends on axis a
   std::vector<UOp> loads, stores;           // their INDEX nodes
   std::unordered_map<int64_t, UOp> ranges;  // each axis' loop
-  bool sums_only = true;                    // every REDUCE a sum (the vector accumulator's form)
 };
 
 // How far an access moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another constant, or -1
@@ -52,7 +51,6 @@ KernelFacts facts(const LoweredKernel& k) {
     if (u.op() == Ops::LOAD) f.load_axes.push_back(m), f.loads.push_back(u.src(0));
     if (u.op() == Ops::STORE) f.stores.push_back(u.src(0));
     if (u.op() == Ops::RANGE) f.ranges[u.arg().get<int64_t>()] = u;
-    if (u.op() == Ops::REDUCE) f.sums_only = f.sums_only && u.arg().get<Ops>() == Ops::ADD;
     if (u.op() == Ops::REDUCE)
       for (size_t i = 1; i + 1 < u.src().size(); i++) {
         int64_t a = u.src(i).arg().get<int64_t>();
@@ -121,7 +119,7 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   }
   // else the innermost reduce axis: a vector accumulator, summed across after the loop
   int64_t r = f.reduced.back();
-  if (vector_axis < 0 && f.sums_only && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
+  if (vector_axis < 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
   if (vector_axis >= 0) opts.push_back({OptOp::VECTOR, vector_axis, width});
   // register blocking: a global axis that some input does not depend on gives every copy the same loads
   for (auto it = f.globals.rbegin(); it != f.globals.rend() && opts.size() < 2 + (vector_axis >= 0); ++it) {

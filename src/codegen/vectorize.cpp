@@ -89,7 +89,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       }
       case Ops::REDUCE: {
         Ops op = u.arg().get<Ops>();
-        if (u.dtype() != dtypes::float32 || (op != Ops::ADD && op != Ops::MUL)) return {};
+        if (u.dtype() != dtypes::float32) return {};
         std::vector<UOp> src = u.src();
         src[0] = get(src[0]);
         if (!src[0]) return {};

@@ -134,6 +134,14 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
   int depth = 1, n_alu = 0, n_val = 0, n_acc = 0;
   bool uses_half = false;
   std::map<std::string, DType> vectors;  // vector types the kernel uses, by name
+  // per lane a where mask is set, else b: through the lanes' bits (C has no vector ?: )
+  auto vector_select = [&](DType dt, const std::string& mask, const std::string& a, const std::string& b) {
+    std::string bits = "tg_int" + std::to_string(dt.count());
+    vectors.emplace(bits, dtypes::int32.vec(dt.count()));
+    return "((" + ctype(dt) + ")(((" + bits + ")" + a + " & " + mask + ") | ((" + bits + ")" + b + " & ~" + mask + ")))";
+  };
+  // the lanes where a is the max of a and b: NaN wins, as in torch.maximum
+  auto max_mask = [](const std::string& a, const std::string& b) { return "((" + a + " > " + b + ") | (" + a + " != " + a + "))"; };
   auto line = [&](const std::string& s) { body += std::string(2 * depth, ' ') + s + "\n"; };
 
   for (const UOp& u : uops) {
@@ -192,6 +200,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         Ops op = u.arg().get<Ops>();
         if (op == Ops::ADD) line(acc + " += " + x + ";");
         else if (op == Ops::MUL) line(acc + " *= " + x + ";");
+        else if (u.dtype().count() > 1) line(acc + " = " + vector_select(u.dtype(), max_mask(x, acc), x, acc) + ";");
         else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins
         break;
       }
@@ -215,13 +224,8 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         auto splat = [&](size_t i) {
           return u.src(i).dtype().count() > 1 ? s(i) : "(" + s(i) + " - (" + ctype(u.dtype()) + "){})";
         };
-        auto select = [&](const std::string& mask, size_t a, size_t b) {
-          std::string bits = "tg_int" + std::to_string(u.dtype().count());
-          vectors.emplace(bits, dtypes::int32.vec(u.dtype().count()));
-          return "((" + ctype(u.dtype()) + ")(((" + bits + ")" + splat(a) + " & " + mask + ") | ((" + bits + ")" + splat(b) + " & ~" +
-                 mask + ")))";
-        };
-        if (vector && u.op() == Ops::MAX) e = select("((" + s(0) + " > " + s(1) + ") | (" + s(0) + " != " + s(0) + "))", 0, 1);
+        auto select = [&](const std::string& mask, size_t a, size_t b) { return vector_select(u.dtype(), mask, splat(a), splat(b)); };
+        if (vector && u.op() == Ops::MAX) e = select(max_mask(s(0), s(1)), 0, 1);
         else if (vector && u.op() == Ops::WHERE)
           e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2) : "(" + s(0) + " ? " + splat(1) + " : " + splat(2) + ")";
         else if (vector && u.op() == Ops::CAST) e = "__builtin_convertvector(" + s(0) + ", " + ctype(u.dtype()) + ")";
