@@ -465,6 +465,8 @@ class Tensor {
   static bool no_grad;
 
   Tensor contiguous(Loc where = Loc::current()) const;
+  // the same value; backward() realizes its gradient as a contiguous buffer in this tensor's shape (tinygrad's)
+  Tensor contiguous_backward(Loc where = Loc::current()) const;
   // x through each layer in order (tinygrad's Tensor.sequential): any callables taking a Tensor, or a vector of them
   //   x.sequential(l1, [](const Tensor& t) { return t.relu(); }, l2);   x.sequential(model.layers);
   template <class F, class... Rest> Tensor sequential(const F& first, const Rest&... rest) const {

@@ -79,7 +79,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
                                      {UOp::make(Ops::INDEX, idx.dtype(), {idx.src(0), at_lane(idx.src(1), lane, 0)}), value}));
         } else if (vector_value || dep[idx.get()]) {  // a scatter: one scalar store per lane
           for (int64_t l = 0; l < n; l++) {
-            UOp v = vector_value ? UOp::make(Ops::GEP, dtypes::float32, {value}, uop::Arg(l)) : value;
+            UOp v = vector_value ? UOp::make(Ops::GEP, dtypes::float32, {value}, uop::Arg(std::vector<int64_t>{l})) : value;
             stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at_lane(idx, lane, l), v}));
           }
         } else {
@@ -99,13 +99,13 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         }
         UOp acc = UOp::make(Ops::REDUCE, dtypes::float32.vec(static_cast<int>(n)), src, u.arg());
         out[u.get()] = acc;
-        if (reduce_lane) {  // the vector accumulator summed across its lanes
-          UOp sum;
-          for (int64_t l = 0; l < n; l++) {
-            UOp e = UOp::make(Ops::GEP, dtypes::float32, {acc}, uop::Arg(l));
-            sum = sum ? sum.alu(op, {e}) : e;
-          }
-          out[u.get()] = sum;
+        // the vector accumulator combined across its lanes: halves combined until one element is left
+        for (int64_t w = n / 2; reduce_lane && w >= 1; w /= 2) {
+          std::vector<int64_t> lo, hi;
+          for (int64_t l = 0; l < w; l++) lo.push_back(l), hi.push_back(w + l);
+          DType half = w > 1 ? dtypes::float32.vec(static_cast<int>(w)) : dtypes::float32;
+          acc = UOp::make(Ops::GEP, half, {acc}, uop::Arg(lo)).alu(op, {UOp::make(Ops::GEP, half, {acc}, uop::Arg(hi))});
+          out[u.get()] = acc;
         }
         break;
       }

@@ -236,7 +236,17 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
             e += "}";
             break;
           }
-          case Ops::GEP: e = s(0) + "[" + std::to_string(u.arg().get<int64_t>()) + "]"; break;
+          case Ops::GEP: {  // one element, or a vector of the listed elements
+            const std::vector<int64_t>& idx = u.arg().get<std::vector<int64_t>>();
+            if (idx.size() == 1) {
+              e = s(0) + "[" + std::to_string(idx[0]) + "]";
+              break;
+            }
+            e = "__builtin_shufflevector(" + s(0) + ", " + s(0);
+            for (int64_t i : idx) e += ", " + std::to_string(i);
+            e += ")";
+            break;
+          }
           case Ops::NEG: e = "(-" + s(0) + ")"; break;
           case Ops::RECIPROCAL: e = "(1" + std::string(in == dtypes::float64 ? ".0" : ".0f") + "/" + s(0) + ")"; break;
           case Ops::SQRT: e = "__builtin_sqrt" + sfx + "(" + s(0) + ")"; break;

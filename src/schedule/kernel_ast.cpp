@@ -112,6 +112,7 @@ class Builder {
         return {{u.src(0), ShapeTracker::from_shape(u.src(0).shape())}};
       }
       case Ops::CONTIGUOUS:
+      case Ops::CONTIGUOUS_BACKWARD:
       case Ops::DETACH: return {{u.src(0), st}};
       default: {
         if (!uop::GroupOp::ALU().contains(u.op()))
@@ -138,6 +139,7 @@ class Builder {
       case Ops::IOTA: return UOp::make(Ops::IOTA, u.dtype(), {view});
       case Ops::REDUCE_AXIS: return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
       case Ops::CONTIGUOUS:
+      case Ops::CONTIGUOUS_BACKWARD:
       case Ops::DETACH: return kids[0];
       default: return UOp::make(u.op(), u.dtype(), kids, u.arg());
     }

@@ -173,7 +173,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Tensor prod = xw.mul(w.reshape(wshape, where), where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
-  Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);
+  // the result in channels-last memory, and its gradient too (contiguous_backward): the backward kernels then read
+  // the output gradient with the channel innermost, as a vector
+  std::vector<int64_t> last{0}, first{0, static_cast<int64_t>(n) + 1};
+  for (size_t j = 0; j < n; j++) last.push_back(static_cast<int64_t>(2 + j)), first.push_back(static_cast<int64_t>(1 + j));
+  last.push_back(1);
+  Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where).permute(last, where).contiguous(where)
+                 .contiguous_backward(where).permute(first, where);
   if (!bias) return r;
   Shape bshape(r.ndim(), 1);
   bshape[1] = cout;

@@ -98,6 +98,7 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
       return {g.flip(axes)};
     }
     case Ops::CONTIGUOUS: return {g};
+    case Ops::CONTIGUOUS_BACKWARD: return {g.contiguous()};
     case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};
     default: return std::vector<Tensor>(u.src().size());  // comparisons, integer ops, DETACH, leaves: no gradient
   }

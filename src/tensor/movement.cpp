@@ -168,6 +168,10 @@ Tensor Tensor::flip(Axes axes, Loc where) const {
   return ax.empty() ? *this : move(*this, Ops::FLIP, arg, where);
 }
 
+Tensor Tensor::contiguous_backward(Loc where) const {
+  return tensor::wrap(UOp::make(Ops::CONTIGUOUS_BACKWARD, dtype(), {uop()}), device(), where);
+}
+
 Tensor Tensor::contiguous(Loc where) const {
   if (schedule::plain_buffer(uop())) return *this;
   return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), device(), where);

@@ -65,7 +65,9 @@ void check_matmul_with(const std::vector<Opt>& opts, int64_t n, bool expect_vect
   EXPECT_EQ(k.vectorized, expect_vector) << codegen::opts_str(opts);
   runtime::Device& cpu = runtime::get_device("CPU");
   auto kernel = engine::build_kernel(cpu, k, "vector_test");
-  if (expect_vector) EXPECT_NE(kernel->rendered.source.find("__attribute__((vector_size("), std::string::npos);
+  if (expect_vector) {
+    EXPECT_NE(kernel->rendered.source.find("__attribute__((vector_size("), std::string::npos);
+  }
   std::vector<std::vector<float>> data(3, std::vector<float>(n * n));
   for (int64_t i = 0; i < n * n; i++) data[1][i] = static_cast<float>((i * 7) % 13) - 6, data[2][i] = static_cast<float>((i * 5) % 11) * 0.5f;
   std::vector<std::unique_ptr<runtime::Buffer>> owned;

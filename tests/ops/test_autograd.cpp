@@ -95,6 +95,23 @@ TEST(Autograd, ADetachedCopyIsALeafOfItsOwn) {
   EXPECT_EQ(vec(leaf.grad()), (std::vector<float>{8, 12}));
 }
 
+TEST(Autograd, ContiguousBackwardKeepsValuesAndRealizesTheGradient) {
+  // the value passes unchanged; the gradient is the same, realized as its own contiguous buffer in the tensor's
+  // shape (a permuted upstream gradient is copied once, in this tensor's order)
+  Tensor x = Tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+  Tensor c = Tensor(std::vector<float>{1, 10, 100, 1000, 10000, 100000}, {3, 2});
+  Tensor y = (x * 2).contiguous_backward();
+  EXPECT_EQ(vec(y), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  Tensor g = (y.permute({1, 0}) * c).sum().gradient({x})[0];
+  EXPECT_EQ(vec(g), (std::vector<float>{2, 200, 20000, 20, 2000, 200000}));
+  int64_t before = GlobalCounters::kernel_count;
+  (y.permute({1, 0}) * c).sum().gradient({x})[0].realize();
+  int64_t with = GlobalCounters::kernel_count - before;
+  before = GlobalCounters::kernel_count;
+  ((x * 2).permute({1, 0}) * c).sum().gradient({x})[0].realize();
+  EXPECT_EQ(with, GlobalCounters::kernel_count - before + 1);  // one kernel more: the realized gradient
+}
+
 TEST(Autograd, FunctionalGradientLeavesGradAlone) {
   Tensor x = Tensor({1.0f, 2.0f}).requires_grad_(), y = Tensor({3.0f, 4.0f}).requires_grad_();
   std::vector<Tensor> g = (x * y).sum().gradient({x, y});
