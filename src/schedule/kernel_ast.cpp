@@ -113,6 +113,7 @@ class Builder {
       }
       case Ops::CONTIGUOUS:
       case Ops::CONTIGUOUS_BACKWARD:
+      case Ops::CONV_GRAD:
       case Ops::DETACH: return {{u.src(0), st}};
       default: {
         if (!uop::GroupOp::ALU().contains(u.op()))
@@ -140,6 +141,7 @@ class Builder {
       case Ops::REDUCE_AXIS: return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
       case Ops::CONTIGUOUS:
       case Ops::CONTIGUOUS_BACKWARD:
+      case Ops::CONV_GRAD:
       case Ops::DETACH: return kids[0];
       default: return UOp::make(u.op(), u.dtype(), kids, u.arg());
     }

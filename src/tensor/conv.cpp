@@ -180,6 +180,16 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   last.push_back(1);
   Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where).permute(last, where).contiguous(where)
                  .contiguous_backward(where).permute(first, where);
+  // a plain stride-1 convolution differentiates as convolutions (dx a transposed one): the derivative of the window
+  // gather above would write every window's gradient to an unfolded buffer and sum it back (tinygrad's way)
+  Pairs p = pads_of(padding, n, "conv2d", where);
+  bool symmetric = std::all_of(p.begin(), p.end(), [](const auto& q) { return q.first == q.second && q.first >= 0; });
+  bool unit = std::all_of(s.begin(), s.end(), [](int64_t v) { return v == 1; }) && std::all_of(d.begin(), d.end(), [](int64_t v) { return v == 1; });
+  if (groups == 1 && symmetric && unit && r.dtype().is_float() && !Tensor::no_grad) {
+    std::vector<int64_t> per_dim_pad;
+    for (const auto& q : p) per_dim_pad.push_back(q.first);
+    r = tensor::wrap(uop::UOp::make(uop::Ops::CONV_GRAD, r.dtype(), {r.uop(), uop(), weight.uop()}, uop::Arg(per_dim_pad)), device(), where);
+  }
   if (!bias) return r;
   Shape bshape(r.ndim(), 1);
   bshape[1] = cout;

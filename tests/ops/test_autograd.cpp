@@ -112,6 +112,30 @@ TEST(Autograd, ContiguousBackwardKeepsValuesAndRealizesTheGradient) {
   EXPECT_EQ(with, GlobalCounters::kernel_count - before + 1);  // one kernel more: the realized gradient
 }
 
+TEST(Autograd, StrideOneConvolutionGradientsMatchFiniteDifferences) {
+  // conv2d with stride 1 and symmetric padding differentiates through convolutions (a transposed one for the
+  // input); central differences of the loss in float64 check both gradients element by element
+  Tensor::manual_seed(7);
+  Tensor x = Tensor::randn({2, 3, 5, 5}, dtypes::float64).realize(), w = Tensor::randn({4, 3, 3, 3}, dtypes::float64).realize();
+  Tensor c = Tensor::randn({2, 4, 5, 5}, dtypes::float64).realize();
+  auto loss = [&](const Tensor& a, const Tensor& b) { return (a.conv2d(b, std::nullopt, 1, 1, 1, 1) * c).sum(); };
+  Tensor xg = x.detach().requires_grad_(), wg = w.detach().requires_grad_();
+  std::vector<Tensor> g = loss(xg, wg).gradient({xg, wg});
+  std::vector<double> gx = g[0].to_vector<double>(), gw = g[1].to_vector<double>();
+  auto check = [&](const Tensor& t, const std::vector<double>& analytic, bool is_x) {
+    std::vector<double> v = t.to_vector<double>();
+    for (size_t i = 0; i < v.size(); i += 7) {
+      std::vector<double> up = v, down = v;
+      up[i] += 1e-6, down[i] -= 1e-6;
+      Tensor tu = Tensor(up, t.shape()), td = Tensor(down, t.shape());
+      double f1 = (is_x ? loss(tu, w) : loss(x, tu)).item<double>(), f0 = (is_x ? loss(td, w) : loss(x, td)).item<double>();
+      EXPECT_NEAR(analytic[i], (f1 - f0) / 2e-6, 1e-5) << (is_x ? "x" : "w") << " element " << i;
+    }
+  };
+  check(x, gx, true);
+  check(w, gw, false);
+}
+
 TEST(Autograd, FunctionalGradientLeavesGradAlone) {
   Tensor x = Tensor({1.0f, 2.0f}).requires_grad_(), y = Tensor({3.0f, 4.0f}).requires_grad_();
   std::vector<Tensor> g = (x * y).sum().gradient({x, y});
