@@ -126,10 +126,11 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
     int64_t a = *it;
     bool reuse = std::any_of(f.load_axes.begin(), f.load_axes.end(), [&](uint64_t m) { return !(m >> a & 1); });
     if (!reuse || a == vector_axis) continue;
-    // without a vector, up to 16 x 4 scalar accumulators; with one, up to 8 x 2 vectors
-    int64_t most = vector_axis >= 0 ? (upcast == 1 ? 8 : 16 / upcast) : (opts.empty() ? 16 : 4);
-    for (int64_t n : {16, 8, 4, 2})
-      if (n <= most && k.full_shape[a] % n == 0) {
+    // without a vector, up to 16 x 4 scalar accumulators; with one, up to 8 x 2 vectors. With a vector, a short
+    // axis (a 5x5 kernel's) may be copied whole
+    int64_t most = vector_axis >= 0 ? (upcast == 1 ? 8 : 16 / upcast) : (opts.empty() ? 16 : 4), size = k.full_shape[a];
+    for (int64_t n : std::initializer_list<int64_t>{16, 8, vector_axis >= 0 ? size : 0, 4, 2})
+      if (n > 1 && n <= most && size % n == 0) {
         opts.push_back({OptOp::UPCAST, a, n});
         upcast *= n;
         break;
