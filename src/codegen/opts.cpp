@@ -26,14 +26,15 @@ struct KernelFacts {
 // How far an access moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another constant, or -1
 // when not a constant or when a gate depends on the axis.
 int64_t stride(const KernelFacts& f, const UOp& index, int64_t a) {
-  auto r = f.ranges.find(a);
-  if (r == f.ranges.end()) return 0;
-  auto step = [&](const UOp& x) { return uop::simplify(x.substitute({{r->second, r->second + UOp::const_(r->second.dtype(), 1)}}) - x); };
+  auto it = f.ranges.find(a);
+  if (it == f.ranges.end()) return 0;
+  const UOp& r = it->second;
   if (index.src().size() > 2) {
     std::vector<UOp> gate = index.src(2).toposort();
-    if (std::find(gate.begin(), gate.end(), r->second) != gate.end()) return -1;
+    if (std::find(gate.begin(), gate.end(), r) != gate.end()) return -1;
   }
-  UOp d = step(index.src(1));
+  const UOp& addr = index.src(1);
+  UOp d = uop::simplify(addr.substitute({{r, r + UOp::const_(r.dtype(), 1)}}) - addr);
   return d.is_const() ? const_to_int(d.const_value()) : -1;
 }
 
@@ -162,16 +163,17 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
     if (divisors.empty() || rng() % 2) return;
     opts.push_back({op, a, divisors[rng() % divisors.size()]});
   };
-  for (int64_t a : f.globals) {
-    // one global axis may be the vector axis instead, when a vector width divides it
+  // one axis, global or reduced, may be the vector axis instead, when a vector width divides it
+  bool vector_used = false;
+  auto maybe_vector = [&](int64_t a, OptOp op) {
     std::vector<int64_t> widths;
     for (int64_t n : {2, 4, 8, 16})
       if (k.full_shape[a] % n == 0) widths.push_back(n);
-    bool vector_used = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::VECTOR; });
-    if (!vector_used && !widths.empty() && rng() % 3 == 0) opts.push_back({OptOp::VECTOR, a, widths[rng() % widths.size()]});
-    else maybe(a, OptOp::UPCAST);
-  }
-  for (int64_t a : f.reduced) maybe(a, OptOp::UNROLL);
+    if (!vector_used && !widths.empty() && rng() % 3 == 0) opts.push_back({OptOp::VECTOR, a, widths[rng() % widths.size()]}), vector_used = true;
+    else maybe(a, op);
+  };
+  for (int64_t a : f.globals) maybe_vector(a, OptOp::UPCAST);
+  for (int64_t a : f.reduced) maybe_vector(a, OptOp::UNROLL);
   return opts;
 }
 

@@ -43,7 +43,8 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
 // when short. Empty under NOOPT=1.
 std::vector<Opt> choose_opts(const LoweredKernel& k);
 
-// A random legal list (for tests): each candidate axis upcast or unrolled by a random divisor, or left alone.
+// A random legal list (for tests): each candidate axis upcast or unrolled by a random divisor, or left alone; one
+// axis may be the vector axis instead.
 std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng);
 
 }  // namespace tg::codegen
