@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "engine/realize.h"
@@ -51,6 +53,31 @@ double time_opts(const uop::UOp& ast, const std::vector<Opt>& opts, runtime::Dev
   }
 }
 
+// BEAM_CACHE=file: one text file of "<key hash> <opts>" lines, read before the disk cache and appended to after a
+// search, that a user can ship with a program (the key holds the kernel, the compiler and the CPU, as on disk)
+std::string key_hash(const std::string& key) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::optional<std::string> cache_file_get(const std::string& file, const std::string& hash) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.size() > hash.size() && line.compare(0, hash.size(), hash) == 0 && line[hash.size()] == ' ')
+      return line.substr(hash.size() + 1);
+  return std::nullopt;
+}
+
+void cache_file_put(const std::string& file, const std::string& hash, const std::string& opts) {
+  std::ofstream out(file, std::ios::app);
+  out << hash << ' ' << opts << '\n';
+  if (!out) throw ArgumentError("BEAM_CACHE", "cannot write the file " + file);
+}
+
 using Candidate = std::pair<double, std::vector<Opt>>;  // (seconds, opts)
 void sort_by_time(std::vector<Candidate>& v) {
   std::stable_sort(v.begin(), v.end(), [](const Candidate& a, const Candidate& b) { return a.first < b.first; });
@@ -69,9 +96,17 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   std::ostringstream graph;
   graph << ast;
   std::string key = "beam v2, width " + std::to_string(width) + "\n" + device.compiler().cache_key() + "\n" + graph.str();
-  if (auto hit = runtime::disk_cache_get("beam", key)) {
+  std::string file = getenv_str("BEAM_CACHE"), hash = key_hash(key);
+  if (auto hit = file.empty() ? std::nullopt : cache_file_get(file, hash)) {
     std::vector<Opt> opts = parse_opts(*hit);
     if (codegen::legal(base, opts)) return opts;
+  }
+  if (auto hit = runtime::disk_cache_get("beam", key)) {
+    std::vector<Opt> opts = parse_opts(*hit);
+    if (codegen::legal(base, opts)) {
+      if (!file.empty()) cache_file_put(file, hash, *hit);  // the file collects every choice a program uses
+      return opts;
+    }
   }
   // the actions: every legal single opt on this kernel
   std::vector<Opt> actions;
@@ -106,6 +141,7 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
     if (beam.front().first >= best_before) break;
   }
   runtime::disk_cache_put("beam", key, codegen::opts_str(beam.front().second));
+  if (!file.empty()) cache_file_put(file, hash, codegen::opts_str(beam.front().second));
   return beam.front().second;
 }
 

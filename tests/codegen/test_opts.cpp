@@ -2,6 +2,10 @@
 // that BEAM searches a kernel once and then reads its choice from the disk cache.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
 #include "codegen/lower.h"
 #include "engine/beam.h"
 #include "engine/kernel_cache.h"
@@ -171,6 +175,44 @@ TEST(Beam, SearchesOnceThenReadsTheDiskCache) {
   std::vector<float> out(n * n);
   bufs[0]->copyout(out.data(), out.size() * 4);
   EXPECT_EQ(out, std::vector<float>(n * n, 16.0f));
+}
+
+TEST(Beam, AShippedCacheFileDecidesWithoutSearching) {
+  // a search with BEAM_CACHE writes one line; a line edited to other legal opts is what the next search returns,
+  // with nothing compiled
+  Context search_everything{{"BEAM_MIN_US", 0}};
+  std::string file = ::testing::TempDir() + "tg_beam_cache_test.txt";
+  std::remove(file.c_str());
+  struct Env {  // set for this test only, also when an assertion ends it early
+    explicit Env(const std::string& f) { setenv("BEAM_CACHE", f.c_str(), 1); }
+    ~Env() { unsetenv("BEAM_CACHE"); }
+  } env(file);
+  constexpr int64_t n = 12;
+  uop::UOp ast = matmul_ast(n);
+  codegen::LoweredKernel k = codegen::lower(ast);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  std::vector<std::unique_ptr<runtime::Buffer>> owned;
+  std::vector<runtime::Buffer*> bufs;
+  for (int i = 0; i < 3; i++) {
+    owned.push_back(std::make_unique<runtime::Buffer>(cpu, n * n, dtypes::float32));
+    bufs.push_back(owned.back().get());
+  }
+  engine::beam_search(ast, k, cpu, bufs, 1);
+  std::string line;
+  {
+    std::ifstream in(file);
+    ASSERT_TRUE(std::getline(in, line)) << "no line in " << file;
+  }
+  std::string hash = line.substr(0, line.find(' '));
+  EXPECT_EQ(hash.size(), 16u);
+  // opts the search did not choose
+  std::vector<Opt> edited{{OptOp::UPCAST, 0, 3}, {OptOp::UNROLL, 2, 2}};
+  if (line.substr(hash.size() + 1) == codegen::opts_str(edited)) edited = {{OptOp::UPCAST, 1, 2}};
+  std::ofstream(file) << hash << " " << codegen::opts_str(edited) << "\n";
+  int64_t compiled = runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits;
+  EXPECT_EQ(engine::beam_search(ast, k, cpu, bufs, 1), edited);
+  EXPECT_EQ(runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits, compiled);
+  std::remove(file.c_str());
 }
 
 }  // namespace
