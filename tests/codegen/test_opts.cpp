@@ -62,6 +62,22 @@ TEST(Opts, EveryOptKeepsTheValues) {
   }
 }
 
+// a matmul's three n x n float32 buffers (out, B, A, in the kernel's argument order) holding `data`
+struct MatmulBuffers {
+  std::vector<std::unique_ptr<runtime::Buffer>> owned;
+  std::vector<runtime::Buffer*> bufs;
+  MatmulBuffers(int64_t n, const std::vector<std::vector<float>>& data) {
+    for (const std::vector<float>& d : data) {
+      owned.push_back(std::make_unique<runtime::Buffer>(runtime::get_device("CPU"), n * n, dtypes::float32));
+      owned.back()->copyin(d.data(), d.size() * 4);
+      bufs.push_back(owned.back().get());
+    }
+  }
+};
+
+// kernels built or fetched from a cache so far
+int64_t builds() { return runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits; }
+
 // C = A @ B (n x n, float32) through a kernel built with `opts`, against a double-precision loop
 void check_matmul_with(const std::vector<Opt>& opts, int64_t n, bool expect_vector) {
   uop::UOp ast = matmul_ast(n);
@@ -74,16 +90,10 @@ void check_matmul_with(const std::vector<Opt>& opts, int64_t n, bool expect_vect
   }
   std::vector<std::vector<float>> data(3, std::vector<float>(n * n));
   for (int64_t i = 0; i < n * n; i++) data[1][i] = static_cast<float>((i * 7) % 13) - 6, data[2][i] = static_cast<float>((i * 5) % 11) * 0.5f;
-  std::vector<std::unique_ptr<runtime::Buffer>> owned;
-  std::vector<runtime::Buffer*> bufs;
-  for (auto& d : data) {
-    owned.push_back(std::make_unique<runtime::Buffer>(cpu, n * n, dtypes::float32));
-    owned.back()->copyin(d.data(), d.size() * 4);
-    bufs.push_back(owned.back().get());
-  }
-  engine::run_program(*kernel, bufs);
+  MatmulBuffers m(n, data);
+  engine::run_program(*kernel, m.bufs);
   std::vector<float> out(n * n);
-  bufs[0]->copyout(out.data(), out.size() * 4);
+  m.bufs[0]->copyout(out.data(), out.size() * 4);
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++) {
       double want = 0;
@@ -154,21 +164,14 @@ TEST(Beam, SearchesOnceThenReadsTheDiskCache) {
   uop::UOp ast = matmul_ast(n);
   codegen::LoweredKernel k = codegen::lower(ast);
   runtime::Device& cpu = runtime::get_device("CPU");
-  std::vector<std::unique_ptr<runtime::Buffer>> owned;
-  std::vector<runtime::Buffer*> bufs;
-  for (int i = 0; i < 3; i++) {
-    owned.push_back(std::make_unique<runtime::Buffer>(cpu, n * n, dtypes::float32));
-    std::vector<float> ones(n * n, 1.0f);
-    owned.back()->copyin(ones.data(), ones.size() * 4);
-    bufs.push_back(owned.back().get());
-  }
+  MatmulBuffers m(n, std::vector<std::vector<float>>(3, std::vector<float>(n * n, 1.0f)));
+  std::vector<runtime::Buffer*>& bufs = m.bufs;
   std::vector<Opt> first = engine::beam_search(ast, k, cpu, bufs, 1);
   EXPECT_TRUE(codegen::legal(k, first));
-  int64_t compiled = runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits;
+  int64_t compiled = builds();
   std::vector<Opt> second = engine::beam_search(ast, k, cpu, bufs, 1);
   EXPECT_EQ(first, second);
-  EXPECT_EQ(runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits,
-            compiled);  // read back from the disk cache: no candidate built
+  EXPECT_EQ(builds(), compiled);  // read back from the disk cache: no candidate built
   // the chosen kernel computes the matmul of ones: 16 everywhere
   auto kernel = engine::build_kernel(cpu, codegen::lower(ast, first), "beam_test");
   engine::run_program(*kernel, bufs);
@@ -191,13 +194,8 @@ TEST(Beam, AShippedCacheFileDecidesWithoutSearching) {
   uop::UOp ast = matmul_ast(n);
   codegen::LoweredKernel k = codegen::lower(ast);
   runtime::Device& cpu = runtime::get_device("CPU");
-  std::vector<std::unique_ptr<runtime::Buffer>> owned;
-  std::vector<runtime::Buffer*> bufs;
-  for (int i = 0; i < 3; i++) {
-    owned.push_back(std::make_unique<runtime::Buffer>(cpu, n * n, dtypes::float32));
-    bufs.push_back(owned.back().get());
-  }
-  engine::beam_search(ast, k, cpu, bufs, 1);
+  MatmulBuffers m(n, std::vector<std::vector<float>>(3, std::vector<float>(n * n, 1.0f)));
+  engine::beam_search(ast, k, cpu, m.bufs, 1);
   std::string line;
   {
     std::ifstream in(file);
@@ -209,9 +207,9 @@ TEST(Beam, AShippedCacheFileDecidesWithoutSearching) {
   std::vector<Opt> edited{{OptOp::UPCAST, 0, 3}, {OptOp::UNROLL, 2, 2}};
   if (line.substr(hash.size() + 1) == codegen::opts_str(edited)) edited = {{OptOp::UPCAST, 1, 2}};
   std::ofstream(file) << hash << " " << codegen::opts_str(edited) << "\n";
-  int64_t compiled = runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits;
-  EXPECT_EQ(engine::beam_search(ast, k, cpu, bufs, 1), edited);
-  EXPECT_EQ(runtime::compile_stats().compiled + runtime::compile_stats().memory_hits + runtime::compile_stats().disk_hits, compiled);
+  int64_t compiled = builds();
+  EXPECT_EQ(engine::beam_search(ast, k, cpu, m.bufs, 1), edited);
+  EXPECT_EQ(builds(), compiled);
   std::remove(file.c_str());
 }
 
