@@ -16,6 +16,9 @@ using uop::UOp;
 
 namespace {
 
+// bools and 16-bit floats are stored in other forms than they compute in: no vector loads or casts of them
+bool stored_differently(DType dt) { return dt.is_bool() || dt == dtypes::float16 || dt == dtypes::bfloat16; }
+
 // the value of `x` at lane l, simplified
 UOp at_lane(const UOp& x, const UOp& lane, int64_t l) { return uop::simplify(x.substitute({{lane, UOp::const_(lane.dtype(), l)}})); }
 
@@ -52,9 +55,8 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         break;
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
-        // elements of any numeric type (bools and 16-bit floats are stored in other forms than they compute in)
         DType et = u.dtype();
-        if (et.is_bool() || et == dtypes::float16 || et == dtypes::bfloat16) return {};
+        if (stored_differently(et)) return {};
         const DType vec = et.vec(static_cast<int>(n));
         bool gated = idx.src().size() > 2;
         if (!(gated && dep[idx.src(2).get()]) && contiguous(idx.src(1), lane, n)) {
@@ -126,7 +128,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
           break;  // index math: rewritten per lane where an address or gate uses it
         }
         if (!compare && u.dtype() != dtypes::float32) return {};
-        if (u.op() == Ops::CAST && (operand.is_bool() || operand == dtypes::float16 || operand == dtypes::bfloat16)) return {};
+        if (u.op() == Ops::CAST && stored_differently(operand)) return {};
         std::vector<UOp> src;
         bool vector = false;
         for (const UOp& s : u.src()) {

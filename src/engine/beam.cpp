@@ -97,16 +97,17 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   graph << ast;
   std::string key = "beam v2, width " + std::to_string(width) + "\n" + device.compiler().cache_key() + "\n" + graph.str();
   std::string file = getenv_str("BEAM_CACHE"), hash = key_hash(key);
-  if (auto hit = file.empty() ? std::nullopt : cache_file_get(file, hash)) {
+  // a remembered choice, when it still applies to this kernel
+  auto usable = [&](const std::optional<std::string>& hit) -> std::optional<std::vector<Opt>> {
+    if (!hit) return std::nullopt;
     std::vector<Opt> opts = parse_opts(*hit);
-    if (codegen::legal(base, opts)) return opts;
-  }
-  if (auto hit = runtime::disk_cache_get("beam", key)) {
-    std::vector<Opt> opts = parse_opts(*hit);
-    if (codegen::legal(base, opts)) {
-      if (!file.empty()) cache_file_put(file, hash, *hit);  // the file collects every choice a program uses
-      return opts;
-    }
+    return codegen::legal(base, opts) ? std::optional(opts) : std::nullopt;
+  };
+  if (auto opts = usable(file.empty() ? std::nullopt : cache_file_get(file, hash))) return *opts;
+  std::optional<std::string> hit = runtime::disk_cache_get("beam", key);
+  if (auto opts = usable(hit)) {
+    if (!file.empty()) cache_file_put(file, hash, *hit);  // the file collects every choice a program uses
+    return *opts;
   }
   // the actions: every legal single opt on this kernel
   std::vector<Opt> actions;

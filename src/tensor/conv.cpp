@@ -145,7 +145,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   std::vector<int64_t> s = per_dim(stride, n, "stride", "conv2d", where), d = per_dim(dilation, n, "dilation", "conv2d", where);
   check_positive(s, "stride", "conv2d", where), check_positive(d, "dilation", "conv2d", where);
   std::vector<int64_t> k(weight.shape().begin() + 2, weight.shape().end());
-  Tensor x = pad(full_pads(*this, pads_of(padding, n, "conv2d", where)), 0, where);
+  Pairs p = pads_of(padding, n, "conv2d", where);
+  Tensor x = pad(full_pads(*this, p), 0, where);
   Tensor win = pool(x, k, s, d, "conv2d", where);  // (N, C, o..., k...)
   int64_t bs = shape()[0], rcout = cout / groups;
   Shape o(win.shape().begin() + 2, win.shape().begin() + 2 + static_cast<int64_t>(n));
@@ -169,7 +170,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   std::vector<int64_t> to_inner, to_outer{static_cast<int64_t>(n) + 1};
   for (int64_t j = 1; j < weight.ndim(); j++) to_inner.push_back(j), to_outer.push_back(j - 1);
   to_inner.push_back(0);
-  Tensor w = weight.permute(to_inner, where).contiguous().permute(to_outer, where);
+  Tensor w = weight.permute(to_inner, where).contiguous(where).permute(to_outer, where);
   Tensor prod = xw.mul(w.reshape(wshape, where), where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
@@ -182,7 +183,6 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
                  .contiguous_backward(where).permute(first, where);
   // a plain stride-1 convolution differentiates as convolutions (dx a transposed one): the derivative of the window
   // gather above would write every window's gradient to an unfolded buffer and sum it back (tinygrad's way)
-  Pairs p = pads_of(padding, n, "conv2d", where);
   bool symmetric = std::all_of(p.begin(), p.end(), [](const auto& q) { return q.first == q.second && q.first >= 0; });
   bool unit = std::all_of(s.begin(), s.end(), [](int64_t v) { return v == 1; }) && std::all_of(d.begin(), d.end(), [](int64_t v) { return v == 1; });
   if (groups == 1 && symmetric && unit && r.dtype().is_float() && !Tensor::no_grad) {
