@@ -143,6 +143,41 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
   // the lanes where a is the max of a and b: NaN wins, as in torch.maximum
   auto max_mask = [](const std::string& a, const std::string& b) { return "((" + a + " > " + b + ") | (" + a + " != " + a + "))"; };
   auto line = [&](const std::string& s) { body += std::string(2 * depth, ' ') + s + "\n"; };
+  // x as a value of vector type dt: a scalar is splat (x - 0 keeps -0 and NaN)
+  auto splat = [&](const UOp& x, DType dt) {
+    return x.dtype().count() > 1 ? val(x) : "(" + val(x) + " - (" + ctype(dt) + "){})";
+  };
+  // x * (1/y) with the reciprocal used only here is rendered as a division (IEEE exact)
+  auto reciprocal_operand = [&](const UOp& mul) -> int {
+    if (!mul.dtype().is_float()) return -1;
+    for (int i : {1, 0})
+      if (mul.src(i).op() == Ops::RECIPROCAL && uses[mul.src(i).get()] == 1) return i;
+    return -1;
+  };
+  // acc + a*b with one rounding, an FMA instruction, for float32/64 sums: clang contracts the helper's body only
+  // (contraction stays off elsewhere: x*y - x*y must be 0); gcc ignores the pragma and rounds twice
+  std::map<std::string, DType> fma_types;
+  auto accumulate = [&](const UOp& red, const std::string& acc) {
+    std::vector<const UOp*> terms, todo{&red.src(0)};  // the sum's terms, left to right
+    while (!todo.empty()) {
+      const UOp* t = todo.back();
+      todo.pop_back();
+      if (t->op() == Ops::ADD && uses[t->get()] == 1 && t->dtype().is_float()) todo.push_back(&t->src(1)), todo.push_back(&t->src(0));
+      else terms.push_back(t);
+    }
+    DType dt = red.dtype();
+    bool fusable = dt.scalar() == dtypes::float32 || dt.scalar() == dtypes::float64;
+    for (const UOp* t : terms) {
+      if (fusable && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
+        std::string f = "tg_fma_" + vector_elem(dt) + (dt.count() > 1 ? std::to_string(dt.count()) : "");
+        fma_types.emplace(f, dt);
+        auto operand = [&](size_t i) { return dt.count() > 1 ? splat(t->src(i), dt) : val(t->src(i)); };
+        line(acc + " = " + f + "(" + operand(0) + ", " + operand(1) + ", " + acc + ");");
+      } else {
+        line(acc + " += " + val(*t) + ";");
+      }
+    }
+  };
 
   for (const UOp& u : uops) {
     if (u.dtype().count() > 1) vectors.emplace(ctype(u.dtype()), u.dtype().base());
@@ -198,7 +233,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
       case Ops::REDUCE: {
         std::string acc = r.at(u.get()), x = val(u.src(0));
         Ops op = u.arg().get<Ops>();
-        if (op == Ops::ADD) line(acc + " += " + x + ";");
+        if (op == Ops::ADD) accumulate(u, acc);
         else if (op == Ops::MUL) line(acc + " *= " + x + ";");
         else if (u.dtype().count() > 1) line(acc + " = " + vector_select(u.dtype(), max_mask(x, acc), x, acc) + ";");
         else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins
@@ -221,13 +256,13 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         std::string sfx = float_suffix(in);
         // a vector op: a scalar operand is splat (x - 0 keeps -0 and NaN); selects go through the lanes' bits
         bool vector = u.dtype().count() > 1;
-        auto splat = [&](size_t i) {
-          return u.src(i).dtype().count() > 1 ? s(i) : "(" + s(i) + " - (" + ctype(u.dtype()) + "){})";
+        auto select = [&](const std::string& mask, size_t a, size_t b) {
+          return vector_select(u.dtype(), mask, splat(u.src(a), u.dtype()), splat(u.src(b), u.dtype()));
         };
-        auto select = [&](const std::string& mask, size_t a, size_t b) { return vector_select(u.dtype(), mask, splat(a), splat(b)); };
         if (vector && u.op() == Ops::MAX) e = select(max_mask(s(0), s(1)), 0, 1);
         else if (vector && u.op() == Ops::WHERE)
-          e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2) : "(" + s(0) + " ? " + splat(1) + " : " + splat(2) + ")";
+          e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
+                                           : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
         else if (vector && u.op() == Ops::CAST) e = "__builtin_convertvector(" + s(0) + ", " + ctype(u.dtype()) + ")";
         else switch (u.op()) {
           case Ops::VECTORIZE: {
@@ -269,11 +304,8 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
                               : "((" + s(0) + " > " + s(1) + ") ? " + s(0) + " : " + s(1) + ")";
             break;
           case Ops::MUL: {
-            // x * (1/y) with the reciprocal used only here is a division: write it as one (IEEE exact)
-            auto recip = [&](size_t i) { return u.src(i).op() == Ops::RECIPROCAL && uses[u.src(i).get()] == 1; };
-            if (in.is_float() && recip(1)) e = "(" + s(0) + "/" + val(u.src(1).src(0)) + ")";
-            else if (in.is_float() && recip(0)) e = "(" + s(1) + "/" + val(u.src(0).src(0)) + ")";
-            else e = "(" + s(0) + "*" + s(1) + ")";
+            int r = reciprocal_operand(u);
+            e = r < 0 ? "(" + s(0) + "*" + s(1) + ")" : "(" + s(1 - r) + "/" + val(u.src(r).src(0)) + ")";
             break;
           }
           case Ops::WHERE: e = "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")"; break;
@@ -321,7 +353,11 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
     params += ", const int64_t core_start, const int64_t core_end";
     unpack += ", vars ? vars[0] : 0, vars ? vars[1] : " + val(parallel->src(0));
   }
-  k.source = std::string("#include <stdint.h>\n") + vector_types(vectors) + (uses_half ? kHalfHelpers : "") + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
+  std::string helpers = vector_types(vectors) + (uses_half ? kHalfHelpers : "");
+  for (const auto& [f, dt] : fma_types)
+    helpers += "static inline __attribute__((always_inline)) " + ctype(dt) + " " + f + "(" + ctype(dt) + " a, " + ctype(dt) +
+               " b, " + ctype(dt) + " c) {\n#pragma clang fp contract(fast)\n  return a * b + c;\n}\n";
+  k.source = std::string("#include <stdint.h>\n") + helpers + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
              "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
   return k;
 }

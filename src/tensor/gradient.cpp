@@ -102,8 +102,11 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
     case Ops::CONV_GRAD: {  // out = conv(x, w), stride 1: dx = conv_transpose(g, w), dw = conv(x^T, g^T)^T
       Tensor x = src(1), w = src(2);
       const std::vector<int64_t>& pad = ints_arg(u);
-      Tensor dx = g.conv_transpose2d(w, std::nullopt, 1, 1, 1, pad);
-      Tensor dw = x.transpose(0, 1).conv2d(g.transpose(0, 1), std::nullopt, 1, 1, 1, pad).transpose(0, 1);
+      // both convolutions read g, each element k^2 times: computed once. Stored NCHW: the windows of a
+      // channels-last view reach memory through div/mod index math (the view stack does not merge)
+      Tensor gc = g.contiguous();
+      Tensor dx = gc.conv_transpose2d(w, std::nullopt, 1, 1, 1, pad);
+      Tensor dw = x.transpose(0, 1).conv2d(gc.transpose(0, 1), std::nullopt, 1, 1, 1, pad).transpose(0, 1);
       return {Tensor(), dx, dw};
     }
     case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};

@@ -1,7 +1,9 @@
 // Reductions: sum, prod and max are the reduce primitives; min, mean, var, any, argmax, softmax ... compose them.
 #include <algorithm>
+#include <optional>
 
 #include "tensor/tensor_impl.h"
+#include "tg/context.h"
 #include "uop/reduce_arg.h"
 
 namespace tg {
@@ -26,6 +28,41 @@ DType sum_acc_dtype(DType dt) {
   return dt;
 }
 
+// A reduce of many elements into few outputs runs as two kernels (tinygrad's split_reduceop): the first reduces d
+// chunks of one reduce axis into d partial results, the second reduces those. The chunk count d becomes the outer
+// loop of the first kernel, so threads share a full sum, and a weight gradient (a (N, ...) batch reduced into a
+// small weight) streams one chunk of the batch through the cache at a time instead of all of it once per output
+// block. Only reduces of at least REDUCEOP_SPLIT_THRESHOLD (16384; tinygrad's 32768 is for GPUs: the CPU gains
+// from cache-sized chunks earlier) elements per output are split, into 8..256 chunks, with at most
+// 2^REDUCEOP_SPLIT_SIZE (2^22) partial results; SPLIT_REDUCEOP=0 turns it off.
+std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<int64_t>& ax, const Shape& out,
+                                   SourceLocation where) {
+  int64_t in_size = tensor::prod(x.shape()), out_size = tensor::prod(out);
+  if (!getenv_int("SPLIT_REDUCEOP", 1) || out_size == 0 || in_size / out_size < getenv_int("REDUCEOP_SPLIT_THRESHOLD", 16384))
+    return {};
+  int64_t cap = int64_t{1} << std::clamp<int64_t>(getenv_int("REDUCEOP_SPLIT_SIZE", 22), 0, 40);
+  int64_t most = std::min<int64_t>(256, cap / out_size);
+  for (int64_t a : ax)
+    for (int64_t d = most; d >= 8; d--) {
+      if (x.shape()[a] % d != 0) continue;
+      // the chunks of axis a become a new axis 0; every original axis j moves to j + 1
+      Shape split = x.shape();
+      split[a] /= d;
+      split.insert(split.begin() + a, d);
+      std::vector<int64_t> order{a}, inner;
+      for (int64_t j = 0; j < static_cast<int64_t>(split.size()); j++)
+        if (j != a) order.push_back(j);
+      for (int64_t j : ax) inner.push_back(j + 1);
+      Tensor chunks = x.reshape(split, where).permute(order, where);
+      Tensor partial = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {chunks.uop()}, uop::reduce_arg(op, inner)),
+                                    x.device(), where).contiguous(where);
+      Tensor total = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {partial.uop()}, uop::reduce_arg(op, {0})),
+                                  x.device(), where);
+      return total.reshape(out, where);
+    }
+  return {};
+}
+
 Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const char* name, SourceLocation where) {
   std::vector<int64_t> ax = tensor::normalize_axes(axes.resolve(x.ndim()), x.ndim(), name, where);
   if (x.ndim() == 0) ax.clear();
@@ -43,6 +80,8 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
       throw ArgumentError(name, "cannot reduce over an empty axis of shape " + tensor::shape_str(x.shape()) +
                                     " (the result has no identity)", where);
     r = tensor::const_tensor(int64_t{op == Ops::MUL ? 1 : 0}, x.dtype(), out, x.device());
+  } else if (auto split = split_reduce(x, op, ax, out, where)) {
+    r = *split;
   } else {
     r = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, ax)), x.device(), where);
   }

@@ -2,6 +2,7 @@
 // that BEAM searches a kernel once and then reads its choice from the disk cache.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -156,6 +157,22 @@ TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
     want += -double(*std::min_element(bytes.begin() + r * 64, bytes.begin() + r * 64 + 64));
     EXPECT_NEAR(got[r], want, 1e-6 * want) << "row " << r;
   }
+}
+
+TEST(Opts, ProductsSummedRoundOncePerTermAndNowhereElse) {
+  // with a = 1 + 2^-12: a*a = 1 + 2^-11 + 2^-24 exactly, which float rounds to 1 + 2^-11. Summed as
+  // -(1 + 2^-11) + a*a with one rounding per term (an FMA), the sum is exactly 2^-24; rounding a*a first gives 0.
+  const char* cc = std::getenv("CC");
+  if (cc && std::string(cc).find("gcc") != std::string::npos) GTEST_SKIP() << "gcc does not contract the helper";
+  float a = 1.0f + std::ldexp(1.0f, -12);
+  Tensor x({-(1.0f + std::ldexp(1.0f, -11)), a}), y({1.0f, a});
+  {
+    Context noopt{{"NOOPT", 1}};  // one scalar accumulator, the terms in order
+    EXPECT_EQ((x * y).sum().item<float>(), std::ldexp(1.0f, -24));
+  }
+  // elementwise code is not contracted: t*t - t*u with t = u = a stays 0 (an FMA there would give 2^-24)
+  Tensor t({a}), u({a});
+  EXPECT_EQ((t * t - t * u).item<float>(), 0.0f);
 }
 
 TEST(Beam, SearchesOnceThenReadsTheDiskCache) {

@@ -90,6 +90,33 @@ TEST(Fusion, ElementwiseAfterReduceFusesWhenNotExpanded) {
   EXPECT_EQ(kernels_for(a - a.max(1, true)), 2);
 }
 
+TEST(Fusion, ALargeReduceRunsAsPartialResultsThenTheirReduce) {
+  // 2^18 elements into one: d chunks reduced into d partial sums, then those summed (tinygrad's split_reduceop)
+  Tensor x = Tensor::randn({4, 65536}).realize();
+  std::vector<float> xv = x.to_vector<float>();
+  double total = 0, row0 = 0;
+  float top = -INFINITY;
+  for (size_t i = 0; i < xv.size(); i++) total += xv[i], top = std::max(top, xv[i]), row0 += i < 65536 ? xv[i] : 0;
+  EXPECT_EQ(kernels_for(x.sum()), 2);
+  EXPECT_NEAR(x.sum().item<float>(), total, 1e-2);
+  EXPECT_EQ(x.max().item<float>(), top);
+  EXPECT_NEAR(x.sum(1).to_vector<float>()[0], row0, 1e-2);  // 65536 per output: split too
+  EXPECT_EQ(kernels_for(x.sum(0)), 1);                      // 4 per output: one kernel
+  // the gradient flows through both reduces and the copy between them
+  Tensor w = x.detach().requires_grad_();
+  (w * 3.0f).sum().backward();
+  std::vector<float> g = w.grad().to_vector<float>();
+  EXPECT_EQ(g.front(), 3.0f);
+  EXPECT_EQ(g.back(), 3.0f);
+  {
+    Context off{{"SPLIT_REDUCEOP", 0}};
+    EXPECT_EQ(kernels_for(x.sum()), 1);
+  }
+  // a prime length has no chunk count that divides it: one kernel
+  EXPECT_EQ(kernels_for(Tensor::ones({32771}).contiguous().sum()), 2);  // the ones, then the sum
+  EXPECT_EQ(Tensor::ones({32771}).contiguous().sum().item<float>(), 32771.0f);
+}
+
 TEST(Fusion, MatmulIsOneKernel) {
   const int64_t N = 16;
   Tensor a = iota({N, N}), b = iota({N, N});
