@@ -35,10 +35,22 @@ DType sum_acc_dtype(DType dt) {
 // block. Only reduces of at least REDUCEOP_SPLIT_THRESHOLD (16384; tinygrad's 32768 is for GPUs: the CPU gains
 // from cache-sized chunks earlier) elements per output are split, into 8..256 chunks, with at most
 // 2^REDUCEOP_SPLIT_SIZE (2^22) partial results; SPLIT_REDUCEOP=0 turns it off.
+// where(idx == arange, x, 0): a one-hot selection (indexing, gather, embedding, losses), which codegen folds into a
+// read of the selected elements (fold_gathers) when the sum is one kernel
+bool one_hot_selection(const UOp& x) {
+  const UOp* u = &x;
+  while (u->op() == Ops::CAST) u = &u->src(0);
+  if (u->op() != Ops::WHERE) return false;
+  for (const UOp& n : u->src(0).toposort())
+    if (n.op() == Ops::IOTA) return true;
+  return false;
+}
+
 std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<int64_t>& ax, const Shape& out,
                                    SourceLocation where) {
   int64_t in_size = tensor::prod(x.shape()), out_size = tensor::prod(out);
-  if (!getenv_int("SPLIT_REDUCEOP", 1) || out_size == 0 || in_size / out_size < getenv_int("REDUCEOP_SPLIT_THRESHOLD", 16384))
+  if (!getenv_int("SPLIT_REDUCEOP", 1) || out_size == 0 || in_size / out_size < getenv_int("REDUCEOP_SPLIT_THRESHOLD", 16384) ||
+      one_hot_selection(x.uop()))
     return {};
   int64_t cap = int64_t{1} << std::clamp<int64_t>(getenv_int("REDUCEOP_SPLIT_SIZE", 22), 0, 40);
   int64_t most = std::min<int64_t>(256, cap / out_size);

@@ -183,6 +183,12 @@ TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
     EXPECT_EQ(u[10], 50);
     EXPECT_EQ(u[20], 0) << dt.name();
   }
+  // a table long enough for the one-hot sum to count as a large reduce is not split (a split sum would not fold):
+  // the gather, then the copy that puts the index dim first
+  Tensor big = iota({40000, 2});
+  Tensor rows = big[{Tensor({39999, 7}).realize()}];
+  EXPECT_EQ(kernels_for(rows), 2);
+  EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{79998, 79999, 14, 15}));
 }
 
 TEST(Fusion, RealizedTensorIsNotRecomputed) {
