@@ -107,9 +107,6 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
 std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (getenv_int("NOOPT")) return {};
   KernelFacts f = facts(k);
-  if (f.reduced.empty()) return {};  // elementwise: the C compiler's loop vectorizer does well on these
-  std::vector<Opt> opts;
-  int64_t upcast = 1;
   // the vector axis: one along which every load is contiguous or invariant (one vector load, or a broadcast), the
   // widest vector first, then one whose stores are contiguous too
   int64_t vector_axis = -1, width = 0, best = 0;
@@ -118,6 +115,15 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
     bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
     if (n > 0 && 4 * n + 2 * stores_unit >= best) vector_axis = a, width = n, best = 4 * n + 2 * stores_unit;
   }
+  if (f.reduced.empty()) {
+    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2, a libm call it keeps scalar
+    std::vector<UOp> nodes = k.sink.toposort();
+    bool exp2 = std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::EXP2; });
+    if (exp2 && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
+    return {};
+  }
+  std::vector<Opt> opts;
+  int64_t upcast = 1;
   // else the innermost reduce axis: a vector accumulator, summed across after the loop
   int64_t r = f.reduced.back();
   if (vector_axis < 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);

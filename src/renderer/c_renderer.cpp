@@ -74,6 +74,30 @@ static inline uint16_t tg_f32_to_bf16(float f) {
 }
 )C";
 
+// acc + a*b rounded once (an FMA instruction): clang contracts this body only; gcc ignores the pragma
+std::string fma_helper(const std::string& name, const std::string& t) {
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " a, " + t + " b, " + t +
+         " c) {\n#pragma clang fp contract(fast)\n  return a * b + c;\n}\n";
+}
+
+// exp2 of a float32 vector in vector ops (libm has no vector exp2 the compilers call): x = r + f with r an integer
+// (rounded by adding 1.5 * 2^23) and |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative);
+// 2^r as two exponent fields, so results in the subnormal range come out right. x is clamped to [-150, 128]
+// first (0 and inf beyond; NaN passes through the compares unchanged and makes the polynomial NaN).
+std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i) {
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
+         "  const " + t + " lo = (" + t + "){} - 150.0f, hi = (" + t + "){} + 128.0f;\n"
+         "  " + i + " below = x < lo, above = x > hi;\n"
+         "  x = (" + t + ")(((" + i + ")lo & below) | ((" + i + ")x & ~below));\n"
+         "  x = (" + t + ")(((" + i + ")hi & above) | ((" + i + ")x & ~above));\n"
+         "  " + t + " r = (x + 12582912.0f) - 12582912.0f, f = x - r;\n"
+         "  " + t + " p = f * 1.52527338e-05f + 1.54035304e-04f;\n"
+         "  p = p * f + 1.33335581e-03f;\n  p = p * f + 9.61812911e-03f;\n  p = p * f + 5.55041087e-02f;\n"
+         "  p = p * f + 2.40226507e-01f;\n  p = p * f + 6.93147181e-01f;\n  p = p * f + 1.0f;\n"
+         "  " + i + " e = __builtin_convertvector(r, " + i + "), a = e >> 1, b = e - a;\n"
+         "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n}\n";
+}
+
 // GNU C vector types (gcc and clang), one per width a kernel uses; the _u variant reads and writes unaligned memory
 // that aliases its elements
 std::string vector_types(const std::map<std::string, DType>& used) {
@@ -156,7 +180,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
   };
   // acc + a*b with one rounding, an FMA instruction, for float32/64 sums: clang contracts the helper's body only
   // (contraction stays off elsewhere: x*y - x*y must be 0); gcc ignores the pragma and rounds twice
-  std::map<std::string, DType> fma_types;
+  std::map<std::string, std::string> helpers;  // functions the kernel calls, by name: their definitions
   auto accumulate = [&](const UOp& red, const std::string& acc) {
     std::vector<const UOp*> terms, todo{&red.src(0)};  // the sum's terms, left to right
     while (!todo.empty()) {
@@ -170,7 +194,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
     for (const UOp* t : terms) {
       if (fusable && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
         std::string f = "tg_fma_" + vector_elem(dt) + (dt.count() > 1 ? std::to_string(dt.count()) : "");
-        fma_types.emplace(f, dt);
+        helpers.emplace(f, fma_helper(f, ctype(dt)));
         auto operand = [&](size_t i) { return dt.count() > 1 ? splat(t->src(i), dt) : val(t->src(i)); };
         line(acc + " = " + f + "(" + operand(0) + ", " + operand(1) + ", " + acc + ");");
       } else {
@@ -264,6 +288,13 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
           e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
                                            : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
         else if (vector && u.op() == Ops::CAST) e = "__builtin_convertvector(" + s(0) + ", " + ctype(u.dtype()) + ")";
+        else if (vector && u.op() == Ops::EXP2) {
+          DType mask = dtypes::int32.vec(u.dtype().count());
+          std::string f = "tg_exp2_" + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
+          vectors.emplace(ctype(mask), mask);
+          helpers.emplace(f, exp2_helper(f, ctype(u.dtype()), ctype(mask)));
+          e = f + "(" + s(0) + ")";
+        }
         else switch (u.op()) {
           case Ops::VECTORIZE: {
             e = "(" + ctype(u.dtype()) + "){";
@@ -353,11 +384,9 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
     params += ", const int64_t core_start, const int64_t core_end";
     unpack += ", vars ? vars[0] : 0, vars ? vars[1] : " + val(parallel->src(0));
   }
-  std::string helpers = vector_types(vectors) + (uses_half ? kHalfHelpers : "");
-  for (const auto& [f, dt] : fma_types)
-    helpers += "static inline __attribute__((always_inline)) " + ctype(dt) + " " + f + "(" + ctype(dt) + " a, " + ctype(dt) +
-               " b, " + ctype(dt) + " c) {\n#pragma clang fp contract(fast)\n  return a * b + c;\n}\n";
-  k.source = std::string("#include <stdint.h>\n") + helpers + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
+  std::string prelude = vector_types(vectors) + (uses_half ? kHalfHelpers : "");
+  for (const auto& h : helpers) prelude += h.second;
+  k.source = std::string("#include <stdint.h>\n") + prelude + "\nvoid " + name + "(" + params + ") {\n" + body + "}\n\nvoid " + k.entry +
              "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
   return k;
 }

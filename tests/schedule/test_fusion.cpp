@@ -143,7 +143,8 @@ TEST(Fusion, ValueUsedTwiceIsComputedOnce) {
   Tensor a = iota({64});
   Tensor e = a.exp2();
   std::string src = kernel_source(e * e + e);
-  EXPECT_EQ(count(src, "exp2"), 1u) << src;
+  std::string body = src.substr(src.find("\nvoid "));  // after the helpers (a vector kernel has an exp2 function)
+  EXPECT_EQ(count(body, "exp2"), 1u) << src;
 }
 
 TEST(Fusion, ExpensiveSharedValueIsStoredUnexpanded) {
