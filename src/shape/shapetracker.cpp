@@ -1,6 +1,8 @@
 #include "shape/shapetracker.h"
 
 #include <limits>
+#include <mutex>
+#include <unordered_map>
 #include <ostream>
 
 #include "shape/view_arg.h"
@@ -48,6 +50,19 @@ ShapeTracker ShapeTracker::flip(const std::vector<bool>& axes, SourceLocation wh
 }
 
 ShapeTracker ShapeTracker::simplify() const {
+  if (views_.size() < 2) return *this;
+  // remembered: merging asks the symbolic algebra, and the scheduler asks again for every kernel it builds (the
+  // same graph realized in a loop gives the same stacks). Bounded: forgotten wholesale past kMaxRemembered.
+  constexpr size_t kMaxRemembered = 1 << 16;
+  struct Hash {
+    size_t operator()(const ShapeTracker& st) const { return static_cast<size_t>(st.hash()); }
+  };
+  static std::mutex mu;
+  static std::unordered_map<ShapeTracker, ShapeTracker, Hash> remembered;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = remembered.find(*this); it != remembered.end()) return it->second;
+  }
   std::vector<View> vs = views_;
   while (vs.size() >= 2) {
     std::optional<View> merged = merge_views(vs[vs.size() - 2], vs.back());
@@ -55,7 +70,11 @@ ShapeTracker ShapeTracker::simplify() const {
     vs.pop_back();
     vs.back() = std::move(*merged);
   }
-  return ShapeTracker(std::move(vs));
+  ShapeTracker out(std::move(vs));
+  std::lock_guard<std::mutex> lock(mu);
+  if (remembered.size() >= kMaxRemembered) remembered.clear();
+  remembered.emplace(*this, out);
+  return out;
 }
 
 ShapeTracker ShapeTracker::compose(const ShapeTracker& upper) const {
