@@ -60,25 +60,34 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   }
   std::sort(k.reduce_axes.begin(), k.reduce_axes.end());
   DType idx_dt = wide ? dtypes::int64 : dtypes::int32;
-  // per axis: its loop (a RANGE over size / lane, or none), its lane variable (0 .. lane-1, or none) and its index
+  // per axis: its loop (a RANGE over size / lanes, or none), its copy lane variable (UPCAST/UNROLL: 0 .. lane-1,
+  // or none) and its index. The vector axis has a vector lane variable too, innermost: index = loop * lane * width
+  // + copy_lane * width + vector_lane (a VECTOR may share its axis with an UPCAST or UNROLL: more vectors of it).
   size_t ndim = k.full_shape.size();
   std::vector<int64_t> lane(ndim, 1);
-  int64_t vector_axis = -1;
+  int64_t vector_axis = -1, width = 1;
   for (const Opt& o : opts) {
-    bool bad_vector = o.op == OptOp::VECTOR && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
-    if (o.axis < 0 || o.axis >= static_cast<int64_t>(ndim) || o.amount < 2 || lane[o.axis] != 1 || k.full_shape[o.axis] % o.amount || bad_vector)
+    bool vector = o.op == OptOp::VECTOR, bad_vector = vector && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
+    bool taken = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim) && !vector && lane[o.axis] != 1;
+    if (o.axis < 0 || o.axis >= static_cast<int64_t>(ndim) || o.amount < 2 || taken || bad_vector)
       throw InternalError("lower", "illegal opt " + opts_str({o}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
-    lane[o.axis] = o.amount;
-    if (o.op == OptOp::VECTOR) vector_axis = o.axis;
+    if (vector) vector_axis = o.axis, width = o.amount;
+    else lane[o.axis] = o.amount;
+    if (k.full_shape[o.axis] % (lane[o.axis] * (o.axis == vector_axis ? width : 1)))
+      throw InternalError("lower", "illegal opts " + opts_str(opts) + " for a kernel of shape " + shape::shape_str(k.full_shape));
   }
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim);
+  UOp vector_lane = vector_axis >= 0 ? UOp::variable("vlane", 0, width - 1, idx_dt) : UOp();
   for (size_t i = 0; i < ndim; i++) {
-    int64_t outer = k.full_shape[i] / lane[i];
+    int64_t w = static_cast<int64_t>(i) == vector_axis ? width : 1, outer = k.full_shape[i] / lane[i] / w;
     if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
     if (lane[i] > 1) lanes[i] = UOp::variable("lane" + std::to_string(i), 0, lane[i] - 1, idx_dt);
-    ranges[i] = !loops[i] ? (lanes[i] ? lanes[i] : UOp::const_(idx_dt, int64_t{0}))
-                          : (lanes[i] ? loops[i] * UOp::const_(idx_dt, lane[i]) + lanes[i] : loops[i]);
+    UOp idx = UOp::const_(idx_dt, int64_t{0});
+    if (loops[i]) idx = loops[i] * UOp::const_(idx_dt, lane[i] * w);
+    if (lanes[i]) idx = idx + lanes[i] * UOp::const_(idx_dt, w);
+    if (w > 1) idx = idx + vector_lane;
+    ranges[i] = uop::simplify(idx);
   }
   auto indexed = [&](const UOp& view) {
     const ShapeTracker& st = shape::get_view(view);
@@ -126,9 +135,10 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
         // an unrolled axis: its copies are combined before the accumulator sees them; a vector axis' lanes are
         // one vector accumulator, summed across after the loop (vectorize)
         bool vector_lanes = false;
-        for (int64_t a : ra.axes)
+        for (int64_t a : ra.axes) {
           if (a == vector_axis) vector_lanes = true;
-          else if (lanes[a]) value = combine_lanes(value, lanes[a], lane[a], ra.op);
+          if (lanes[a]) value = combine_lanes(value, lanes[a], lane[a], ra.op);
+        }
         std::vector<UOp> src{value};
         for (int64_t a : ra.axes)
           if (loops[a]) src.push_back(loops[a]);
@@ -153,28 +163,31 @@ LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
   }
   // constant folding and index simplification over the whole kernel
   UOp sink = fold_gathers(uop::simplify(get(ast)));
-  // upcast axes: every STORE once per combination of their lane values (the vector axis' lanes stay one value)
+  // upcast axes: every STORE once per combination of their lane values (the vector lanes stay one value)
   std::vector<UOp> stores = sink.src();
   for (size_t a = 0; a < ndim; a++) {
     bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) != k.reduce_axes.end();
-    if (!lanes[a] || reduced || static_cast<int64_t>(a) == vector_axis) continue;  // unrolled: combined in its REDUCE
+    if (!lanes[a] || reduced) continue;  // unrolled: combined in its REDUCE
     std::vector<UOp> copies;
     for (const UOp& st : stores)
       for (int64_t l = 0; l < lane[a]; l++) copies.push_back(st.substitute({{lanes[a], UOp::const_(idx_dt, l)}}));
     stores = std::move(copies);
   }
-  k.sink = lane == std::vector<int64_t>(ndim, 1) ? sink : uop::simplify(UOp::sink(stores));
+  k.sink = lane == std::vector<int64_t>(ndim, 1) && vector_axis < 0 ? sink : uop::simplify(UOp::sink(stores));
   if (vector_axis < 0) return k;
   bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), vector_axis) != k.reduce_axes.end();
-  if (UOp vec = vectorize(k.sink, lanes[vector_axis], lane[vector_axis], reduced)) {
+  if (UOp vec = vectorize(k.sink, vector_lane, width, reduced)) {
     k.sink = vec;
     k.vectorized = true;
     return k;
   }
-  // some op on the lanes has no vector form: the same lanes as copies
-  std::vector<Opt> copies = opts;
-  for (Opt& o : copies)
-    if (o.op == OptOp::VECTOR) o.op = reduced ? OptOp::UNROLL : OptOp::UPCAST;
+  // some op on the lanes has no vector form: the same lanes as copies (with the axis' copies when it has them)
+  std::vector<Opt> copies;
+  for (const Opt& o : opts)
+    if (o.op != OptOp::VECTOR) copies.push_back(o);
+  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == vector_axis; });
+  if (shared != copies.end()) shared->amount *= width;
+  else copies.push_back({reduced ? OptOp::UNROLL : OptOp::UPCAST, vector_axis, width});
   LoweredKernel fallback = lower(ast, copies);
   fallback.opts = opts;
   return fallback;

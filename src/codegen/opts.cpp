@@ -92,14 +92,18 @@ std::string opts_str(const std::vector<Opt>& opts) {
 
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   KernelFacts f = facts(k);
-  std::vector<int64_t> used;
+  std::vector<int64_t> copied;  // axes with an UPCAST or UNROLL
+  std::unordered_map<int64_t, int64_t> lanes;  // per axis, the lanes all its opts take
   int vectors = 0;
   for (const Opt& o : opts) {
-    if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || contains(used, o.axis)) return false;
-    if (o.amount < 2 || k.full_shape[o.axis] % o.amount != 0) return false;
+    if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || o.amount < 2) return false;
+    if (o.op != OptOp::VECTOR && contains(copied, o.axis)) return false;
     if (!contains(o.op == OptOp::UNROLL ? f.reduced : f.globals, o.axis) && !(o.op == OptOp::VECTOR && contains(f.reduced, o.axis))) return false;
     if (o.op == OptOp::VECTOR && (vectors++ || (o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16))) return false;
-    used.push_back(o.axis);
+    if (o.op != OptOp::VECTOR) copied.push_back(o.axis);
+    int64_t& n = lanes.emplace(o.axis, 1).first->second;
+    n *= o.amount;
+    if (k.full_shape[o.axis] % n != 0) return false;
   }
   return true;
 }
@@ -143,6 +147,15 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
         break;
       }
   }
+  // no reuse to block for, as in a column sum: more vectors along the vector axis (independent accumulators, and
+  // each pass over the reduce loop reads longer runs of consecutive addresses)
+  if (upcast == 1 && vector_axis >= 0 && contains(f.globals, vector_axis))
+    for (int64_t n : {8, 4, 2})
+      if (k.full_shape[vector_axis] % (n * width) == 0) {
+        opts.push_back({OptOp::UPCAST, vector_axis, n});
+        upcast *= n;
+        break;
+      }
   // a reduction over an outer axis (a column sum): copies along the inner global axis read consecutive addresses
   if (opts.empty() && !f.globals.empty() && f.globals.back() == static_cast<int64_t>(k.full_shape.size()) - 1)
     for (int64_t n : {16, 8, 4})
@@ -162,21 +175,28 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
 std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
   KernelFacts f = facts(k);
   std::vector<Opt> opts;
-  auto maybe = [&](int64_t a, OptOp op) {
+  // UPCAST/UNROLL by a random divisor of what is left of the axis (size / `taken`)
+  auto maybe = [&](int64_t a, OptOp op, int64_t taken) {
     std::vector<int64_t> divisors;
-    for (int64_t n = 2; n <= std::min<int64_t>(k.full_shape[a], 8); n++)
-      if (k.full_shape[a] % n == 0) divisors.push_back(n);
+    int64_t left = k.full_shape[a] / taken;
+    for (int64_t n = 2; n <= std::min<int64_t>(left, 8); n++)
+      if (left % n == 0) divisors.push_back(n);
     if (divisors.empty() || rng() % 2) return;
     opts.push_back({op, a, divisors[rng() % divisors.size()]});
   };
-  // one axis, global or reduced, may be the vector axis instead, when a vector width divides it
+  // one axis, global or reduced, may be the vector axis, when a vector width divides it (and be copied too)
   bool vector_used = false;
   auto maybe_vector = [&](int64_t a, OptOp op) {
     std::vector<int64_t> widths;
     for (int64_t n : {2, 4, 8, 16})
       if (k.full_shape[a] % n == 0) widths.push_back(n);
-    if (!vector_used && !widths.empty() && rng() % 3 == 0) opts.push_back({OptOp::VECTOR, a, widths[rng() % widths.size()]}), vector_used = true;
-    else maybe(a, op);
+    int64_t width = 1;
+    if (!vector_used && !widths.empty() && rng() % 3 == 0) {
+      width = widths[rng() % widths.size()];
+      opts.push_back({OptOp::VECTOR, a, width});
+      vector_used = true;
+    }
+    maybe(a, op, width);
   };
   for (int64_t a : f.globals) maybe_vector(a, OptOp::UPCAST);
   for (int64_t a : f.reduced) maybe_vector(a, OptOp::UNROLL);

@@ -114,6 +114,10 @@ TEST(Opts, VectorLanesBecomeOneVectorValue) {
   // the reduce axis as the vector: one vector accumulator per output, summed across after the loop
   check_matmul_with({{OptOp::VECTOR, 2, 8}, {OptOp::UPCAST, 0, 2}}, 16, true);
   check_matmul_with({{OptOp::VECTOR, 2, 16}}, 16, true);  // the whole axis: no loop left
+  // a vector axis copied too: 4 vectors of 8 columns; a reduce axis as 2 vectors of 8 added before the accumulator
+  check_matmul_with({{OptOp::UPCAST, 1, 4}, {OptOp::VECTOR, 1, 8}}, 64, true);
+  check_matmul_with({{OptOp::VECTOR, 2, 8}, {OptOp::UNROLL, 2, 2}, {OptOp::UPCAST, 1, 2}}, 32, true);
+  EXPECT_THROW(codegen::lower(matmul_ast(16), {{OptOp::VECTOR, 1, 8}, {OptOp::UPCAST, 1, 4}}), InternalError);  // 32 > 16
   EXPECT_THROW(codegen::lower(matmul_ast(12), {{OptOp::VECTOR, 0, 3}}), InternalError);  // not a vector width
   EXPECT_THROW(codegen::lower(matmul_ast(16), {{OptOp::VECTOR, 0, 2}, {OptOp::VECTOR, 1, 2}}), InternalError);
 }
@@ -122,17 +126,21 @@ TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
   // sqrt has no vector form: VECTOR on the axis of max(sqrt(a)) is lowered as UNROLL, with the same values
   Tensor a = Tensor::rand({4, 32}).realize();
   schedule::Schedule s = schedule::create_schedule({a.sqrt().max(1).uop()});
-  codegen::LoweredKernel k = codegen::lower(s.items.at(0).ast, {{OptOp::VECTOR, 1, 16}});
-  EXPECT_FALSE(k.vectorized);
-  EXPECT_EQ(k.opts, (std::vector<Opt>{{OptOp::VECTOR, 1, 16}}));
-  runtime::Device& cpu = runtime::get_device("CPU");
-  auto kernel = engine::build_kernel(cpu, k, "vector_fallback_test");
-  std::vector<runtime::Buffer*> bufs;
-  for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
-  engine::run_program(*kernel, bufs);
-  std::vector<float> got(4), x = a.to_vector<float>();
-  bufs[0]->copyout(got.data(), 16);
-  for (int r = 0; r < 4; r++) EXPECT_NEAR(got[r], std::sqrt(*std::max_element(x.begin() + r * 32, x.begin() + r * 32 + 32)), 1e-6);
+  // alone, and sharing its axis with an UNROLL (the copies then cover both)
+  for (const std::vector<Opt>& opts : {std::vector<Opt>{{OptOp::VECTOR, 1, 16}}, std::vector<Opt>{{OptOp::VECTOR, 1, 8}, {OptOp::UNROLL, 1, 2}}}) {
+    codegen::LoweredKernel k = codegen::lower(s.items.at(0).ast, opts);
+    EXPECT_FALSE(k.vectorized);
+    EXPECT_EQ(k.opts, opts);
+    runtime::Device& cpu = runtime::get_device("CPU");
+    auto kernel = engine::build_kernel(cpu, k, "vector_fallback_test");
+    std::vector<runtime::Buffer*> bufs;
+    for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+    engine::run_program(*kernel, bufs);
+    std::vector<float> got(4), x = a.to_vector<float>();
+    bufs[0]->copyout(got.data(), 16);
+    for (int r = 0; r < 4; r++)
+      EXPECT_NEAR(got[r], std::sqrt(*std::max_element(x.begin() + r * 32, x.begin() + r * 32 + 32)), 1e-6) << codegen::opts_str(opts);
+  }
 }
 
 TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
