@@ -12,7 +12,7 @@ using uop::UOp;
 
 const UOp& movement_base(const UOp& u) {
   const UOp* n = &u;
-  while (Movement().contains(n->op())) n = &n->src(0);
+  while (Movement().contains(n->op()) || n->op() == Ops::DETACH) n = &n->src(0);
   return *n;
 }
 
@@ -94,8 +94,12 @@ Grouping group(const std::vector<UOp>& outputs) {
       if (!seen) users[u.src(i).get()].push_back(&u);
     }
 
-  for (const UOp& out : outputs)
-    if (!is_realized_form(out)) g.realize.insert(out.get());
+  for (const UOp& out : outputs) {
+    if (is_realized_form(out)) continue;
+    const UOp* o = &out;  // a detached output is its value's buffer: no copy
+    while (o->op() == Ops::DETACH) o = &o->src(0);
+    g.realize.insert(o->get());
+  }
   for (const UOp& u : g.nodes) {
     if (u.op() == Ops::CONTIGUOUS) g.realize.insert(u.get());
     if (u.op() == Ops::COPY) {
@@ -118,11 +122,14 @@ Grouping group(const std::vector<UOp>& outputs) {
       auto it = users.find(cur->get());
       if (it == users.end() || it->second.size() != 1) break;
       const UOp* next = it->second[0];
+      // these pass their first source through unchanged (DETACH: every value computed under NoGradGuard)
+      bool same = next->op() == Ops::CONTIGUOUS || next->op() == Ops::CONTIGUOUS_BACKWARD || next->op() == Ops::CONV_GRAD ||
+                  next->op() == Ops::DETACH;
       if (g.realized(*next)) {
-        if (ALU().contains(next->op()) || next->op() == Ops::RESHAPE || next->op() == Ops::CONTIGUOUS) root = next;
+        if (ALU().contains(next->op()) || next->op() == Ops::RESHAPE || same) root = next;
         break;
       }
-      if (!ALU().contains(next->op()) && next->op() != Ops::RESHAPE) break;
+      if (!ALU().contains(next->op()) && next->op() != Ops::RESHAPE && !same) break;
       cur = next;
     }
     // every reduce in one kernel shares the loop space: the same input shape and axes

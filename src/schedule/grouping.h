@@ -18,7 +18,7 @@ struct Grouping {
 
 Grouping group(const std::vector<uop::UOp>& outputs);
 
-// Movement ops down to the node they move.
+// Movement ops (and DETACH, which changes no value) down to the node they move.
 const uop::UOp& movement_base(const uop::UOp& u);
 // The BUFFER that holds all of u in order (u is the buffer or a reshape of it), else a null UOp.
 uop::UOp plain_buffer(const uop::UOp& u);

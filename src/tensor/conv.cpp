@@ -174,13 +174,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Tensor prod = xw.mul(w.reshape(wshape, where), where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
-  // the result in channels-last memory, and its gradient too (contiguous_backward): the backward kernels then read
-  // the output gradient with the channel innermost, as a vector
-  std::vector<int64_t> last{0}, first{0, static_cast<int64_t>(n) + 1};
-  for (size_t j = 0; j < n; j++) last.push_back(static_cast<int64_t>(2 + j)), first.push_back(static_cast<int64_t>(1 + j));
-  last.push_back(1);
-  Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where).permute(last, where).contiguous(where)
-                 .contiguous_backward(where).permute(first, where);
+  Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);
   // a plain stride-1 convolution differentiates as convolutions (dx a transposed one): the derivative of the window
   // gather above would write every window's gradient to an unfolded buffer and sum it back (tinygrad's way)
   bool symmetric = std::all_of(p.begin(), p.end(), [](const auto& q) { return q.first == q.second && q.first >= 0; });
@@ -189,7 +183,16 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     std::vector<int64_t> per_dim_pad;
     for (const auto& q : p) per_dim_pad.push_back(q.first);
     r = tensor::wrap(uop::UOp::make(uop::Ops::CONV_GRAD, r.dtype(), {r.uop(), uop(), weight.uop()}, uop::Arg(per_dim_pad)), device(), where);
+  } else if (!Tensor::no_grad) {
+    // the gradient through the window gather: realized channels-last (contiguous_backward), so its kernels read the
+    // output gradient with the channel innermost, as a vector
+    std::vector<int64_t> last{0}, first{0, static_cast<int64_t>(n) + 1};
+    for (size_t j = 0; j < n; j++) last.push_back(static_cast<int64_t>(2 + j)), first.push_back(static_cast<int64_t>(1 + j));
+    last.push_back(1);
+    r = r.permute(last, where).contiguous_backward(where).permute(first, where);
   }
+  // stored NCHW: the next layer's windows are then one view of it (over channels-last memory they need a copy)
+  r = r.contiguous(where);
   if (!bias) return r;
   Shape bshape(r.ndim(), 1);
   bshape[1] = cout;

@@ -62,12 +62,16 @@ TEST(Fusion, AReduceOfABroadcastConstantCountsItsElements) {
 
 TEST(Fusion, ConvAndPoolingAreOneKernelEach) {
   Tensor x = Tensor::rand({1, 2, 8, 8}).realize(), w = Tensor::rand({4, 2, 3, 3}).realize();
-  // the conv is one kernel, between a small copy of the weight with the output channel innermost and a copy of
-  // its result into channels-last memory (conv2d's layouts: the copy is not fused into the conv's stores yet);
-  // realizing the NCHW view of that copies it once more
-  EXPECT_EQ(kernels_for(x.conv2d(w)), 4);
+  // the conv is one kernel, after a small copy of the weight with the output channel innermost
+  EXPECT_EQ(kernels_for(x.conv2d(w)), 2);
   EXPECT_EQ(kernels_for(x.max_pool2d()), 1);
-  EXPECT_EQ(kernels_for(x.conv2d(w).relu().max_pool2d()), 4);  // the pool reads the conv's windows from a buffer
+  EXPECT_EQ(kernels_for(x.conv2d(w).relu().max_pool2d()), 3);  // the pool reads the conv's windows from a buffer
+  // a strided conv's gradient is read channels-last: the value is copied out of that layout once
+  EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 3);
+  {
+    NoGradGuard no_grad;  // no gradient, no layout
+    EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 2);
+  }
 }
 
 TEST(Fusion, ElementwiseChainIsOneKernel) {
@@ -85,6 +89,10 @@ TEST(Fusion, ReduceOfElementwiseIsOneKernel) {
 TEST(Fusion, ElementwiseAfterReduceFusesWhenNotExpanded) {
   Tensor a = iota({8, 16});
   EXPECT_EQ(kernels_for(a.sum(1).sqrt() + 1), 1);
+  {
+    NoGradGuard no_grad;  // every value detached: DETACH changes nothing, fuses, and costs no copy
+    EXPECT_EQ(kernels_for(a.sum(1).sqrt() + 1), 1);
+  }
   EXPECT_EQ(kernels_for(a.sum(1) + a.max(1)), 1);  // two reduces over the same loops
   // an expanded reduce is read from a buffer
   EXPECT_EQ(kernels_for(a - a.max(1, true)), 2);
