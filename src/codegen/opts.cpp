@@ -140,8 +140,9 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
     // without a vector, up to 16 x 4 scalar accumulators; with one, up to 8 x 2 vectors. With a vector, a short
     // axis (a 5x5 kernel's) may be copied whole
     int64_t most = vector_axis >= 0 ? (upcast == 1 ? 8 : 16 / upcast) : (opts.empty() ? 16 : 4), size = k.full_shape[a];
-    for (int64_t n : std::initializer_list<int64_t>{16, 8, vector_axis >= 0 ? size : 0, 4, 2})
-      if (n > 1 && n <= most && size % n == 0) {
+    // the largest divisor that fits (10 output columns: 5 copies of a vector, not 2); scalar copies by powers of 2
+    for (int64_t n = std::min(most, size); n >= 2; n--)
+      if (size % n == 0 && (vector_axis >= 0 || (n & (n - 1)) == 0)) {
         opts.push_back({OptOp::UPCAST, a, n});
         upcast *= n;
         break;
