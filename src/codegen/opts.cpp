@@ -120,10 +120,11 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
     if (n > 0 && 4 * n + 2 * stores_unit >= best) vector_axis = a, width = n, best = 4 * n + 2 * stores_unit;
   }
   if (f.reduced.empty()) {
-    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2, a libm call it keeps scalar
+    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2, libm calls it
+    // keeps scalar
     std::vector<UOp> nodes = k.sink.toposort();
-    bool exp2 = std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::EXP2; });
-    if (exp2 && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
+    bool libm = std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::EXP2 || u.op() == Ops::LOG2; });
+    if (libm && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
     return {};
   }
   std::vector<Opt> opts;

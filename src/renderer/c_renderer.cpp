@@ -98,6 +98,32 @@ std::string exp2_helper(const std::string& name, const std::string& t, const std
          "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n}\n";
 }
 
+// log2 of a float32 vector in vector ops: x = m * 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23
+// first), log2(m) = 2 atanh(t) / ln 2 with t = (m - 1) / (m + 1), |t| <= 0.172, by its odd series to t^11 (the
+// coefficients times 2 / ln 2; truncation error 4e-10 relative); 0 gives -inf, negatives and NaN NaN, inf inf.
+std::string log2_helper(const std::string& name, const std::string& t, const std::string& i) {
+  auto select = [&](const std::string& mask, const std::string& a, const std::string& b) {
+    return "(" + t + ")(((" + i + ")(" + a + ") & (" + mask + ")) | ((" + i + ")(" + b + ") & ~(" + mask + ")))";
+  };
+  std::string z = "(" + t + "){}";
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
+         "  " + i + " sub = x < " + z + " + 1.17549435e-38f;\n"
+         "  " + i + " bits = (" + i + ")" + select("sub", "x * 8388608.0f", "x") + ";\n"
+         "  " + i + " e = ((bits >> 23) & 255) - 127 - (sub & 23);\n"
+         "  " + t + " m = (" + t + ")((bits & 8388607) | 1065353216);\n"
+         "  " + i + " big = m > " + z + " + 1.41421356f;\n"
+         "  m = " + select("big", "m * 0.5f", "m") + ";\n"
+         "  e = e - big;\n"
+         "  " + t + " u = (m - 1.0f) / (m + 1.0f), u2 = u * u;\n"
+         "  " + t + " p = u2 * 0.262308189f + 0.320598898f;\n"
+         "  p = p * u2 + 0.412198583f;\n  p = p * u2 + 0.577078016f;\n  p = p * u2 + 0.961796694f;\n"
+         "  p = p * u2 + 2.88539008f;\n"
+         "  " + t + " r = __builtin_convertvector(e, " + t + ") + u * p;\n"
+         "  r = " + select("x == " + z, z + " - __builtin_inff()", "r") + ";\n"
+         "  r = " + select("(x < " + z + ") | (x != x)", z + " + __builtin_nanf(\"\")", "r") + ";\n"
+         "  return " + select("x == " + z + " + __builtin_inff()", "x", "r") + ";\n}\n";
+}
+
 // GNU C vector types (gcc and clang), one per width a kernel uses; the _u variant reads and writes unaligned memory
 // that aliases its elements
 std::string vector_types(const std::map<std::string, DType>& used) {
@@ -288,11 +314,12 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
           e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
                                            : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
         else if (vector && u.op() == Ops::CAST) e = "__builtin_convertvector(" + s(0) + ", " + ctype(u.dtype()) + ")";
-        else if (vector && u.op() == Ops::EXP2) {
+        else if (vector && (u.op() == Ops::EXP2 || u.op() == Ops::LOG2)) {
           DType mask = dtypes::int32.vec(u.dtype().count());
-          std::string f = "tg_exp2_" + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
+          bool exp2 = u.op() == Ops::EXP2;
+          std::string f = std::string(exp2 ? "tg_exp2_" : "tg_log2_") + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
           vectors.emplace(ctype(mask), mask);
-          helpers.emplace(f, exp2_helper(f, ctype(u.dtype()), ctype(mask)));
+          helpers.emplace(f, (exp2 ? exp2_helper : log2_helper)(f, ctype(u.dtype()), ctype(mask)));
           e = f + "(" + s(0) + ")";
         }
         else switch (u.op()) {
