@@ -28,7 +28,7 @@ DType sum_acc_dtype(DType dt) {
   return dt;
 }
 
-// A reduce of many elements into few outputs runs as two kernels (tinygrad's split_reduceop): the first reduces d
+// A sum or product of many elements into few outputs runs as two kernels (tinygrad's split_reduceop): the first reduces d
 // chunks of one reduce axis into d partial results, the second reduces those. The chunk count d becomes the outer
 // loop of the first kernel, so threads share a full sum, and a weight gradient (a (N, ...) batch reduced into a
 // small weight) streams one chunk of the batch through the cache at a time instead of all of it once per output
@@ -49,8 +49,9 @@ bool one_hot_selection(const UOp& x) {
 std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<int64_t>& ax, const Shape& out,
                                    SourceLocation where) {
   int64_t in_size = tensor::prod(x.shape()), out_size = tensor::prod(out);
-  if (!getenv_int("SPLIT_REDUCEOP", 1) || out_size == 0 || in_size / out_size < getenv_int("REDUCEOP_SPLIT_THRESHOLD", 16384) ||
-      one_hot_selection(x.uop()))
+  // max stays whole: the gradient of a split max would share ties per chunk first, not equally among all of them
+  if (!getenv_int("SPLIT_REDUCEOP", 1) || op == Ops::MAX || out_size == 0 ||
+      in_size / out_size < getenv_int("REDUCEOP_SPLIT_THRESHOLD", 16384) || one_hot_selection(x.uop()))
     return {};
   int64_t cap = int64_t{1} << std::clamp<int64_t>(getenv_int("REDUCEOP_SPLIT_SIZE", 22), 0, 40);
   int64_t most = std::min<int64_t>(256, cap / out_size);
