@@ -67,8 +67,9 @@ std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<in
         if (j != a) order.push_back(j);
       for (int64_t j : ax) inner.push_back(j + 1);
       Tensor chunks = x.reshape(split, where).permute(order, where);
+      // the partial results flattened to (d, outputs): the second kernel loops over one contiguous axis of outputs
       Tensor partial = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {chunks.uop()}, uop::reduce_arg(op, inner)),
-                                    x.device(), where).contiguous(where);
+                                    x.device(), where).contiguous(where).reshape({d, out_size}, where);
       Tensor total = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {partial.uop()}, uop::reduce_arg(op, {0})),
                                   x.device(), where);
       return total.reshape(out, where);
