@@ -32,10 +32,81 @@ UOp combine_lanes(const UOp& x, const UOp& lane, int64_t n, Ops op) {
   return out;
 }
 
+// Adjacent loop dimensions that every VIEW reads as one become one dimension (tinygrad's merge of adjacent dims):
+// fewer loops, and a longer innermost axis to vectorize (a (512, 64, 6, 6) elementwise kernel is one loop of
+// 1179648). A pair merges when each VIEW has both at their full sizes (or both 1: a store's reduced dims) and its
+// reshape to the merged shape stays one View on top. Reduce dims merge only with reduce dims, and not in kernels
+// with an IOTA: fold_gathers matches one index comparison per reduce axis.
+UOp merge_adjacent_dims(const UOp& ast) {
+  std::vector<UOp> nodes = ast.toposort();
+  std::vector<UOp> views;
+  std::vector<ShapeTracker> sts;
+  std::vector<int64_t> reduce_axes;
+  bool iota = false;
+  for (const UOp& u : nodes) {
+    if (u.op() == Ops::VIEW) views.push_back(u), sts.push_back(shape::get_view(u));
+    if (u.op() == Ops::REDUCE_AXIS)
+      for (int64_t a : uop::get_reduce_arg(u).axes) reduce_axes.push_back(a);
+    iota = iota || u.op() == Ops::IOTA;
+  }
+  if (sts.empty() || sts[0].ndim() < 2) return ast;
+  size_t ndim = sts[0].ndim();
+  shape::Shape full(ndim, 1);
+  for (const ShapeTracker& st : sts) {
+    if (st.ndim() != ndim) return ast;  // lower() reports it
+    for (size_t i = 0; i < ndim; i++) full[i] = std::max(full[i], st.shape()[i]);
+  }
+  std::vector<bool> reduced(ndim, false);
+  for (int64_t a : reduce_axes) reduced[static_cast<size_t>(a)] = true;
+  std::vector<int64_t> dim_of(ndim);  // each original dim's merged dim
+  for (size_t i = 0; i < ndim; i++) dim_of[i] = static_cast<int64_t>(i);
+  bool merged_any = false;
+  for (size_t i = full.size() - 1; i-- > 0;) {
+    if (reduced[i] != reduced[i + 1] || (reduced[i] && iota)) continue;
+    std::vector<ShapeTracker> next;
+    for (const ShapeTracker& st : sts) {
+      shape::sint a = st.shape()[i], b = st.shape()[i + 1];
+      if (!((a == full[i] && b == full[i + 1]) || (a == 1 && b == 1))) break;
+      shape::Shape to = st.shape();
+      to[i] = a * b;
+      to.erase(to.begin() + static_cast<int64_t>(i) + 1);
+      ShapeTracker r = st.reshape(to);
+      if (r.views().size() != st.views().size()) break;
+      next.push_back(std::move(r));
+    }
+    if (next.size() != sts.size()) continue;
+    sts = std::move(next);
+    full[i] *= full[i + 1];
+    full.erase(full.begin() + static_cast<int64_t>(i) + 1);
+    reduced.erase(reduced.begin() + static_cast<int64_t>(i) + 1);
+    for (int64_t& d : dim_of)
+      if (d > static_cast<int64_t>(i)) d--;
+    merged_any = true;
+  }
+  if (!merged_any) return ast;
+  std::unordered_map<const uop::UOpNode*, UOp> out;
+  for (size_t v = 0; v < views.size(); v++) out[views[v].get()] = shape::view_uop(sts[v]);
+  for (const UOp& u : nodes) {
+    if (out.count(u.get())) continue;
+    std::vector<UOp> src;
+    for (const UOp& x : u.src()) src.push_back(out.at(x.get()));
+    if (u.op() == Ops::REDUCE_AXIS) {
+      std::vector<int64_t> axes;
+      for (int64_t a : uop::get_reduce_arg(u).axes)
+        if (std::find(axes.begin(), axes.end(), dim_of[static_cast<size_t>(a)]) == axes.end()) axes.push_back(dim_of[static_cast<size_t>(a)]);
+      out[u.get()] = UOp::make(Ops::REDUCE_AXIS, u.dtype(), src, uop::reduce_arg(uop::get_reduce_arg(u).op, axes));
+    } else {
+      out[u.get()] = src == u.src() ? u : u.with_src(src);
+    }
+  }
+  return out.at(ast.get());
+}
+
 }  // namespace
 
-LoweredKernel lower(const UOp& ast, const std::vector<Opt>& opts) {
-  if (ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
+LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts) {
+  if (input_ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
+  UOp ast = merge_adjacent_dims(input_ast);
   LoweredKernel k;
   std::vector<UOp> nodes = ast.toposort();
   // the loop space

@@ -39,6 +39,26 @@ TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
   EXPECT_TRUE(codegen::choose_opts(k).empty());
 }
 
+TEST(Opts, DimensionsReadAsOneLoopAsOne) {
+  // lower() merges adjacent dims that every view reads as one: fewer loops, a longer axis to vectorize
+  auto loops = [](const Tensor& t) {
+    schedule::Schedule s = schedule::create_schedule({t.uop()});
+    return codegen::lower(s.items.back().ast).full_shape;
+  };
+  Tensor x = Tensor::rand({4, 8, 6, 6}).realize(), bias = Tensor::rand({8}).realize();
+  EXPECT_EQ(loops(x * 2), (shape::Shape{1152}));
+  EXPECT_EQ(loops(x.sum({2, 3})), (shape::Shape{32, 36}));   // reduce dims with reduce dims
+  EXPECT_EQ(loops(x + bias.reshape({1, 8, 1, 1})), (shape::Shape{4, 8, 36}));  // the bias' dim stays its own
+  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}) + 1), (shape::Shape{32, 6, 6}));      // a transposed pair does not merge
+  std::vector<float> xv = x.to_vector<float>(), bv = bias.to_vector<float>();
+  std::vector<float> got = (x + bias.reshape({1, 8, 1, 1})).sum({2, 3}).to_vector<float>();
+  for (int i = 0; i < 32; i++) {
+    double want = 0;
+    for (int j = 0; j < 36; j++) want += xv[i * 36 + j] + bv[i % 8];
+    EXPECT_NEAR(got[i], want, 1e-4);
+  }
+}
+
 TEST(Opts, IllegalOptsAreRefused) {
   uop::UOp ast = matmul_ast(12);
   codegen::LoweredKernel k = codegen::lower(ast);
