@@ -80,6 +80,12 @@ std::string fma_helper(const std::string& name, const std::string& t) {
          " c) {\n#pragma clang fp contract(fast)\n  return a * b + c;\n}\n";
 }
 
+// per lane a where mask (an int vector of -1/0) is set, else b, in a helper of float vector type t, int vector type i
+std::string bits_select(const std::string& t, const std::string& i, const std::string& mask, const std::string& a,
+                        const std::string& b) {
+  return "(" + t + ")(((" + i + ")(" + a + ") & (" + mask + ")) | ((" + i + ")(" + b + ") & ~(" + mask + ")))";
+}
+
 // exp2 of a float32 vector in vector ops (libm has no vector exp2 the compilers call): x = r + f with r an integer
 // (rounded by adding 1.5 * 2^23) and |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative);
 // 2^r as two exponent fields, so results in the subnormal range come out right. x is clamped to [-150, 128]
@@ -87,9 +93,8 @@ std::string fma_helper(const std::string& name, const std::string& t) {
 std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i) {
   return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
          "  const " + t + " lo = (" + t + "){} - 150.0f, hi = (" + t + "){} + 128.0f;\n"
-         "  " + i + " below = x < lo, above = x > hi;\n"
-         "  x = (" + t + ")(((" + i + ")lo & below) | ((" + i + ")x & ~below));\n"
-         "  x = (" + t + ")(((" + i + ")hi & above) | ((" + i + ")x & ~above));\n"
+         "  x = " + bits_select(t, i, "x < lo", "lo", "x") + ";\n"
+         "  x = " + bits_select(t, i, "x > hi", "hi", "x") + ";\n"
          "  " + t + " r = (x + 12582912.0f) - 12582912.0f, f = x - r;\n"
          "  " + t + " p = f * 1.52527338e-05f + 1.54035304e-04f;\n"
          "  p = p * f + 1.33335581e-03f;\n  p = p * f + 9.61812911e-03f;\n  p = p * f + 5.55041087e-02f;\n"
@@ -102,9 +107,7 @@ std::string exp2_helper(const std::string& name, const std::string& t, const std
 // first), log2(m) = 2 atanh(t) / ln 2 with t = (m - 1) / (m + 1), |t| <= 0.172, by its odd series to t^11 (the
 // coefficients times 2 / ln 2; truncation error 4e-10 relative); 0 gives -inf, negatives and NaN NaN, inf inf.
 std::string log2_helper(const std::string& name, const std::string& t, const std::string& i) {
-  auto select = [&](const std::string& mask, const std::string& a, const std::string& b) {
-    return "(" + t + ")(((" + i + ")(" + a + ") & (" + mask + ")) | ((" + i + ")(" + b + ") & ~(" + mask + ")))";
-  };
+  auto select = [&](const std::string& mask, const std::string& a, const std::string& b) { return bits_select(t, i, mask, a, b); };
   std::string z = "(" + t + "){}";
   return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
          "  " + i + " sub = x < " + z + " + 1.17549435e-38f;\n"

@@ -2,8 +2,8 @@
 
 #include <limits>
 #include <mutex>
-#include <unordered_map>
 #include <ostream>
+#include <unordered_map>
 
 #include "shape/view_arg.h"
 #include "uop/arg.h"
