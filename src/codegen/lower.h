@@ -40,7 +40,7 @@ uop::UOp fold_gathers(const uop::UOp& sink);
 // The values that depend on `lane` (0 .. n-1) as float32 vectors of n elements: contiguous loads and stores as
 // vector ones, other lane-dependent loads gathered, stores scattered (vectorize.cpp). With `reduce_lane` the lane
 // belongs to a reduce axis: each REDUCE over it keeps a vector accumulator, combined across its lanes after the loop.
-// A null UOp when some lane-dependent op has no vector form (float32 ADD, MUL, NEG, RECIPROCAL, EXP2, LOG2, MAX, WHERE
+// A null UOp when some lane-dependent op has no vector form (float32 ADD, MUL, NEG, RECIPROCAL, EXP2, LOG2, SQRT, SIN, MAX, WHERE
 // and comparisons, casts to float32, loads of numeric types and float32 REDUCEs have one).
 uop::UOp vectorize(const uop::UOp& sink, const uop::UOp& lane, int64_t n, bool reduce_lane);
 

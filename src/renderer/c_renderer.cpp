@@ -127,6 +127,13 @@ std::string log2_helper(const std::string& name, const std::string& t, const std
          "  return " + select("x == " + z + " + __builtin_inff()", "x", "r") + ";\n}\n";
 }
 
+// a libm function per lane (sqrt, sin: no vector form the compilers emit for GNU vectors everywhere); the values
+// are libm's, as in scalar code, and the rest of the kernel stays vector code
+std::string per_lane_helper(const std::string& name, const std::string& t, int lanes, const std::string& fn) {
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n  " + t + " r;\n" +
+         "  for (int l = 0; l < " + std::to_string(lanes) + "; l++) r[l] = " + fn + "(x[l]);\n  return r;\n}\n";
+}
+
 // GNU C vector types (gcc and clang), one per width a kernel uses; the _u variant reads and writes unaligned memory
 // that aliases its elements
 std::string vector_types(const std::map<std::string, DType>& used) {
@@ -323,6 +330,11 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
           std::string f = std::string(exp2 ? "tg_exp2_" : "tg_log2_") + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
           vectors.emplace(ctype(mask), mask);
           helpers.emplace(f, (exp2 ? exp2_helper : log2_helper)(f, ctype(u.dtype()), ctype(mask)));
+          e = f + "(" + s(0) + ")";
+        } else if (vector && (u.op() == Ops::SQRT || u.op() == Ops::SIN)) {
+          std::string fn = u.op() == Ops::SQRT ? "sqrt" : "sin";
+          std::string f = "tg_" + fn + "_" + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
+          helpers.emplace(f, per_lane_helper(f, ctype(u.dtype()), u.dtype().count(), "__builtin_" + fn + "f"));
           e = f + "(" + s(0) + ")";
         }
         else switch (u.op()) {

@@ -144,9 +144,9 @@ TEST(Opts, VectorLanesBecomeOneVectorValue) {
 }
 
 TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
-  // sqrt has no vector form: VECTOR on the axis of max(sqrt(a)) is lowered as UNROLL, with the same values
+  // float64 has no vector form: VECTOR on the axis of max(float64(a)) is lowered as UNROLL, with the same values
   Tensor a = Tensor::rand({4, 32}).realize();
-  schedule::Schedule s = schedule::create_schedule({a.sqrt().max(1).uop()});
+  schedule::Schedule s = schedule::create_schedule({a.cast(dtypes::float64).max(1).uop()});
   // alone, and sharing its axis with an UNROLL (the copies then cover both)
   for (const std::vector<Opt>& opts : {std::vector<Opt>{{OptOp::VECTOR, 1, 16}}, std::vector<Opt>{{OptOp::VECTOR, 1, 8}, {OptOp::UNROLL, 1, 2}}}) {
     codegen::LoweredKernel k = codegen::lower(s.items.at(0).ast, opts);
@@ -157,10 +157,29 @@ TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
     engine::run_program(*kernel, bufs);
-    std::vector<float> got(4), x = a.to_vector<float>();
-    bufs[0]->copyout(got.data(), 16);
+    std::vector<double> got(4);
+    std::vector<float> x = a.to_vector<float>();
+    bufs[0]->copyout(got.data(), 32);
     for (int r = 0; r < 4; r++)
-      EXPECT_NEAR(got[r], std::sqrt(*std::max_element(x.begin() + r * 32, x.begin() + r * 32 + 32)), 1e-6) << codegen::opts_str(opts);
+      EXPECT_EQ(got[r], double(*std::max_element(x.begin() + r * 32, x.begin() + r * 32 + 32))) << codegen::opts_str(opts);
+  }
+}
+
+TEST(Opts, SqrtAndSinAreLibmPerLaneInVectorCode) {
+  // the lanes of a vector sqrt or sin call libm one by one: the same values as scalar code, and the kernel's other
+  // ops stay vectors (a row sum of sqrt(a) + sin(a))
+  Tensor a = (Tensor::rand({4, 64}) * 10).realize();
+  Tensor y = (a.sqrt() + a.sin()).sum(1);
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].op, OptOp::VECTOR);
+  EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
+  std::vector<float> x = a.to_vector<float>(), got = y.to_vector<float>();
+  for (int r = 0; r < 4; r++) {
+    double want = 0;
+    for (int c = 0; c < 64; c++) want += double(std::sqrt(x[r * 64 + c])) + double(std::sin(x[r * 64 + c]));
+    EXPECT_NEAR(got[r], want, 1e-4) << r;
   }
 }
 
