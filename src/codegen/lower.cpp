@@ -36,7 +36,8 @@ UOp combine_lanes(const UOp& x, const UOp& lane, int64_t n, Ops op) {
 // fewer loops, and a longer innermost axis to vectorize (a (512, 64, 6, 6) elementwise kernel is one loop of
 // 1179648). A pair merges when each VIEW has both at their full sizes (or both 1: a store's reduced dims) and its
 // reshape to the merged shape stays one View on top. Reduce dims merge only with reduce dims, and not in kernels
-// with an IOTA: fold_gathers matches one index comparison per reduce axis.
+// with an IOTA: fold_gathers matches one index comparison per reduce axis; nothing merges in kernels that read
+// through a stack of Views.
 UOp merge_adjacent_dims(const UOp& ast) {
   std::vector<UOp> nodes = ast.toposort();
   std::vector<UOp> views;
@@ -49,7 +50,10 @@ UOp merge_adjacent_dims(const UOp& ast) {
       for (int64_t a : uop::get_reduce_arg(u).axes) reduce_axes.push_back(a);
     iota = iota || u.op() == Ops::IOTA;
   }
-  if (sts.empty() || sts[0].ndim() < 2) return ast;
+  // a stack of Views unravels the top View's flat index into the lower one's shape: with the dims apart, the
+  // symbolic algebra splits that back cleanly ((y*20 + x) / 40 is y / 2); a merged r / 40 stays division math
+  bool stacked = std::any_of(sts.begin(), sts.end(), [](const ShapeTracker& st) { return st.views().size() > 1; });
+  if (sts.empty() || sts[0].ndim() < 2 || stacked) return ast;
   size_t ndim = sts[0].ndim();
   shape::Shape full(ndim, 1);
   for (const ShapeTracker& st : sts) {
