@@ -50,6 +50,9 @@ TEST(Opts, DimensionsReadAsOneLoopAsOne) {
   EXPECT_EQ(loops(x.sum({2, 3})), (shape::Shape{32, 36}));   // reduce dims with reduce dims
   EXPECT_EQ(loops(x + bias.reshape({1, 8, 1, 1})), (shape::Shape{4, 8, 36}));  // the bias' dim stays its own
   EXPECT_EQ(loops(x.permute({0, 1, 3, 2}) + 1), (shape::Shape{32, 6, 6}));      // a transposed pair does not merge
+  // read through a stack of Views (a transpose, then flattened): nothing merges, the lower View would have to
+  // unravel a merged index with division math
+  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}).reshape({4, 8, 36}) + 1), (shape::Shape{4, 8, 36}));
   std::vector<float> xv = x.to_vector<float>(), bv = bias.to_vector<float>();
   std::vector<float> got = (x + bias.reshape({1, 8, 1, 1})).sum({2, 3}).to_vector<float>();
   for (int i = 0; i < 32; i++) {
