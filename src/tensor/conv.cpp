@@ -2,6 +2,7 @@
 // windows, (..., o_1..o_n, k_1..k_n), without copying. conv = windows * weight summed; pools = windows reduced.
 #include <algorithm>
 
+#include "schedule/schedule.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -146,7 +147,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   check_positive(s, "stride", "conv2d", where), check_positive(d, "dilation", "conv2d", where);
   std::vector<int64_t> k(weight.shape().begin() + 2, weight.shape().end());
   Pairs p = pads_of(padding, n, "conv2d", where);
-  Tensor x = pad(full_pads(*this, p), 0, where);
+  // a computed input (relu(x + b), a normalized and pooled activation) is stored first: the conv reads each element
+  // once per window position, and scalar math per read competes with the FMAs for the same ports (2x slower)
+  bool window = std::any_of(k.begin(), k.end(), [](int64_t v) { return v > 1; });
+  Tensor input = window && !schedule::is_realized_form(uop()) ? contiguous(where) : *this;
+  Tensor x = input.pad(full_pads(input, p), 0, where);
   Tensor win = pool(x, k, s, d, "conv2d", where);  // (N, C, o..., k...)
   int64_t bs = shape()[0], rcout = cout / groups;
   Shape o(win.shape().begin() + 2, win.shape().begin() + 2 + static_cast<int64_t>(n));
@@ -182,7 +187,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   if (groups == 1 && symmetric && unit && r.dtype().is_float() && !Tensor::no_grad) {
     std::vector<int64_t> per_dim_pad;
     for (const auto& q : p) per_dim_pad.push_back(q.first);
-    r = tensor::wrap(uop::UOp::make(uop::Ops::CONV_GRAD, r.dtype(), {r.uop(), uop(), weight.uop()}, uop::Arg(per_dim_pad)), device(), where);
+    r = tensor::wrap(uop::UOp::make(uop::Ops::CONV_GRAD, r.dtype(), {r.uop(), input.uop(), weight.uop()}, uop::Arg(per_dim_pad)), device(), where);
   } else if (!Tensor::no_grad) {
     // the gradient through the window gather: realized channels-last (contiguous_backward), so its kernels read the
     // output gradient with the channel innermost, as a vector

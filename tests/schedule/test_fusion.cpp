@@ -66,6 +66,9 @@ TEST(Fusion, ConvAndPoolingAreOneKernelEach) {
   EXPECT_EQ(kernels_for(x.conv2d(w)), 2);
   EXPECT_EQ(kernels_for(x.max_pool2d()), 1);
   EXPECT_EQ(kernels_for(x.conv2d(w).relu().max_pool2d()), 3);  // the pool reads the conv's windows from a buffer
+  // a computed input is stored before a conv reads it k*k times; a 1x1 conv reads it once, fused
+  EXPECT_EQ(kernels_for((x + 1).conv2d(w)), 3);
+  EXPECT_EQ(kernels_for((x + 1).conv2d(Tensor::rand({4, 2, 1, 1}).realize())), 2);
   // a strided conv's gradient is read channels-last: the value is copied out of that layout once
   EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 3);
   {
