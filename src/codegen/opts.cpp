@@ -21,6 +21,7 @@ struct KernelFacts {
   std::vector<uint64_t> load_axes;          // per LOAD: bit a set when its address or gate depends on axis a
   std::vector<UOp> loads, stores;           // their INDEX nodes
   std::unordered_map<int64_t, UOp> ranges;  // each axis' loop
+  bool libm = false;                        // an EXP2 or LOG2: libm calls the C compiler keeps scalar
 };
 
 // How far an access moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another constant, or -1
@@ -52,6 +53,7 @@ KernelFacts facts(const LoweredKernel& k) {
     if (u.op() == Ops::LOAD) f.load_axes.push_back(m), f.loads.push_back(u.src(0));
     if (u.op() == Ops::STORE) f.stores.push_back(u.src(0));
     if (u.op() == Ops::RANGE) f.ranges[u.arg().get<int64_t>()] = u;
+    f.libm = f.libm || u.op() == Ops::EXP2 || u.op() == Ops::LOG2;
     if (u.op() == Ops::REDUCE)
       for (size_t i = 1; i + 1 < u.src().size(); i++) {
         int64_t a = u.src(i).arg().get<int64_t>();
@@ -120,11 +122,8 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
     if (n > 0 && 4 * n + 2 * stores_unit >= best) vector_axis = a, width = n, best = 4 * n + 2 * stores_unit;
   }
   if (f.reduced.empty()) {
-    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2, libm calls it
-    // keeps scalar
-    std::vector<UOp> nodes = k.sink.toposort();
-    bool libm = std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::EXP2 || u.op() == Ops::LOG2; });
-    if (libm && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
+    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2
+    if (f.libm && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
     return {};
   }
   std::vector<Opt> opts;

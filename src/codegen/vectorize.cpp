@@ -124,7 +124,8 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       case Ops::CMPLT:
       case Ops::CMPNE:
       case Ops::CAST: {
-        // float32 math (exp2 and log2 by the renderer's polynomials, sqrt and sin by libm per lane), comparisons of float32 (a mask vector) and casts to float32 have vector forms
+        // float32 math (exp2 and log2 by the renderer's polynomials, sqrt and sin by libm per lane), comparisons
+        // of float32 (a mask vector) and casts to float32 have vector forms
         bool compare = u.op() == Ops::CMPLT || u.op() == Ops::CMPNE;
         DType operand = u.src().back().dtype();
         if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) {

@@ -324,17 +324,15 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
           e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
                                            : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
         else if (vector && u.op() == Ops::CAST) e = "__builtin_convertvector(" + s(0) + ", " + ctype(u.dtype()) + ")";
-        else if (vector && (u.op() == Ops::EXP2 || u.op() == Ops::LOG2)) {
+        else if (vector && (u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SQRT || u.op() == Ops::SIN)) {
+          // exp2 and log2 as polynomials in vector ops, sqrt and sin as libm per lane
+          std::string fn = u.op() == Ops::EXP2 ? "exp2" : u.op() == Ops::LOG2 ? "log2" : u.op() == Ops::SQRT ? "sqrt" : "sin";
+          std::string f = "tg_" + fn + "_" + vector_elem(u.dtype()) + std::to_string(u.dtype().count()), t = ctype(u.dtype());
           DType mask = dtypes::int32.vec(u.dtype().count());
-          bool exp2 = u.op() == Ops::EXP2;
-          std::string f = std::string(exp2 ? "tg_exp2_" : "tg_log2_") + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
-          vectors.emplace(ctype(mask), mask);
-          helpers.emplace(f, (exp2 ? exp2_helper : log2_helper)(f, ctype(u.dtype()), ctype(mask)));
-          e = f + "(" + s(0) + ")";
-        } else if (vector && (u.op() == Ops::SQRT || u.op() == Ops::SIN)) {
-          std::string fn = u.op() == Ops::SQRT ? "sqrt" : "sin";
-          std::string f = "tg_" + fn + "_" + vector_elem(u.dtype()) + std::to_string(u.dtype().count());
-          helpers.emplace(f, per_lane_helper(f, ctype(u.dtype()), u.dtype().count(), "__builtin_" + fn + "f"));
+          if (u.op() == Ops::EXP2 || u.op() == Ops::LOG2) vectors.emplace(ctype(mask), mask);
+          helpers.emplace(f, u.op() == Ops::EXP2   ? exp2_helper(f, t, ctype(mask))
+                             : u.op() == Ops::LOG2 ? log2_helper(f, t, ctype(mask))
+                                                   : per_lane_helper(f, t, u.dtype().count(), "__builtin_" + fn + "f"));
           e = f + "(" + s(0) + ")";
         }
         else switch (u.op()) {

@@ -10,6 +10,10 @@ using uop::GroupOp::Movement;
 using uop::Ops;
 using uop::UOp;
 
+bool passes_through(Ops op) {
+  return op == Ops::DETACH || op == Ops::CONTIGUOUS || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::CONV_GRAD;
+}
+
 const UOp& movement_base(const UOp& u) {
   const UOp* n = &u;
   while (Movement().contains(n->op()) || n->op() == Ops::DETACH) n = &n->src(0);
@@ -122,9 +126,8 @@ Grouping group(const std::vector<UOp>& outputs) {
       auto it = users.find(cur->get());
       if (it == users.end() || it->second.size() != 1) break;
       const UOp* next = it->second[0];
-      // these pass their first source through unchanged (DETACH: every value computed under NoGradGuard)
-      bool same = next->op() == Ops::CONTIGUOUS || next->op() == Ops::CONTIGUOUS_BACKWARD || next->op() == Ops::CONV_GRAD ||
-                  next->op() == Ops::DETACH;
+      // DETACH too: every value computed under NoGradGuard is one
+      bool same = passes_through(next->op());
       if (g.realized(*next)) {
         if (ALU().contains(next->op()) || next->op() == Ops::RESHAPE || same) root = next;
         break;

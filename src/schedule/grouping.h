@@ -18,6 +18,9 @@ struct Grouping {
 
 Grouping group(const std::vector<uop::UOp>& outputs);
 
+// Ops whose value is their first source's (DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD, CONV_GRAD): a kernel computes
+// that source; they differ only in where the value is stored or how it differentiates.
+bool passes_through(uop::Ops op);
 // Movement ops (and DETACH, which changes no value) down to the node they move.
 const uop::UOp& movement_base(const uop::UOp& u);
 // The BUFFER that holds all of u in order (u is the buffer or a reshape of it), else a null UOp.

@@ -102,6 +102,7 @@ class Builder {
   std::vector<std::pair<UOp, ShapeTracker>> children(const UOp& u, const ShapeTracker& st) const {
     if (loaded_buffer(u)) return {};
     if (Movement().contains(u.op())) return {{u.src(0), movement_st(u).compose(st).simplify()}};
+    if (passes_through(u.op())) return {{u.src(0), st}};
     switch (u.op()) {
       case Ops::CONST:
       case Ops::IOTA: return {};
@@ -111,10 +112,7 @@ class Builder {
         if (!(st.simplify() == mine)) throw InternalError("schedule", "a fused reduce read through " + st.repr());
         return {{u.src(0), ShapeTracker::from_shape(u.src(0).shape())}};
       }
-      case Ops::CONTIGUOUS:
-      case Ops::CONTIGUOUS_BACKWARD:
-      case Ops::CONV_GRAD:
-      case Ops::DETACH: return {{u.src(0), st}};
+
       default: {
         if (!uop::GroupOp::ALU().contains(u.op()))
           throw InternalError("schedule", "cannot put " + std::string(uop::op_name(u.op())) + " in a kernel");
@@ -134,15 +132,13 @@ class Builder {
       UOp valid = UOp::make(Ops::CONST, dtypes::bool_, {kid_views[0].second}, uop::Arg(ConstValue(true)));
       return valid.where(kids[0], kids[0].const_like(int64_t{0}));
     }
+    if (passes_through(u.op())) return kids[0];
     switch (u.op()) {
       // a constant keeps its VIEW: it carries the padding mask, and the loop sizes when a reduce sums the constant
       case Ops::CONST: return UOp::make(Ops::CONST, u.dtype(), {view}, u.arg());
       case Ops::IOTA: return UOp::make(Ops::IOTA, u.dtype(), {view});
       case Ops::REDUCE_AXIS: return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
-      case Ops::CONTIGUOUS:
-      case Ops::CONTIGUOUS_BACKWARD:
-      case Ops::CONV_GRAD:
-      case Ops::DETACH: return kids[0];
+
       default: return UOp::make(u.op(), u.dtype(), kids, u.arg());
     }
   }

@@ -28,13 +28,11 @@ DType sum_acc_dtype(DType dt) {
   return dt;
 }
 
-// A sum or product of many elements into few outputs runs as two kernels (tinygrad's split_reduceop): the first reduces d
-// chunks of one reduce axis into d partial results, the second reduces those. The chunk count d becomes the outer
-// loop of the first kernel, so threads share a full sum, and a weight gradient (a (N, ...) batch reduced into a
-// small weight) streams one chunk of the batch through the cache at a time instead of all of it once per output
-// block. Only reduces of at least REDUCEOP_SPLIT_THRESHOLD (16384; tinygrad's 32768 is for GPUs: the CPU gains
-// from cache-sized chunks earlier) elements per output are split, into 8..256 chunks, with at most
-// 2^REDUCEOP_SPLIT_SIZE (2^22) partial results; SPLIT_REDUCEOP=0 turns it off.
+// the REDUCE_AXIS node itself, keeping the reduced axes as 1
+Tensor reduce_node(const Tensor& x, Ops op, std::vector<int64_t> axes, SourceLocation where) {
+  return tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, std::move(axes))), x.device(), where);
+}
+
 // where(idx == arange, x, 0): a one-hot selection (indexing, gather, embedding, losses), which codegen folds into a
 // read of the selected elements (fold_gathers) when the sum is one kernel
 bool one_hot_selection(const UOp& x) {
@@ -46,6 +44,13 @@ bool one_hot_selection(const UOp& x) {
   return false;
 }
 
+// A sum or product of many elements into few outputs runs as two kernels (tinygrad's split_reduceop): the first
+// reduces d chunks of one reduce axis into d partial results, the second reduces those. The chunk count d becomes
+// the outer loop of the first kernel, so threads share a full sum, and a weight gradient (a (N, ...) batch reduced
+// into a small weight) streams one chunk of the batch through the cache at a time instead of all of it once per
+// output block. Only reduces of at least REDUCEOP_SPLIT_THRESHOLD (16384; tinygrad's 32768 is for GPUs: the CPU
+// gains from cache-sized chunks earlier) elements per output are split, into 8..256 chunks, with at most
+// 2^REDUCEOP_SPLIT_SIZE (2^22) partial results; SPLIT_REDUCEOP=0 turns it off.
 std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<int64_t>& ax, const Shape& out,
                                    SourceLocation where) {
   int64_t in_size = tensor::prod(x.shape()), out_size = tensor::prod(out);
@@ -68,11 +73,8 @@ std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<in
       for (int64_t j : ax) inner.push_back(j + 1);
       Tensor chunks = x.reshape(split, where).permute(order, where);
       // the partial results flattened to (d, outputs): the second kernel loops over one contiguous axis of outputs
-      Tensor partial = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {chunks.uop()}, uop::reduce_arg(op, inner)),
-                                    x.device(), where).contiguous(where).reshape({d, out_size}, where);
-      Tensor total = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {partial.uop()}, uop::reduce_arg(op, {0})),
-                                  x.device(), where);
-      return total.reshape(out, where);
+      Tensor partial = reduce_node(chunks, op, inner, where).contiguous(where).reshape({d, out_size}, where);
+      return reduce_node(partial, op, {0}, where).reshape(out, where);
     }
   return {};
 }
@@ -97,7 +99,7 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
   } else if (auto split = split_reduce(x, op, ax, out, where)) {
     r = *split;
   } else {
-    r = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, ax)), x.device(), where);
+    r = reduce_node(x, op, ax, where);
   }
   return keepdim ? r : r.reshape(squeezed, where);
 }
