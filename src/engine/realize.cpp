@@ -20,6 +20,7 @@ using schedule::ScheduleItem;
 namespace {
 thread_local std::vector<ScheduleItem>* capture_sink = nullptr;
 constexpr int64_t kMinParallelWork = 1 << 17;  // ALU ops + elements moved; below it one thread is faster
+constexpr int64_t kChunksPerThread = 4;
 }  // namespace
 
 CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink) : outer_(capture_sink) { capture_sink = &sink; }
@@ -43,13 +44,15 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
     ptrs.push_back(buf->ptr());
     mem += static_cast<int64_t>(buf->nbytes());
   }
-  // the outermost loop cut into one range per thread, when there is enough work to pay for waking them
+  // the outermost loop cut into kChunksPerThread ranges per thread, when there is enough work to pay for the
+  // threads: a thread that starts late or is slowed by another process then takes fewer ranges
   int64_t p = k.parallel_size;
   size_t threads = p > 1 && k.ops + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
+  int64_t chunks = threads > 1 ? std::min<int64_t>(p, static_cast<int64_t>(threads) * kChunksPerThread) : 1;
   if (p == 0) (*k.program)(ptrs.data(), nullptr);
   else
-    runtime::parallel_for(threads, [&](size_t t) {
-      int64_t range[2] = {p * static_cast<int64_t>(t) / static_cast<int64_t>(threads), p * static_cast<int64_t>(t + 1) / static_cast<int64_t>(threads)};
+    runtime::parallel_for(threads, static_cast<size_t>(chunks), [&](size_t c) {
+      int64_t range[2] = {p * static_cast<int64_t>(c) / chunks, p * static_cast<int64_t>(c + 1) / chunks};
       (*k.program)(ptrs.data(), range);
     });
   bufs[0]->device().synchronize();

@@ -1,6 +1,7 @@
 #include "runtime/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -12,55 +13,84 @@ namespace tg::runtime {
 
 namespace {
 
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Tasks are claimed from one atomic word, (generation << 32) | next task. A launch first publishes its generation
+// with no task claimable (kClosed), then writes the job, then opens it at task 0: a worker still holding an older
+// generation fails its claim, so it can neither run a task twice nor count one for the wrong launch.
 class Pool {
+  static constexpr uint64_t kClosed = 0xffffffffu;
+
  public:
-  void run(size_t n, const std::function<void(size_t)>& task) {
+  void run(size_t threads, size_t n, const std::function<void(size_t)>& task) {
     std::lock_guard turn(launch_mu_);  // one launch at a time
-    while (workers_.size() + 1 < n) workers_.emplace_back([this, id = workers_.size()] { work(id); });
-    {
+    while (workers_.size() + 1 < threads) workers_.emplace_back([this] { work(); });
+    uint64_t gen = (claim_.load() >> 32) + 1;
+    claim_.store(gen << 32 | kClosed);
+    task_.store(&task), n_.store(n), done_.store(0);
+    claim_.store(gen << 32);
+    if (sleepers_.load() > 0) {
       std::lock_guard lock(mu_);
-      task_ = &task;
-      n_.store(n);
-      next_.store(0);
-      done_ = 0;
-      generation_++;
+      wake_.notify_all();
     }
-    wake_.notify_all();
-    drain();
-    std::unique_lock lock(mu_);
-    finished_.wait(lock, [&] { return done_ == n_; });
-    task_ = nullptr;
+    drain(gen);
+    // the other threads are running the last tasks: short waits, so spin rather than sleep
+    for (int spins = 0; done_.load() < n; spins++) spins < 4096 ? cpu_relax() : std::this_thread::yield();
   }
 
  private:
-  // take tasks until none is left; count each one done
-  void drain() {
-    size_t i;
-    while ((i = next_.fetch_add(1)) < n_) {
-      (*task_)(i);
-      std::lock_guard lock(mu_);
-      if (++done_ == n_) finished_.notify_one();
+  // claim and run tasks of generation `gen` until none is left or a newer launch has begun
+  void drain(uint64_t gen) {
+    uint64_t s = claim_.load();
+    while (s >> 32 == gen) {
+      uint64_t i = s & kClosed;
+      if (i == kClosed) {  // the launch is writing its job
+        cpu_relax();
+        s = claim_.load();
+        continue;
+      }
+      const std::function<void(size_t)>* task = task_.load();
+      size_t n = n_.load();
+      if (i >= n) return;
+      if (!claim_.compare_exchange_weak(s, s + 1)) continue;  // s reloaded
+      (*task)(static_cast<size_t>(i));
+      done_.fetch_add(1);
+      s = claim_.load();
     }
   }
-  void work(size_t) {
+
+  void work() {
     uint64_t seen = 0;
     while (true) {
-      {
-        std::unique_lock lock(mu_);
-        wake_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
+      auto spin = std::chrono::microseconds(getenv_int("CPU_SPIN_US", 1000));
+      // kernels of a step come back to back: waiting awake a little while saves the wake-up of a sleeping thread
+      // (tens of microseconds, more on a virtual machine) on the next launch
+      auto until = std::chrono::steady_clock::now() + spin;
+      for (int i = 0; claim_.load() >> 32 == seen; i++) {
+        cpu_relax();
+        if (i % 256 == 0 && std::chrono::steady_clock::now() > until) {
+          std::unique_lock lock(mu_);
+          sleepers_.fetch_add(1);
+          wake_.wait(lock, [&] { return claim_.load() >> 32 != seen; });
+          sleepers_.fetch_sub(1);
+        }
       }
-      drain();
+      seen = claim_.load() >> 32;
+      drain(seen);
     }
   }
 
   std::mutex launch_mu_, mu_;
-  std::condition_variable wake_, finished_;
+  std::condition_variable wake_;
   std::vector<std::thread> workers_;
-  const std::function<void(size_t)>* task_ = nullptr;
-  size_t done_ = 0;
-  std::atomic<size_t> n_{0}, next_{0};  // read by workers outside the lock
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<const std::function<void(size_t)>*> task_{nullptr};
+  std::atomic<size_t> n_{0}, done_{0};
+  std::atomic<int> sleepers_{0};
 };
 
 Pool& pool() {
@@ -78,10 +108,13 @@ size_t cpu_threads() {
   return hw ? hw : 1;
 }
 
-void parallel_for(size_t n, const std::function<void(size_t)>& task) {
+void parallel_for(size_t threads, size_t n, const std::function<void(size_t)>& task) {
   if (n == 0) return;
-  if (n == 1) return task(0);
-  pool().run(n, task);
+  if (threads <= 1 || n == 1) {
+    for (size_t i = 0; i < n; i++) task(i);
+    return;
+  }
+  pool().run(threads, n, task);
 }
 
 }  // namespace tg::runtime

@@ -2,13 +2,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
+#include "runtime/thread_pool.h"
 #include "tg/context.h"
 #include "tg/error.h"
 
@@ -148,6 +152,27 @@ TEST(Runtime, DeviceNames) {
   }
   Context ctx{{"DEV", "nope"}};
   EXPECT_THROW(default_device(), DeviceError);
+}
+
+// Launches back to back (a worker may still be leaving the last one when the next begins), of varying sizes,
+// from two callers at once: every task of every launch runs exactly once, and parallel_for returns only after
+// all of them.
+TEST(Runtime, ThreadPoolRunsEveryTaskOnceAndWaitsForAll) {
+  auto launches = [](size_t threads, int seed) {
+    for (int rep = 0; rep < 2000; rep++) {
+      size_t n = static_cast<size_t>((rep * 7 + seed) % 13);
+      std::vector<std::atomic<int>> runs(n);
+      tg::runtime::parallel_for(threads, n, [&](size_t i) { runs[i].fetch_add(1); });
+      for (size_t i = 0; i < n; i++) ASSERT_EQ(runs[i].load(), 1) << "launch " << rep << " of " << n << " tasks, task " << i;
+    }
+  };
+  for (size_t threads : {1, 2, 4}) launches(threads, 0);
+  std::thread other([&] { launches(3, 5); });
+  launches(2, 1);
+  other.join();
+  // no spinning at all between launches: workers sleep and are woken each time
+  Context ctx{{"CPU_SPIN_US", "0"}};
+  launches(2, 3);
 }
 
 TEST(Context, OverridesNestAndRestore) {
