@@ -53,7 +53,7 @@ int matmul(const Args& args) {
 // The four convolutions of beautiful_mnist at batch B: forward (conv2d) and backward (gradients of the input and
 // the weight, realized together).
 int conv(const Args& args) {
-  int64_t bs = args.get("--batch", 64), reps = args.get("--reps", 3);
+  int64_t bs = args.get("--batch", 64), reps = args.get("--reps", 20);
   struct Layer {
     int64_t cin, cout, k, hw;
   };

@@ -50,7 +50,7 @@ def matmul():
 
 
 def conv():
-  bs, reps = arg("--batch", 64), arg("--reps", 3)
+  bs, reps = arg("--batch", 64), arg("--reps", 20)
   for cin, cout, k, hw in [(1, 32, 5, 28), (32, 32, 5, 24), (32, 64, 3, 10), (64, 64, 3, 8)]:
     x, w = torch.randn(bs, cin, hw, hw), torch.randn(cout, cin, k, k)
     out = hw - k + 1

@@ -24,16 +24,20 @@ struct KernelFacts {
   bool libm = false;                        // an EXP2 or LOG2: libm calls the C compiler keeps scalar
 };
 
-// How far an access moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another constant, or -1
-// when not a constant or when a gate depends on the axis.
+// Whether the access' gate (a padded read) depends on axis a.
+bool gated_along(const KernelFacts& f, const UOp& index, int64_t a) {
+  auto it = f.ranges.find(a);
+  if (it == f.ranges.end() || index.src().size() < 3) return false;
+  std::vector<UOp> gate = index.src(2).toposort();
+  return std::find(gate.begin(), gate.end(), it->second) != gate.end();
+}
+
+// How far an access' address moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another
+// constant, or -1 when not a constant.
 int64_t stride(const KernelFacts& f, const UOp& index, int64_t a) {
   auto it = f.ranges.find(a);
   if (it == f.ranges.end()) return 0;
   const UOp& r = it->second;
-  if (index.src().size() > 2) {
-    std::vector<UOp> gate = index.src(2).toposort();
-    if (std::find(gate.begin(), gate.end(), r) != gate.end()) return -1;
-  }
   const UOp& addr = index.src(1);
   UOp d = uop::simplify(addr.substitute({{r, r + UOp::const_(r.dtype(), 1)}}) - addr);
   return d.is_const() ? const_to_int(d.const_value()) : -1;
@@ -67,12 +71,13 @@ KernelFacts facts(const LoweredKernel& k) {
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
-// or invariant and one at least is contiguous; else 0.
+// (a padded one too: a vector load where every lane is inside, else lane by lane) or invariant and ungated, and
+// one at least is contiguous; else 0.
 int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
   bool unit = false;
   for (const UOp& l : f.loads) {
     int64_t s = stride(f, l, a);
-    if (s != 0 && s != 1) return 0;
+    if (s != 1 && (s != 0 || gated_along(f, l, a))) return 0;
     unit = unit || s == 1;
   }
   if (!unit) return 0;
@@ -114,12 +119,14 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (getenv_int("NOOPT")) return {};
   KernelFacts f = facts(k);
   // the vector axis: one along which every load is contiguous or invariant (one vector load, or a broadcast), the
-  // widest vector first, then one whose stores are contiguous too
+  // widest vector first, then one whose stores are contiguous too, then one without padded loads along it
   int64_t vector_axis = -1, width = 0, best = 0;
   for (int64_t a : f.globals) {
     int64_t n = vector_width(k, f, a);
     bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
-    if (n > 0 && 4 * n + 2 * stores_unit >= best) vector_axis = a, width = n, best = 4 * n + 2 * stores_unit;
+    bool ungated = std::none_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, a); });
+    int64_t score = 4 * n + 2 * stores_unit + ungated;
+    if (n > 0 && score >= best) vector_axis = a, width = n, best = score;
   }
   if (f.reduced.empty()) {
     // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2

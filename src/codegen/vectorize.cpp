@@ -1,7 +1,7 @@
 // The VECTOR opt's lanes as one vector value (tinygrad's float4 loads on the CPU): every value that depends on the
 // lane variable becomes a vector of n elements (float32 math, masks from float32 comparisons, loads of numeric
-// types cast to float32). A load whose address moves by one element per lane is one vector load; any other
-// lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar (the C vector
+// types cast to float32). A load whose address moves by one element per lane is one vector load (a padded one
+// lane by lane where some lane is outside); any other lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar (the C vector
 // extension splats it). Stores are one vector store when contiguous, else n scalar stores. Integer math on the
 // lane only ever feeds addresses and gates, which are rewritten per lane.
 #include <unordered_map>
@@ -59,9 +59,13 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         if (stored_differently(et)) return {};
         const DType vec = et.vec(static_cast<int>(n));
         bool gated = idx.src().size() > 2;
-        if (!(gated && dep[idx.src(2).get()]) && contiguous(idx.src(1), lane, n)) {
+        if (contiguous(idx.src(1), lane, n)) {
           std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
-          if (gated) isrc.push_back(idx.src(2));
+          // a padded read along the lanes keeps a gate per lane (INDEX(buf, addr, gate_0 ... gate_n-1)): the
+          // renderer loads the vector when every lane is inside, else lane by lane
+          if (gated && dep[idx.src(2).get()])
+            for (int64_t l = 0; l < n; l++) isrc.push_back(at_lane(idx.src(2), lane, l));
+          else if (gated) isrc.push_back(idx.src(2));
           out[u.get()] = UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
         } else {  // a gather
           std::vector<UOp> loads;
@@ -128,10 +132,9 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         // of float32 (a mask vector) and casts to float32 have vector forms
         bool compare = u.op() == Ops::CMPLT || u.op() == Ops::CMPNE;
         DType operand = u.src().back().dtype();
-        if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) {
-          if (compare || u.op() == Ops::WHERE || u.op() == Ops::CAST) return {};
-          break;  // index math: rewritten per lane where an address or gate uses it
-        }
+        // anything else is index math, rewritten per lane where an address or gate uses it (a float value or a
+        // store that uses it finds no vector form of it and gives up)
+        if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) break;
         if (!compare && u.dtype() != dtypes::float32) return {};
         if (u.op() == Ops::CAST && stored_differently(operand)) return {};
         std::vector<UOp> src;

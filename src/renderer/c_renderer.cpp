@@ -1,5 +1,6 @@
 #include "renderer/c_renderer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -265,6 +266,26 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
         std::string v = "val" + std::to_string(n_val++), e = val(idx);
+        if (idx.src().size() > 3) {  // a vector with a gate per lane (vectorize): one load when all are set
+          std::string all, t = ctype(u.dtype());
+          std::vector<std::string> seen;
+          for (size_t l = 2; l < idx.src().size(); l++) {
+            std::string g = val(idx.src(l));
+            if (g == "1" || std::find(seen.begin(), seen.end(), g) != seen.end()) continue;
+            seen.push_back(g);
+            all += (all.empty() ? "" : " & ") + g;
+          }
+          if (all.empty()) all = "1";
+          line(t + " " + v + " = (" + t + "){};");
+          line("if (" + all + ") " + v + " = *(" + t + "_u*)&" + e + ";");
+          line("else {");
+          for (size_t l = 2; l < idx.src().size(); l++)
+            line("  if (" + val(idx.src(l)) + ") " + v + "[" + std::to_string(l - 2) + "] = " + val(idx.src(0)) + "[" +
+                 val(idx.src(1)) + " + " + std::to_string(l - 2) + "];");
+          line("}");
+          r[u.get()] = v;
+          break;
+        }
         if (u.dtype().count() > 1) e = "*(" + ctype(u.dtype()) + "_u*)&" + e;  // elements from the index on
         else if (is_half(u.dtype())) e = from_bits(u.dtype(), e), uses_half = true;
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";

@@ -211,6 +211,37 @@ TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
   }
 }
 
+// A padded read along the vector axis (a convolution's zero border) is one vector load where every lane is inside
+// and lane by lane where some are outside: vectors wholly inside, straddling either edge and wholly outside the
+// input all give the values of a plain loop.
+TEST(Opts, PaddedReadsAlongTheVectorKeepTheirValues) {
+  struct Case {
+    int64_t len, pad;
+  };
+  for (Case c : {Case{24, 5}, Case{10, 20}}) {
+    Tensor x = (Tensor::rand({2, 1, 1, c.len}) - 0.5f).realize(), w = Tensor::rand({1, 1, 1, 3}).realize();
+    Tensor y = x.conv2d(w, std::nullopt, 1, 1, 1, {0, c.pad});
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    codegen::LoweredKernel plain = codegen::lower(s.items.back().ast);
+    std::vector<Opt> opts = codegen::choose_opts(plain);
+    ASSERT_FALSE(opts.empty());
+    EXPECT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
+    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
+    std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>(), got = y.to_vector<float>();
+    int64_t out = c.len + 2 * c.pad - 2;
+    ASSERT_EQ(got.size(), static_cast<size_t>(2 * out));
+    for (int64_t b = 0; b < 2; b++)
+      for (int64_t i = 0; i < out; i++) {
+        double want = 0;
+        for (int64_t k = 0; k < 3; k++) {
+          int64_t at = i + k - c.pad;
+          if (at >= 0 && at < c.len) want += double(xs[b * c.len + at]) * ws[k];
+        }
+        ASSERT_NEAR(got[b * out + i], want, 1e-6) << "length " << c.len << " pad " << c.pad << " at " << b << "," << i;
+      }
+  }
+}
+
 // f over xs (padded to whole vectors) must be vectorized by the heuristic and match libm's f in double: within
 // 3 ulp, a subnormal's last bit, and exactly for infinities, zeros and NaN
 void check_vector_math(std::vector<float> xs, const std::function<Tensor(const Tensor&)>& f, double (*want_of)(double)) {
