@@ -2,6 +2,7 @@
 // that BEAM searches a kernel once and then reads its choice from the disk cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -240,6 +241,25 @@ TEST(Opts, PaddedReadsAlongTheVectorKeepTheirValues) {
         ASSERT_NEAR(got[b * out + i], want, 1e-6) << "length " << c.len << " pad " << c.pad << " at " << b << "," << i;
       }
   }
+}
+
+// A padded input broadcast to a vector of output channels (a 3x3 convolution with padding 1, as in a transposed
+// convolution's dx) is read with a compare and a select: the heuristic gives each read two vectors of channels.
+TEST(Opts, PaddedBroadcastsServeTwoVectors) {
+  Tensor x = Tensor::rand({2, 8, 10, 10}).realize(), w = Tensor::rand({32, 8, 3, 3}).realize();
+  Tensor y = x.conv2d(w, std::nullopt, 1, 1, 1, 1);
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+  ASSERT_FALSE(opts.empty());
+  ASSERT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
+  EXPECT_EQ(opts[0].amount, 16);
+  EXPECT_NE(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 2}), opts.end()) << codegen::opts_str(opts);
+  // without padding nothing is gated: one vector of channels
+  Tensor plain = x.conv2d(w);
+  s = schedule::create_schedule({plain.uop()});
+  opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 2}), opts.end()) << codegen::opts_str(opts);
 }
 
 // f over xs (padded to whole vectors) must be vectorized by the heuristic and match libm's f in double: within
