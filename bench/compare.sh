@@ -3,6 +3,7 @@
 # and the ratio (> 1: we are faster).
 #   bench/compare.sh                       every workload at its default size
 #   bench/compare.sh matmul 2048           one workload with tg_bench's arguments
+#   ROUNDS=3 bench/compare.sh conv         tg and torch alternating three times: the median of each side
 # Builds tg_bench (Release, in build/) and installs Debian's python3-torch when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,20 +25,36 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build
 if [ $# -gt 0 ]; then runs=("$*"); else
   runs=("matmul 256" "matmul 512" "matmul 1024" "matmul 2048 --reps 2" "conv" "elementwise" "reduce" "softmax" "mnist_step")
 fi
+# ROUNDS=n: tg and torch alternate n times per workload and each line shows the median of the n medians (on a
+# shared machine the load changes from minute to minute; alternating exposes both sides to the same load)
+ROUNDS=${ROUNDS:-1}
 printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "tg ms" "torch ms" ratio "(GFLOP/s or GB/s: tg / torch)"
 for r in "${runs[@]}"; do
-  # one after the other, never at the same time: both use every core
-  # shellcheck disable=SC2086
-  tg_out=$(./build/bin/tg_bench $r)
-  # shellcheck disable=SC2086
-  torch_out=$("$PY" bench/torch_bench.py $r)
-  paste -d'\n' <(echo "$tg_out") <(echo "$torch_out") | "$PY" -c '
+  tg_out="" torch_out=""
+  for _ in $(seq "$ROUNDS"); do
+    # one after the other, never at the same time: both use every core
+    # shellcheck disable=SC2086
+    tg_out+=$(./build/bin/tg_bench $r)$'\n'
+    # shellcheck disable=SC2086
+    torch_out+=$("$PY" bench/torch_bench.py $r)$'\n'
+  done
+  "$PY" -c '
 import json, sys
-lines = [json.loads(l) for l in sys.stdin if l.strip()]
-for tg, pt in zip(lines[0::2], lines[1::2]):
+def rounds(text):  # per measurement (in order of its first round), the line of each round
+  out = {}
+  for l in text.splitlines():
+    if l.strip():
+      d = json.loads(l)
+      out.setdefault((d["name"], d["shape"]), []).append(d)
+  return out
+def median(ds):  # the line with the median time
+  return sorted(ds, key=lambda d: d["median_ms"])[len(ds) // 2]
+tgs, pts = rounds(sys.argv[1]), rounds(sys.argv[2])
+for key, runs in tgs.items():
+  tg, pt = median(runs), median(pts[key])
   rate = next((k for k in ("gflops", "gbs") if k in tg), None)
   extra = "%.1f / %.1f %s" % (tg[rate], pt[rate], "GFLOP/s" if rate == "gflops" else "GB/s") if rate else ""
   print("%-14s %-34s %12.3f %12.3f %8.3f   %s" % (tg["name"], tg["shape"], tg["median_ms"], pt["median_ms"],
                                                   pt["median_ms"] / tg["median_ms"], extra))
-'
+' "$tg_out" "$torch_out"
 done
