@@ -14,6 +14,11 @@ UOp new_buffer(const std::string& device, DType dtype, int64_t size) {
   return UOp::make(Ops::BUFFER, dtype, {dev}, uop::Arg(std::shared_ptr<const uop::ArgExt>(arg)));
 }
 
+UOp buffer_as_shape(const UOp& buffer, const std::vector<int64_t>& shape) {
+  if (shape.size() == 1 && shape[0] == uop::get_buffer_arg(buffer).size) return buffer;
+  return UOp::make(Ops::RESHAPE, buffer.dtype(), {buffer}, uop::Arg(shape));
+}
+
 runtime::Buffer& buffer_of(const UOp& buffer) {
   return *static_cast<runtime::Buffer*>(uop::get_buffer_arg(buffer).memory.get());
 }

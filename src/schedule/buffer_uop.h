@@ -1,6 +1,7 @@
 // BUFFER nodes and the runtime buffers they own.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "runtime/buffer.h"
 #include "uop/buffer_arg.h"
@@ -9,6 +10,8 @@ namespace tg::schedule {
 
 // A new BUFFER node of `size` elements on `device`; the memory is allocated on first use.
 uop::UOp new_buffer(const std::string& device, DType dtype, int64_t size);
+// How a BUFFER of prod(shape) elements reads as a tensor of `shape`: itself when 1-D, else a RESHAPE of it.
+uop::UOp buffer_as_shape(const uop::UOp& buffer, const std::vector<int64_t>& shape);
 // The runtime buffer a BUFFER node owns.
 runtime::Buffer& buffer_of(const uop::UOp& buffer);
 // The device name of a tensor-level node: the DEVICE source of its BUFFER, CONST or IOTA leaves.

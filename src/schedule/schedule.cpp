@@ -7,6 +7,7 @@
 
 #include "schedule/buffer_uop.h"
 #include "schedule/kernel_ast.h"
+#include "schedule/schedule_cache.h"
 #include "shape/view.h"
 
 namespace tg::schedule {
@@ -15,12 +16,6 @@ using uop::Ops;
 using uop::UOp;
 
 namespace {
-
-// how the buffer reads as a tensor of `shape`
-UOp as_shape(const UOp& buffer, const std::vector<int64_t>& shape) {
-  if (shape.size() == 1 && shape[0] == uop::get_buffer_arg(buffer).size) return buffer;
-  return UOp::make(Ops::RESHAPE, buffer.dtype(), {buffer}, uop::Arg(shape));
-}
 
 // The items reordered to keep fewer buffers alive at once (run_schedule frees each after its last reader): list
 // scheduling over the read-after-write edges that runs next the ready item growing the bytes held the least (its
@@ -69,9 +64,8 @@ std::vector<ScheduleItem> order_for_memory(std::vector<ScheduleItem> items) {
   return out;
 }
 
-}  // namespace
-
-Schedule create_schedule(const std::vector<UOp>& outputs) {
+// The schedule built from scratch: group, then one kernel AST per realized node.
+Schedule build_schedule(const std::vector<UOp>& outputs) {
   Grouping g = group(outputs);
   Schedule s;
   std::unordered_map<const uop::UOpNode*, UOp> buffers;  // realized node -> its new BUFFER
@@ -87,7 +81,7 @@ Schedule create_schedule(const std::vector<UOp>& outputs) {
     int64_t size = shape::prod(u.shape());
     UOp out = new_buffer(*device.at(u.get()), u.dtype(), size);
     buffers[u.get()] = out;
-    s.becomes.push_back({u, as_shape(out, u.shape())});
+    s.becomes.push_back({u, buffer_as_shape(out, u.shape())});
     if (size == 0) continue;  // nothing to compute
     if (u.op() == Ops::COPY) {
       UOp src = plain_buffer(u.src(0));
@@ -101,6 +95,10 @@ Schedule create_schedule(const std::vector<UOp>& outputs) {
   s.items = order_for_memory(std::move(s.items));
   return s;
 }
+
+}  // namespace
+
+Schedule create_schedule(const std::vector<UOp>& outputs) { return cached_schedule(outputs, build_schedule); }
 
 std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
