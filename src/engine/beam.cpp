@@ -1,15 +1,18 @@
 #include "engine/beam.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "engine/realize.h"
 #include "runtime/disk_cache.h"
+#include "runtime/thread_pool.h"
 #include "tg/context.h"
 
 namespace tg::engine {
@@ -36,21 +39,51 @@ std::vector<Opt> parse_opts(const std::string& s) {
   return out;
 }
 
-// best of 3 runs, in seconds; infinity when the candidate cannot be built
-double time_opts(const uop::UOp& ast, const std::vector<Opt>& opts, runtime::Device& device,
-                 const std::vector<runtime::Buffer*>& bufs) {
-  try {
-    std::shared_ptr<CompiledKernel> k = build_kernel(device, codegen::lower(ast, opts), "beam_candidate");
-    double best = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < 3; i++) {
-      auto t0 = std::chrono::steady_clock::now();
-      run_program(*k, bufs);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Every candidate lowered, rendered and compiled, on as many threads as the CPU has (the C compiler's runs are most
+// of a search); each one then loads from the compiler's memory cache. Null for a candidate that cannot be built.
+std::vector<std::shared_ptr<CompiledKernel>> build_all(const uop::UOp& ast, const std::vector<std::vector<Opt>>& cands,
+                                                       runtime::Device& device) {
+  std::vector<std::optional<codegen::LoweredKernel>> lowered(cands.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < cands.size();) {
+      try {
+        lowered[i] = codegen::lower(ast, cands[i]);
+        device.compiler().compile_cached(render_kernel(*lowered[i], "beam_candidate")->rendered.source);
+      } catch (const Error&) {
+        lowered[i].reset();
+      }
     }
-    return best;
-  } catch (const Error&) {
-    return std::numeric_limits<double>::infinity();
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(runtime::cpu_threads(), cands.size()); t++) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  std::vector<std::shared_ptr<CompiledKernel>> out;
+  for (const auto& l : lowered) {
+    try {
+      out.push_back(l ? build_kernel(device, *l, "beam_candidate") : nullptr);
+    } catch (const Error&) {
+      out.push_back(nullptr);
+    }
   }
+  return out;
+}
+
+// The best of 3 runs in seconds, or of 1 when that one is more than twice `best` (a clear loser is not timed
+// again); infinity for a candidate that could not be built.
+double time_kernel(const CompiledKernel* k, const std::vector<runtime::Buffer*>& bufs, double best) {
+  if (!k) return kInf;
+  double t = kInf;
+  for (int i = 0; i < 3; i++) {
+    auto t0 = std::chrono::steady_clock::now();
+    run_program(*k, bufs);
+    t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (t > 2 * best) break;
+  }
+  return t;
 }
 
 // BEAM_CACHE=file: one text file of "<key hash> <opts>" lines, read before the disk cache and appended to after a
@@ -115,30 +148,51 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
     for (int64_t n : {2, 3, 4, 5, 6, 8, 16})
       for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR})
         if (codegen::legal(base, {{op, static_cast<int64_t>(a), n}})) actions.push_back({op, static_cast<int64_t>(a), n});
-  std::vector<Candidate> beam;
-  for (const std::vector<Opt>& start : {std::vector<Opt>{}, codegen::choose_opts(base)})
-    if (std::none_of(beam.begin(), beam.end(), [&](const auto& b) { return b.second == start; }))
-      beam.push_back({time_opts(ast, start, device, bufs), start});
+  auto started = std::chrono::steady_clock::now();
+  double budget = static_cast<double>(getenv_int("BEAM_BUDGET", 60));  // seconds of search per kernel
+  auto over_budget = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > budget; };
+  // the candidates not seen yet, built together and timed one by one against the best so far
+  std::vector<Candidate> seen;
+  double best = kInf;
+  auto time_new = [&](const std::vector<std::vector<Opt>>& cands) {
+    std::vector<std::shared_ptr<CompiledKernel>> built = build_all(ast, cands, device);
+    for (size_t i = 0; i < cands.size(); i++) {
+      seen.push_back({time_kernel(built[i].get(), bufs, best), cands[i]});
+      best = std::min(best, seen.back().first);
+    }
+  };
+  std::vector<std::vector<Opt>> starts{{}};
+  if (std::vector<Opt> h = codegen::choose_opts(base); !h.empty()) starts.push_back(h);
+  time_new(starts);
+  std::vector<Candidate> beam = seen;
   sort_by_time(beam);
   // a kernel this fast has little to gain and would spend far more on compiling candidates than it ever runs
   if (beam.front().first * 1e6 < static_cast<double>(getenv_int("BEAM_MIN_US", 50))) return beam.front().second;
   int debug = static_cast<int>(getenv_int("DEBUG"));
-  for (int round = 0; round < kRounds; round++) {
+  for (int round = 0; round < kRounds && !over_budget(); round++) {
     double best_before = beam.front().first;
-    std::vector<Candidate> next = beam;
+    std::vector<std::vector<Opt>> cands;
     for (const auto& [t, opts] : beam)
       for (const Opt& act : actions) {
         std::vector<Opt> cand = opts;
         cand.push_back(act);
         if (copies(cand) > kMaxCopies || !codegen::legal(base, cand)) continue;
-        if (std::any_of(next.begin(), next.end(), [&](const auto& b) { return b.second == cand; })) continue;
-        next.push_back({time_opts(ast, cand, device, bufs), cand});
+        auto same = [&](const auto& c) { return c == cand; };
+        if (std::any_of(seen.begin(), seen.end(), [&](const Candidate& b) { return b.second == cand; }) ||
+            std::any_of(cands.begin(), cands.end(), same))
+          continue;
+        cands.push_back(cand);
       }
+    size_t first = seen.size();
+    time_new(cands);
+    std::vector<Candidate> next = beam;
+    next.insert(next.end(), seen.begin() + static_cast<int64_t>(first), seen.end());
     sort_by_time(next);
     if (next.size() > static_cast<size_t>(width)) next.resize(static_cast<size_t>(width));
     beam = std::move(next);
     if (debug >= 2)
-      std::fprintf(stderr, "BEAM round %d: %.2f us [%s]\n", round, beam.front().first * 1e6, codegen::opts_str(beam.front().second).c_str());
+      std::fprintf(stderr, "BEAM round %d: %zu candidates, %.2f us [%s]\n", round, cands.size(), beam.front().first * 1e6,
+                   codegen::opts_str(beam.front().second).c_str());
     if (beam.front().first >= best_before) break;
   }
   runtime::disk_cache_put("beam", key, codegen::opts_str(beam.front().second));

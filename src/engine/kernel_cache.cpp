@@ -45,7 +45,7 @@ int64_t count_ops(const std::vector<uop::UOp>& uops) {
 
 }  // namespace
 
-std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
+std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name) {
   auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->opts = codegen::opts_str(lowered.opts);
@@ -63,6 +63,11 @@ std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const code
       break;
     }
   k->rendered = renderer::render_c(k->name, k->uops, parallel);
+  return k;
+}
+
+std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
+  std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name);
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;

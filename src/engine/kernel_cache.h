@@ -31,6 +31,8 @@ struct CompiledKernel {
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
                                                  const std::vector<runtime::Buffer*>* bufs = nullptr);
 
+// A lowered kernel (opts applied) linearized and rendered under `name`, not compiled (no program).
+std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name);
 // A lowered kernel (opts applied) compiled and loaded under `name`, uncached (get_kernel and BEAM's candidates).
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name);
 

@@ -20,16 +20,12 @@ std::string Compiler::compile_cached(const std::string& src) {
       return it->second;
     }
   }
-  std::string binary;
-  if (std::optional<std::string> hit = disk_cache_get(cache_table(), key)) {
-    compile_stats().disk_hits++;
-    binary = std::move(*hit);
-  } else {
-    binary = compile(src);
-    compile_stats().compiled++;
-    disk_cache_put(cache_table(), key, binary);
-  }
+  // outside the lock: several threads may compile at once (BEAM's candidates)
+  std::optional<std::string> hit = disk_cache_get(cache_table(), key);
+  std::string binary = hit ? std::move(*hit) : compile(src);
+  if (!hit) disk_cache_put(cache_table(), key, binary);
   std::lock_guard<std::mutex> lock(mu_);
+  (hit ? compile_stats().disk_hits : compile_stats().compiled)++;
   memory_[key] = binary;
   return binary;
 }

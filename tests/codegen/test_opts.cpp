@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -334,6 +335,23 @@ TEST(Beam, SearchesOnceThenReadsTheDiskCache) {
   std::vector<float> out(n * n);
   bufs[0]->copyout(out.data(), out.size() * 4);
   EXPECT_EQ(out, std::vector<float>(n * n, 16.0f));
+}
+
+TEST(Beam, ABudgetOfZeroSecondsTimesOnlyTheStartingPoints) {
+  // BEAM_BUDGET bounds the seconds of search per kernel: with 0 no round runs, and the choice is the faster of no
+  // opts and the heuristic's (each candidate is built at most twice: compiled, then loaded)
+  std::string dir = ::testing::TempDir() + "tg_beam_budget_cache";
+  Context ctx{{"BEAM_MIN_US", 0}, {"BEAM_BUDGET", 0}, {"XDG_CACHE_HOME", dir}};
+  constexpr int64_t n = 20;
+  uop::UOp ast = matmul_ast(n);
+  codegen::LoweredKernel k = codegen::lower(ast);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  MatmulBuffers m(n, std::vector<std::vector<float>>(3, std::vector<float>(n * n, 1.0f)));
+  int64_t before = builds();
+  std::vector<Opt> got = engine::beam_search(ast, k, cpu, m.bufs, 2);
+  EXPECT_LE(builds() - before, 4);
+  EXPECT_TRUE(got.empty() || got == codegen::choose_opts(k)) << codegen::opts_str(got);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Beam, AShippedCacheFileDecidesWithoutSearching) {
