@@ -4,6 +4,7 @@
 // lane by lane where some lane is outside); any other lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar (the C vector
 // extension splats it). Stores are one vector store when contiguous, else n scalar stores. Integer math on the
 // lane only ever feeds addresses and gates, which are rewritten per lane.
+#include <map>
 #include <unordered_map>
 
 #include "codegen/lower.h"
@@ -32,6 +33,69 @@ bool contiguous(const UOp& addr, const UOp& lane, int64_t n) {
   return true;
 }
 
+// A scalar store of a scatter: buffer, address, value.
+struct Scattered {
+  UOp buffer, addr, value;
+  DType index;  // the INDEX's dtype
+};
+
+// an address as (the rest, constant term)
+std::pair<UOp, int64_t> split_constant(const UOp& addr) {
+  if (addr.op() == Ops::ADD)
+    for (int i : {1, 0})
+      if (addr.src(i).is_const()) return {addr.src(1 - i), const_to_int(addr.src(i).const_value())};
+  if (addr.is_const()) return {UOp(), const_to_int(addr.const_value())};
+  return {addr, 0};
+}
+
+// Scalar stores of the same lane of several vectors to consecutive addresses (a vector of output channels over
+// upcast columns, stored channel-major: each channel's columns are consecutive) joined into one vector store each,
+// of 16, 8 or 4 elements: a transpose of the register block instead of a lane extract and a scalar store per
+// element. The rest stay scalar stores.
+void join_scattered(const std::vector<Scattered>& scattered, std::vector<UOp>& stores) {
+  std::map<std::pair<const uop::UOpNode*, const uop::UOpNode*>, std::map<int64_t, size_t>> runs;
+  for (size_t i = 0; i < scattered.size(); i++) {
+    auto [base, c] = split_constant(scattered[i].addr);
+    runs[{scattered[i].buffer.get(), base.get()}].emplace(c, i);
+  }
+  std::vector<bool> done(scattered.size());
+  for (auto& [key, at] : runs)
+    for (auto it = at.begin(); it != at.end();) {
+      int64_t start = it->first, w = 0;
+      const UOp& lane0 = scattered[it->second].value;
+      // the same lane of n vectors (a column of the register block): a transpose that needs no other shuffles
+      auto joins = [&](int64_t k) {
+        auto next = at.find(start + k);
+        if (next == at.end()) return false;
+        const UOp& v = scattered[next->second].value;
+        return v.op() == Ops::GEP && lane0.op() == Ops::GEP && v.arg() == lane0.arg();
+      };
+      for (int64_t n : {16, 8, 4}) {
+        bool whole = true;
+        for (int64_t k = 1; k < n && whole; k++) whole = joins(k);
+        if (whole) {
+          w = n;
+          break;
+        }
+      }
+      if (w == 0) {
+        ++it;
+        continue;
+      }
+      std::vector<UOp> values;
+      for (int64_t k = 0; k < w; k++) values.push_back(scattered[at.at(start + k)].value), done[at.at(start + k)] = true;
+      const Scattered& first = scattered[it->second];
+      UOp vec = UOp::make(Ops::VECTORIZE, lane0.dtype().vec(static_cast<int>(w)), values);
+      stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, first.index, {first.buffer, first.addr}), vec}));
+      it = at.lower_bound(start + w);
+    }
+  for (size_t i = 0; i < scattered.size(); i++)
+    if (!done[i]) {
+      const Scattered& s = scattered[i];
+      stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, s.index, {s.buffer, s.addr}), s.value}));
+    }
+}
+
 }  // namespace
 
 UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
@@ -43,6 +107,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
     return !dep[u.get()] ? u : it != out.end() ? it->second : UOp();
   };
   std::vector<UOp> stores;
+  std::vector<Scattered> scattered;  // the scalar stores of scatters, joined into vectors at the end
   for (const UOp& u : sink.toposort()) {
     bool d = u == lane;
     for (const UOp& s : u.src()) d = d || dep[s.get()];
@@ -85,8 +150,11 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
                                      {UOp::make(Ops::INDEX, idx.dtype(), {idx.src(0), at_lane(idx.src(1), lane, 0)}), value}));
         } else if (vector_value || dep[idx.get()]) {  // a scatter: one scalar store per lane
           for (int64_t l = 0; l < n; l++) {
-            UOp v = vector_value ? UOp::make(Ops::GEP, dtypes::float32, {value}, uop::Arg(std::vector<int64_t>{l})) : value;
-            stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at_lane(idx, lane, l), v}));
+            UOp v = vector_value ? UOp::make(Ops::GEP, value.dtype().scalar(), {value}, uop::Arg(std::vector<int64_t>{l})) : value;
+            UOp at = at_lane(idx, lane, l);
+            // joined into vector stores at the end when the value is what the buffer holds (no conversion)
+            if (at.src().size() == 2 && v.dtype() == at.src(0).dtype().base()) scattered.push_back({at.src(0), at.src(1), v, at.dtype()});
+            else stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at, v}));
           }
         } else {
           stores.push_back(u.with_src({idx, value}));
@@ -150,6 +218,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         if (u.dtype().is_float()) return {};
     }
   }
+  join_scattered(scattered, stores);
   return UOp::sink(stores);
 }
 

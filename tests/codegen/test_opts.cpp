@@ -170,6 +170,26 @@ TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
   }
 }
 
+TEST(Opts, AScatteredVectorKeepsItsElementType) {
+  // a float64 transpose with the vector across the stored rows: each lane's stores keep float64 (1 + 2^-40 does
+  // not survive a float32), and the same lane of the 4 upcast columns is joined into one vector store
+  std::vector<double> v(16 * 8);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<double>(i) + 0x1p-40;
+  Tensor a = Tensor(v, {16, 8}).realize();
+  schedule::Schedule s = schedule::create_schedule({a.transpose(0, 1).contiguous().uop()});
+  std::vector<Opt> opts{{OptOp::VECTOR, 0, 4}, {OptOp::UPCAST, 1, 4}};
+  codegen::LoweredKernel k = codegen::lower(s.items.at(0).ast, opts);
+  ASSERT_TRUE(k.vectorized);
+  auto kernel = engine::build_kernel(runtime::get_device("CPU"), k, "scatter_f64_test");
+  std::vector<runtime::Buffer*> bufs;
+  for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+  engine::run_program(*kernel, bufs);
+  std::vector<double> got(16 * 8);
+  bufs[0]->copyout(got.data(), got.size() * 8);
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 16; j++) ASSERT_EQ(got[i * 16 + j], v[j * 8 + i]) << i << "," << j;
+}
+
 TEST(Opts, SqrtAndSinAreLibmPerLaneInVectorCode) {
   // the lanes of a vector sqrt or sin call libm one by one: the same values as scalar code, and the kernel's other
   // ops stay vectors (a row sum of sqrt(a) + sin(a))
@@ -261,6 +281,30 @@ TEST(Opts, PaddedBroadcastsServeTwoVectors) {
   opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 2}), opts.end()) << codegen::opts_str(opts);
+}
+
+// A vector of output channels stored NCHW is a scatter (channel stride = the image); the same lane of the upcast
+// columns' vectors goes to consecutive addresses, so each lane's columns are joined into one vector store (a
+// transpose of the register block). Values against a plain loop.
+TEST(Opts, ChannelVectorsStoredChannelMajorAreTransposedIntoVectorStores) {
+  Tensor x = Tensor::randn({2, 1, 12, 12}).realize(), w = Tensor::randn({32, 1, 5, 5}).realize();
+  Tensor y = x.conv2d(w);
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast, codegen::choose_opts(codegen::lower(s.items.back().ast)));
+  ASSERT_TRUE(k.vectorized) << codegen::opts_str(k.opts);
+  std::string src = engine::build_kernel(runtime::get_device("CPU"), k, "join_test")->rendered.source;
+  EXPECT_NE(src.find("_u*)&data0["), std::string::npos) << codegen::opts_str(k.opts) << "\n" << src;
+  std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>(), got = y.to_vector<float>();
+  ASSERT_EQ(got.size(), 2u * 32 * 8 * 8);
+  for (int b = 0; b < 2; b++)
+    for (int c = 0; c < 32; c++)
+      for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+          double want = 0;
+          for (int ky = 0; ky < 5; ky++)
+            for (int kx = 0; kx < 5; kx++) want += double(xs[(b * 12 + i + ky) * 12 + j + kx]) * ws[(c * 5 + ky) * 5 + kx];
+          ASSERT_NEAR(got[((b * 32 + c) * 8 + i) * 8 + j], want, 1e-4) << b << "," << c << "," << i << "," << j;
+        }
 }
 
 // f over xs (padded to whole vectors) must be vectorized by the heuristic and match libm's f in double: within
