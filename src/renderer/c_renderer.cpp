@@ -262,7 +262,18 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         break;
       }
       case Ops::END: depth--, line("}"); break;
-      case Ops::INDEX: r[u.get()] = val(u.src(0)) + "[" + val(u.src(1)) + "]"; break;
+      case Ops::INDEX: {
+        // base + constant as (buffer + base)[constant]: pointer arithmetic, so the compiler sign-extends the base
+        // once and folds each constant into the addressing mode (int math under -fwrapv would be redone per read).
+        // Only for a base and constant >= 0: buffer + base then never points outside the buffer when the read is
+        // in it (C makes such a pointer undefined)
+        const UOp& addr = u.src(1);
+        if (addr.op() == Ops::ADD && addr.src(1).is_const() && !addr.src(0).is_const() && addr.src(0).vmin() >= 0 &&
+            const_to_int(addr.src(1).const_value()) >= 0)
+          r[u.get()] = "(" + val(u.src(0)) + "+" + val(addr.src(0)) + ")[" + val(addr.src(1)) + "]";
+        else r[u.get()] = val(u.src(0)) + "[" + val(addr) + "]";
+        break;
+      }
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
         std::string v = "val" + std::to_string(n_val++), e = val(idx);
