@@ -34,9 +34,9 @@ uop::UOp matmul_ast(int64_t n) {
 TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
   codegen::LoweredKernel k = codegen::lower(matmul_ast(64));
   ASSERT_EQ(k.full_shape, (shape::Shape{64, 64, 64}));
-  // B's rows are contiguous and A does not depend on the column: columns as 16-wide vectors; rows reuse B's loads:
-  // 8 vector accumulators; the k loop unrolled by 4
-  EXPECT_EQ(codegen::choose_opts(k), (std::vector<Opt>{{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}}));
+  // B's rows are contiguous and A does not depend on the column: columns as 16-wide vectors, two of them sharing
+  // each broadcast element of A; rows reuse B's loads: 2 x 8 vector accumulators; the k loop unrolled by 4
+  EXPECT_EQ(codegen::choose_opts(k), (std::vector<Opt>{{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 1, 2}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}}));
   Context noopt{{"NOOPT", 1}};
   EXPECT_TRUE(codegen::choose_opts(k).empty());
 }
@@ -264,47 +264,25 @@ TEST(Opts, PaddedReadsAlongTheVectorKeepTheirValues) {
   }
 }
 
-// A padded input broadcast to a vector of output channels (a 3x3 convolution with padding 1, as in a transposed
-// convolution's dx) is read with a compare and a select: the heuristic gives each read two vectors of channels.
-TEST(Opts, PaddedBroadcastsServeTwoVectors) {
+// A convolution's input is broadcast to a vector of output channels: with a reuse axis to block for, the heuristic
+// gives each broadcast two vectors of channels (padded or not). A column sum has nothing to reuse: its vector axis
+// is copied 8 times instead (independent accumulators).
+TEST(Opts, BroadcastsServeTwoVectorsWhenThereIsReuse) {
   Tensor x = Tensor::rand({2, 8, 10, 10}).realize(), w = Tensor::rand({32, 8, 3, 3}).realize();
-  Tensor y = x.conv2d(w, std::nullopt, 1, 1, 1, 1);
-  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  for (int64_t pad : {1, 0}) {
+    schedule::Schedule s = schedule::create_schedule({x.conv2d(w, std::nullopt, 1, 1, 1, pad).uop()});
+    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+    ASSERT_FALSE(opts.empty());
+    ASSERT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
+    EXPECT_EQ(opts[0].amount, 16);
+    EXPECT_EQ(opts[1], (Opt{OptOp::UPCAST, opts[0].axis, 2})) << "padding " << pad << ": " << codegen::opts_str(opts);
+  }
+  Tensor a = Tensor::rand({64, 256}).realize();
+  schedule::Schedule s = schedule::create_schedule({a.sum(0).uop()});
   std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
   ASSERT_FALSE(opts.empty());
   ASSERT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
-  EXPECT_EQ(opts[0].amount, 16);
-  EXPECT_NE(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 2}), opts.end()) << codegen::opts_str(opts);
-  // without padding nothing is gated: one vector of channels
-  Tensor plain = x.conv2d(w);
-  s = schedule::create_schedule({plain.uop()});
-  opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
-  ASSERT_FALSE(opts.empty());
-  EXPECT_EQ(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 2}), opts.end()) << codegen::opts_str(opts);
-}
-
-// A vector of output channels stored NCHW is a scatter (channel stride = the image); the same lane of the upcast
-// columns' vectors goes to consecutive addresses, so each lane's columns are joined into one vector store (a
-// transpose of the register block). Values against a plain loop.
-TEST(Opts, ChannelVectorsStoredChannelMajorAreTransposedIntoVectorStores) {
-  Tensor x = Tensor::randn({2, 1, 12, 12}).realize(), w = Tensor::randn({32, 1, 5, 5}).realize();
-  Tensor y = x.conv2d(w);
-  schedule::Schedule s = schedule::create_schedule({y.uop()});
-  codegen::LoweredKernel k = codegen::lower(s.items.back().ast, codegen::choose_opts(codegen::lower(s.items.back().ast)));
-  ASSERT_TRUE(k.vectorized) << codegen::opts_str(k.opts);
-  std::string src = engine::build_kernel(runtime::get_device("CPU"), k, "join_test")->rendered.source;
-  EXPECT_NE(src.find("_u*)&data0["), std::string::npos) << codegen::opts_str(k.opts) << "\n" << src;
-  std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>(), got = y.to_vector<float>();
-  ASSERT_EQ(got.size(), 2u * 32 * 8 * 8);
-  for (int b = 0; b < 2; b++)
-    for (int c = 0; c < 32; c++)
-      for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) {
-          double want = 0;
-          for (int ky = 0; ky < 5; ky++)
-            for (int kx = 0; kx < 5; kx++) want += double(xs[(b * 12 + i + ky) * 12 + j + kx]) * ws[(c * 5 + ky) * 5 + kx];
-          ASSERT_NEAR(got[((b * 32 + c) * 8 + i) * 8 + j], want, 1e-4) << b << "," << c << "," << i << "," << j;
-        }
+  EXPECT_NE(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 8}), opts.end()) << codegen::opts_str(opts);
 }
 
 // f over xs (padded to whole vectors) must be vectorized by the heuristic and match libm's f in double: within
