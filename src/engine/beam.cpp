@@ -177,11 +177,8 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
         std::vector<Opt> cand = opts;
         cand.push_back(act);
         if (copies(cand) > kMaxCopies || !codegen::legal(base, cand)) continue;
-        auto same = [&](const auto& c) { return c == cand; };
-        if (std::any_of(seen.begin(), seen.end(), [&](const Candidate& b) { return b.second == cand; }) ||
-            std::any_of(cands.begin(), cands.end(), same))
-          continue;
-        cands.push_back(cand);
+        bool timed = std::any_of(seen.begin(), seen.end(), [&](const Candidate& b) { return b.second == cand; });
+        if (!timed && std::find(cands.begin(), cands.end(), cand) == cands.end()) cands.push_back(cand);
       }
     size_t first = seen.size();
     time_new(cands);

@@ -1,6 +1,7 @@
 #include "runtime/thread_pool.h"
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -28,23 +29,26 @@ class Pool {
  public:
   void run(size_t threads, size_t n, const std::function<void(size_t)>& task) {
     std::lock_guard turn(launch_mu_);  // one launch at a time
-    while (workers_.size() + 1 < threads) workers_.emplace_back([this] { work(); });
+    while (workers_.size() + 1 < threads) workers_.emplace_back([this, id = workers_.size()] { work(id); });
     uint64_t gen = (claim_.load() >> 32) + 1;
     claim_.store(gen << 32 | kClosed);
-    task_.store(&task), n_.store(n), done_.store(0);
+    task_.store(&task), n_.store(n), done_.store(0), helpers_.store(threads - 1);
     claim_.store(gen << 32);
     if (sleepers_.load() > 0) {
       std::lock_guard lock(mu_);
       wake_.notify_all();
     }
-    drain(gen);
+    drain(gen, kCaller);
     // the other threads are running the last tasks: short waits, so spin rather than sleep
     for (int spins = 0; done_.load() < n; spins++) spins < 4096 ? cpu_relax() : std::this_thread::yield();
   }
 
  private:
-  // claim and run tasks of generation `gen` until none is left or a newer launch has begun
-  void drain(uint64_t gen) {
+  static constexpr size_t kCaller = SIZE_MAX;
+
+  // claim and run tasks of generation `gen` until none is left or a newer launch has begun; worker `id` takes part
+  // only when the launch wants that many helpers
+  void drain(uint64_t gen, size_t id) {
     uint64_t s = claim_.load();
     while (s >> 32 == gen) {
       uint64_t i = s & kClosed;
@@ -55,7 +59,7 @@ class Pool {
       }
       const std::function<void(size_t)>* task = task_.load();
       size_t n = n_.load();
-      if (i >= n) return;
+      if (i >= n || (id != kCaller && id >= helpers_.load())) return;
       if (!claim_.compare_exchange_weak(s, s + 1)) continue;  // s reloaded
       (*task)(static_cast<size_t>(i));
       done_.fetch_add(1);
@@ -63,7 +67,7 @@ class Pool {
     }
   }
 
-  void work() {
+  void work(size_t id) {
     uint64_t seen = 0;
     while (true) {
       auto spin = std::chrono::microseconds(getenv_int("CPU_SPIN_US", 1000));
@@ -80,7 +84,7 @@ class Pool {
         }
       }
       seen = claim_.load() >> 32;
-      drain(seen);
+      drain(seen, id);
     }
   }
 
@@ -89,7 +93,7 @@ class Pool {
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> claim_{0};
   std::atomic<const std::function<void(size_t)>*> task_{nullptr};
-  std::atomic<size_t> n_{0}, done_{0};
+  std::atomic<size_t> n_{0}, done_{0}, helpers_{0};
   std::atomic<int> sleepers_{0};
 };
 

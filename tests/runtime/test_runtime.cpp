@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -155,15 +157,22 @@ TEST(Runtime, DeviceNames) {
 }
 
 // Launches back to back (a worker may still be leaving the last one when the next begins), of varying sizes,
-// from two callers at once: every task of every launch runs exactly once, and parallel_for returns only after
-// all of them.
+// from two callers at once: every task of every launch runs exactly once, on at most the threads asked for, and
+// parallel_for returns only after all of them.
 TEST(Runtime, ThreadPoolRunsEveryTaskOnceAndWaitsForAll) {
   auto launches = [](size_t threads, int seed) {
     for (int rep = 0; rep < 2000; rep++) {
       size_t n = static_cast<size_t>((rep * 7 + seed) % 13);
       std::vector<std::atomic<int>> runs(n);
-      tg::runtime::parallel_for(threads, n, [&](size_t i) { runs[i].fetch_add(1); });
+      std::mutex mu;
+      std::set<std::thread::id> ran_on;
+      tg::runtime::parallel_for(threads, n, [&](size_t i) {
+        runs[i].fetch_add(1);
+        std::lock_guard lock(mu);
+        ran_on.insert(std::this_thread::get_id());
+      });
       for (size_t i = 0; i < n; i++) ASSERT_EQ(runs[i].load(), 1) << "launch " << rep << " of " << n << " tasks, task " << i;
+      ASSERT_LE(ran_on.size(), threads) << "launch " << rep;
     }
   };
   for (size_t threads : {1, 2, 4}) launches(threads, 0);
