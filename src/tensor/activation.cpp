@@ -42,7 +42,8 @@ Tensor Tensor::logsigmoid(Loc where) const {
 Tensor Tensor::hardtanh(double min_val, double max_val, Loc where) const { return clip(min_val, max_val, where); }
 Tensor Tensor::gelu(Loc where) const {
   return float_math(*this, where, [](const Tensor& x) {
-    return x * 0.5 * (1.0 + (x * std::sqrt(2.0 / M_PI) * (1.0 + x * x * 0.044715)).tanh());
+    // 0.5 x (1 + tanh(z)) = x sigmoid(2z): fewer ops, and no 1 + tanh cancelling to nothing for large negative z
+    return x * (x * (2 * std::sqrt(2.0 / M_PI)) * (1.0 + x * x * 0.044715)).sigmoid();
   });
 }
 Tensor Tensor::quick_gelu(Loc where) const {
