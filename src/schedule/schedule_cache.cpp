@@ -26,15 +26,15 @@ struct FormNode {
   Arg arg;
   int64_t buffer = -1, size = 0;
   std::vector<uint32_t> src;
-  bool operator==(const FormNode&) const = default;
 };
 
-// A graph read for the cache: its nodes (sources first, as toposort orders them), its BUFFERs in order of first
-// appearance, and its form with a hash of it.
+// A graph read for the cache: its nodes (sources first, as toposort orders them), each node's place among the
+// graph's BUFFERs (-1 for other nodes), the BUFFERs in order of first appearance, and a hash of its form. The form
+// itself is written out only when a schedule is remembered; a lookup compares the nodes with it in place.
 struct Graph {
   std::vector<UOp> nodes, buffers;
+  std::vector<int64_t> slot;
   std::unordered_map<const uop::UOpNode*, uint32_t> index;
-  std::vector<FormNode> form;
   uint64_t hash = 0x736368656475ull;
 };
 
@@ -42,27 +42,41 @@ Graph read_graph(const std::vector<UOp>& outputs) {
   Graph g;
   g.nodes = UOp::sink(outputs).toposort();
   g.index.reserve(g.nodes.size());
-  g.form.reserve(g.nodes.size());
   for (const UOp& u : g.nodes) {
-    FormNode f{u.op(), u.dtype(), Arg(), -1, 0, {}};
-    if (u.op() == Ops::BUFFER) {
-      f.buffer = static_cast<int64_t>(g.buffers.size()), f.size = uop::get_buffer_arg(u).size;
-      g.buffers.push_back(u);
-    } else {
-      f.arg = u.arg();
-    }
-    uint64_t h = uop::hash_mix(uop::hash_mix(static_cast<uint64_t>(f.op), static_cast<uint64_t>(f.dtype.count())),
-                               static_cast<uint64_t>(f.dtype.scalar_type()));
-    h = uop::hash_mix(h, f.buffer < 0 ? f.arg.hash() : uop::hash_mix(static_cast<uint64_t>(f.buffer), static_cast<uint64_t>(f.size)));
-    for (const UOp& s : u.src()) {
-      f.src.push_back(g.index.at(s.get()));
-      h = uop::hash_mix(h, f.src.back());
-    }
+    bool buffer = u.op() == Ops::BUFFER;
+    g.slot.push_back(buffer ? static_cast<int64_t>(g.buffers.size()) : -1);
+    if (buffer) g.buffers.push_back(u);
+    uint64_t h = uop::hash_mix(uop::hash_mix(static_cast<uint64_t>(u.op()), static_cast<uint64_t>(u.dtype().count())),
+                               static_cast<uint64_t>(u.dtype().scalar_type()));
+    h = uop::hash_mix(h, buffer ? uop::hash_mix(static_cast<uint64_t>(g.slot.back()), static_cast<uint64_t>(uop::get_buffer_arg(u).size))
+                                : u.arg().hash());
+    for (const UOp& s : u.src()) h = uop::hash_mix(h, g.index.at(s.get()));
     g.hash = uop::hash_mix(g.hash, h);
-    g.index.emplace(u.get(), static_cast<uint32_t>(g.form.size()));
-    g.form.push_back(std::move(f));
+    g.index.emplace(u.get(), static_cast<uint32_t>(g.index.size()));
   }
   return g;
+}
+
+// node i of g as a FormNode: a BUFFER as its slot and size, any other node with its arg
+FormNode form_node(const Graph& g, size_t i) {
+  const UOp& u = g.nodes[i];
+  FormNode f{u.op(), u.dtype(), g.slot[i] < 0 ? u.arg() : Arg(), g.slot[i], g.slot[i] < 0 ? 0 : uop::get_buffer_arg(u).size, {}};
+  for (const UOp& s : u.src()) f.src.push_back(g.index.at(s.get()));
+  return f;
+}
+
+// whether g has the form `form`, node by node, without copying its args
+bool has_form(const Graph& g, const std::vector<FormNode>& form) {
+  if (form.size() != g.nodes.size()) return false;
+  for (size_t i = 0; i < form.size(); i++) {
+    const UOp& u = g.nodes[i];
+    const FormNode& f = form[i];
+    if (u.op() != f.op || u.dtype() != f.dtype || g.slot[i] != f.buffer || u.src().size() != f.src.size()) return false;
+    if (f.buffer < 0 ? !(u.arg() == f.arg) : uop::get_buffer_arg(u).size != f.size) return false;
+    for (size_t j = 0; j < f.src.size(); j++)
+      if (g.index.at(u.src(j).get()) != f.src[j]) return false;
+  }
+  return true;
 }
 
 // A schedule with its buffers as slots: one of the graph's buffers (by place) or one the schedule creates. It holds
@@ -110,7 +124,7 @@ std::optional<Template> make_template(const Graph& g, const Schedule& s) {
     }
     t.items.push_back(std::move(item));
   }
-  t.form = g.form;
+  for (size_t i = 0; i < g.nodes.size(); i++) t.form.push_back(form_node(g, i));
   return t;
 }
 
@@ -151,7 +165,7 @@ Schedule cached_schedule(const std::vector<UOp>& outputs, const std::function<Sc
     std::lock_guard lock(cache_mu);
     if (auto it = cache().find(g.hash); it != cache().end())
       for (const auto& t : it->second)
-        if (t->form == g.form) hit = t;
+        if (has_form(g, t->form)) hit = t;
     stats.hits += hit != nullptr;
   }
   if (hit) return instantiate(*hit, g);
