@@ -443,8 +443,9 @@ class Tensor {
   Tensor mse(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
   Tensor l1(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
 
-  // Training mode (tinygrad's Tensor.training), read by dropout; set it with tg::TrainGuard.
-  static bool training;
+  // Training mode (tinygrad's Tensor.training), read by dropout and batchnorm; set it with tg::TrainGuard. Per
+  // thread, as PyTorch's: a guard in one thread leaves the others alone, and a new thread starts with it off.
+  static thread_local bool training;
 
   // ---- autograd ----
   // Gradients are computed on the lazy graph when asked for, one rule per primitive, so every method above is
@@ -461,8 +462,8 @@ class Tensor {
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient = std::nullopt,
                                Loc where = Loc::current()) const;
   Tensor detach(Loc where = Loc::current()) const;  // the same values, with no gradient flowing back
-  // While set (tg::NoGradGuard), new tensors are detached from the graph.
-  static bool no_grad;
+  // While set (tg::NoGradGuard), new tensors are detached from the graph. Per thread, as PyTorch's grad mode.
+  static thread_local bool no_grad;
 
   Tensor contiguous(Loc where = Loc::current()) const;
   // the same value; backward() realizes its gradient as a contiguous buffer in this tensor's shape (tinygrad's)

@@ -26,9 +26,9 @@ bool is_realized_form(const UOp& u) {
 }
 
 UOp plain_buffer(const UOp& u) {
-  if (u.op() == Ops::BUFFER) return u;
-  if (u.op() == Ops::RESHAPE && u.src(0).op() == Ops::BUFFER) return u.src(0);
-  return {};
+  const UOp* n = &u;  // reshapes keep the order, DETACH the value (every value made under NoGradGuard is one)
+  while (n->op() == Ops::RESHAPE || n->op() == Ops::DETACH) n = &n->src(0);
+  return n->op() == Ops::BUFFER ? *n : UOp();
 }
 
 namespace {

@@ -7,7 +7,7 @@ namespace tg {
 
 using tensor::shape_str;
 
-bool Tensor::training = false;
+thread_local bool Tensor::training = false;
 
 Tensor Tensor::dropout(double p, Loc where) const {
   if (!(p >= 0 && p <= 1)) throw ArgumentError("dropout", "p must be in [0, 1], got " + std::to_string(p), where);

@@ -19,7 +19,7 @@ namespace tg {
 using uop::Ops;
 using uop::UOp;
 
-bool Tensor::no_grad = false;
+thread_local bool Tensor::no_grad = false;
 
 namespace {
 
