@@ -512,8 +512,9 @@ class Tensor {
     return Tensor(v, promote_with_scalar(dtype(), k), device(), where);
   }
 
-  // The lazy graph (the UOp this tensor is). For looking inside; not part of the stable API.
-  const uop::UOp& uop() const;
+  // The lazy graph (the UOp this tensor is now: a realize replaces it by its buffer). For looking inside; not part
+  // of the stable API.
+  uop::UOp uop() const;
   explicit Tensor(const uop::UOp& u);
 
  private:
@@ -529,6 +530,7 @@ class Tensor {
     else if constexpr (sizeof(T) > 4) return std::is_signed_v<T> ? dtypes::int64 : dtypes::uint64;
     else return dtypes::default_int;
   }
+  const detail::TensorImpl& impl() const;  // throws for an empty handle
   void copy_to_host(void* out, DType as) const;
   void check_single(Loc where) const;
   std::shared_ptr<detail::TensorImpl> impl_;

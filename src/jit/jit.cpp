@@ -9,6 +9,7 @@
 #include "tg/jit.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -59,8 +60,17 @@ std::string sig_str(const Signature& s) { return tensor::shape_str(s.shape) + " 
 
 }  // namespace
 
+// Set while a call runs. reset() moves a fresh state in during a call: the flag stays as it is.
+struct BusyFlag {
+  std::atomic<bool> on{false};
+  BusyFlag() = default;
+  BusyFlag(BusyFlag&&) noexcept {}
+  BusyFlag& operator=(BusyFlag&&) noexcept { return *this; }
+};
+
 struct JitState {
   JitFunction::Fn fn;
+  BusyFlag busy;
   int calls = 0;
   std::vector<Signature> signature;
   bool captured = false;
@@ -199,10 +209,12 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   std::map<std::pair<const uop::UOpNode*, const uop::UOpNode*>, size_t> tracked_of;
   for (auto& [weak, graph_before] : before) {
     std::shared_ptr<TensorImpl> t = weak.lock();
-    if (!t || (t->uop == graph_before && !base_buffer(graph_before))) continue;  // gone, or lazy and left alone
-    UOp a = base_buffer(graph_before), b = base_buffer(t->uop);
+    if (!t) continue;  // gone
+    UOp graph_after = t->uop();
+    if (graph_after == graph_before && !base_buffer(graph_before)) continue;  // lazy and left alone
+    UOp a = base_buffer(graph_before), b = base_buffer(graph_after);
     if (!b)
-      throw ArgumentError("TinyJit", "the function left a tensor of shape " + tensor::shape_str(t->uop.shape()) +
+      throw ArgumentError("TinyJit", "the function left a tensor of shape " + tensor::shape_str(t->shape) +
                                          " (made at " + t->created.str() + ") with an update it did not realize; realize "
                                          "everything it assigns, or the replays will not update it", where);
     if (!a) continue;  // a lazy tensor the function realized: the kernels compute it again on every replay
@@ -214,7 +226,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
                                          "; inputs are read-only (return the new value instead)", where);
     }
     auto [it, fresh] = tracked_of.emplace(std::make_pair(a.get(), b.get()), tracked.size());
-    if (fresh) tracked.push_back({{}, graph_before, t->uop, slot(a), slot(b)});
+    if (fresh) tracked.push_back({{}, graph_before, graph_after, slot(a), slot(b)});
     tracked[it->second].tensors.push_back(t);
   }
 
@@ -259,17 +271,17 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
     for (auto& w : tr.tensors)
       if ((t = w.lock())) break;
     if (!t) continue;  // nobody can see it any more
-    if (t->uop == tr.after) {
+    if (t->uop() == tr.after) {
       if (tr.updated()) swap.push_back(&tr);
       continue;
     }
     // changed outside the function (a new learning rate, load_state_dict): read it from where it is now
     handle(t).realize();
-    UOp now_buf = base_buffer(t->uop), a = slots[tr.slot_before], b = slots[tr.slot_after];
-    if (!now_buf || (tr.before.substitute({{a, now_buf}}) != t->uop && tr.after.substitute({{b, now_buf}}) != t->uop))
+    UOp now = t->uop(), now_buf = base_buffer(now), a = slots[tr.slot_before], b = slots[tr.slot_after];
+    if (!now_buf || (tr.before.substitute({{a, now_buf}}) != now && tr.after.substitute({{b, now_buf}}) != now))
       throw ArgumentError("TinyJit", "a tensor the function uses (made at " + t->created.str() + ") changed from shape " +
                                          tensor::shape_str(tr.after.shape()) + " " + tr.after.dtype().name() + " to " +
-                                         tensor::shape_str(t->uop.shape()) + " " + t->uop.dtype().name() +
+                                         tensor::shape_str(t->shape) + " " + t->dtype.name() +
                                          " since the capture; call reset() on the TinyJit", where);
     cur[tr.slot_before] = &schedule::buffer_of(now_buf);
     moved.emplace_back(a, now_buf);
@@ -287,7 +299,7 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
   }
   for (Tracked* tr : repoint)
     for (auto& w : tr->tensors)
-      if (auto t = w.lock()) t->uop = tr->after;  // the kernels wrote the new value into B
+      if (auto t = w.lock()) t->set_uop(tr->after);  // the kernels wrote the new value into B
   std::vector<Tensor> out;
   for (const UOp& o : outputs) out.push_back(Tensor(moved.empty() ? o : o.substitute(moved)));
   return out;
@@ -302,6 +314,15 @@ JitFunction& JitFunction::operator=(JitFunction&&) noexcept = default;
 
 std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, SourceLocation where) {
   detail::JitState& s = *state_;
+  // one call at a time: a replay swaps buffers that a second call would read half swapped
+  if (s.busy.on.exchange(true))
+    throw ArgumentError("TinyJit", "called while a call of the same TinyJit is running (from another thread, or from "
+                                   "inside its own function): a TinyJit runs one call at a time", where);
+  struct Done {
+    std::atomic<bool>& busy;
+    ~Done() { busy = false; }
+  } done{s.busy.on};
+  auto lock = detail::realize_lock();  // a capture compares every live tensor before and after: no realize between
   if (engine::capturing())
     throw ArgumentError("TinyJit", "called while another TinyJit captures: nested TinyJits are not supported", where);
   s.check_signature(inputs, where);

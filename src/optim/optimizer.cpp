@@ -11,7 +11,7 @@ Optimizer::Optimizer(const std::vector<Tensor>& all, double lr, SourceLocation w
   std::unordered_set<const void*> seen;  // a tensor listed twice is updated once
   for (const Tensor& t : all) {
     if (!t.defined()) throw ArgumentError("Optimizer", "an empty Tensor handle among the parameters", where);
-    if (!seen.insert(&t.uop()).second) continue;
+    if (!seen.insert(t.uop().get()).second) continue;
     (t.requires_grad() ? params : buffers).push_back(t);
   }
   if (params.empty()) throw ArgumentError("Optimizer", "no parameter requires a gradient (call requires_grad_() on them)", where);

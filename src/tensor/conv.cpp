@@ -49,7 +49,7 @@ Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<in
   Shape keep(x.shape().begin(), x.shape().begin() + static_cast<int64_t>(lead));
   std::vector<int64_t> i(x.shape().end() - static_cast<int64_t>(n), x.shape().end()), o(n);
   for (size_t j = 0; j < n; j++) {
-    if (d[j] * (k[j] - 1) + 1 > i[j])
+    if (static_cast<__int128>(d[j]) * (k[j] - 1) + 1 > i[j])  // in 128 bits: any positive sizes are legal arguments
       throw ShapeError(op, "the window (kernel " + tensor::list_str(k) + ", dilation " + tensor::list_str(d) + ") is larger than the input " +
                                shape_str(x.shape()), where);
     o[j] = ceildiv(i[j] - d[j] * (k[j] - 1), s[j]);
@@ -266,6 +266,7 @@ struct PoolArgs {
 
 PoolArgs pool_args(const Tensor& x, const Ints& kernel, const std::optional<Ints>& stride, const Ints& dilation, const Ints& padding,
                    const char* op, SourceLocation where) {
+  if (kernel.values().empty()) throw ArgumentError(op, "kernel_size is empty: a pool needs at least one window dimension", where);
   size_t n = kernel.values().size() == 1 ? 2 : kernel.values().size();
   if (x.ndim() < static_cast<int64_t>(n))
     throw ShapeError(op, "input " + shape_str(x.shape()) + " has fewer dimensions than the kernel " + tensor::list_str(kernel.values()), where);
@@ -275,8 +276,13 @@ PoolArgs pool_args(const Tensor& x, const Ints& kernel, const std::optional<Ints
   a.d = per_dim(dilation, n, "dilation", op, where);
   check_positive(a.k, "kernel_size", op, where), check_positive(a.s, "stride", op, where), check_positive(a.d, "dilation", op, where);
   a.pads = pads_of(padding, n, op, where);
+  for (size_t j = 0; j < n; j++)  // a window no tensor can hold (so that the size math below stays in int64)
+    if (static_cast<__int128>(a.d[j]) * (a.k[j] - 1) + 1 > tensor::kMaxElements)
+      throw ShapeError(op, "the window (kernel " + tensor::list_str(a.k) + ", dilation " + tensor::list_str(a.d) +
+                               ") is larger than any input " + shape_str(x.shape()), where);
   for (size_t j = 0; j < n; j++)
-    if (a.pads[j].first < 0 || a.pads[j].second < 0 || 2 * std::max(a.pads[j].first, a.pads[j].second) > a.d[j] * (a.k[j] - 1) + 1)
+    if (a.pads[j].first < 0 || a.pads[j].second < 0 ||
+        2 * static_cast<__int128>(std::max(a.pads[j].first, a.pads[j].second)) > static_cast<__int128>(a.d[j]) * (a.k[j] - 1) + 1)
       throw ArgumentError(op, "padding should be at most half the window (kernel " + tensor::list_str(a.k) + ")", where);
   return a;
 }

@@ -17,8 +17,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
   check_shape(shape, "empty", where);
   check_value_dtype(dtype, "empty", where);
   std::string dev = tensor::resolve_device(device);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = tensor::prod(shape);
   UOp buf = schedule::new_buffer(dev, dtype, n);
   return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
@@ -42,12 +41,17 @@ Tensor Tensor::arange(double stop, Loc where) { return arange(0, stop, 1, std::n
 Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype, const std::string& device,
                       Loc where) {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
-    throw ArgumentError("arange", "needs finite start, stop and a nonzero step (got " + std::to_string(start) + ", " +
-                                      std::to_string(stop) + ", " + std::to_string(step) + ")", where);
+    throw ArgumentError("arange", "needs finite start, stop and a nonzero step (got " + tensor::num_str(start) + ", " +
+                                      tensor::num_str(stop) + ", " + tensor::num_str(step) + ")", where);
   bool integral = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   DType dt = dtype.value_or(integral ? dtypes::default_int : dtypes::default_float);
   check_value_dtype(dt, "arange", where);
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+  double count = std::ceil((stop - start) / step);  // checked as a double: the cast of a larger one is undefined
+  if (count > static_cast<double>(tensor::kMaxElements))
+    throw ArgumentError("arange", "needs at most 2^60 elements, got " + tensor::num_str(count) + " (start " +
+                                      tensor::num_str(start) + ", stop " + tensor::num_str(stop) + ", step " +
+                                      tensor::num_str(step) + ")", where);
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   std::string dev = tensor::resolve_device(device);
   DType idt = n > INT32_MAX ? dtypes::int64 : dtypes::int32;
   Tensor x = tensor::wrap(UOp::make(Ops::IOTA, idt, {tensor::device_uop(dev)}, uop::Arg(n)), dev).cast(dt, where);
@@ -56,14 +60,16 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   return x;
 }
 
-Tensor Tensor::eye(int64_t n, int64_t m, DType dtype, const std::string& device, Loc where) {
+Tensor Tensor::eye(int64_t n, int64_t m, DType dtype, const std::string& device, Loc where) try {
   if (m == -1) m = n;
   if (n < 0 || m < 0)
     throw ArgumentError("eye", "needs non-negative sizes, got (" + std::to_string(n) + ", " + std::to_string(m) + ")", where);
   check_value_dtype(dtype, "eye", where);
   Tensor row = arange(0, static_cast<double>(n), 1, dtypes::int32, device, where).reshape({n, 1});
   Tensor col = arange(0, static_cast<double>(m), 1, dtypes::int32, device, where).reshape({1, m});
-  return (row == col).cast(dtype, where);
+  return row.eq(col, where).cast(dtype, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "eye", where);
 }
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, const std::string& device, Loc where) {

@@ -60,6 +60,7 @@ Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, Sour
       o = s[i];
     }
   }
+  tensor::checked_numel(out, op, where);
   return out;
 }
 

@@ -165,7 +165,7 @@ Tensor& Tensor::requires_grad_(bool on, Loc where) {
   if (on) {
     std::vector<UOp> nodes = uop().toposort();
     if (std::none_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::BUFFER; }))
-      impl_->uop = contiguous(where).realize().uop();
+      impl_->set_uop(contiguous(where).realize().uop());
   }
   impl_->requires_grad = on;
   return *this;

@@ -263,7 +263,7 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
   if (x.device() != device()) throw ArgumentError("assign", "value on " + x.device() + " for a tensor on " + device(), where);
   // lazy: this tensor's graph becomes x's, which may read this tensor's old value (buffers are never written in
   // place); CONTIGUOUS gives it a buffer of its own when realized, even when x is a constant
-  impl_->uop = x.cast(dtype(), where).contiguous(where).uop();
+  impl_->set_uop(x.cast(dtype(), where).contiguous(where).uop());
   return *this;
 }
 

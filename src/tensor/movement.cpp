@@ -54,16 +54,20 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t nd
 Tensor Tensor::reshape(const Shape& new_shape, Loc where) const {
   Shape s = new_shape;
   int64_t known = 1, infer = -1;
+  bool over = false;  // a product past int64 cannot be this tensor's element count, unless a 0 comes later
   for (size_t i = 0; i < s.size(); i++) {
     if (s[i] == -1) {
       if (infer >= 0) throw ShapeError("reshape", "only one dimension can be -1 in " + shape_str(new_shape), where);
       infer = static_cast<int64_t>(i);
     } else if (s[i] < 0) {
       throw ShapeError("reshape", "negative dimension in " + shape_str(new_shape), where);
-    } else {
-      known *= s[i];
+    } else if (s[i] == 0) {
+      known = 0, over = false;
+    } else if (known != 0) {
+      over = over || __builtin_mul_overflow(known, s[i], &known);
     }
   }
+  if (over) throw ShapeError("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape), where);
   if (infer >= 0) {
     if (known == 0 || numel() % known != 0)
       throw ShapeError("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape), where);
@@ -125,11 +129,13 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, doub
   bool any_cut = false, any_grow = false;
   for (int64_t i = 0; i < ndim(); i++) {
     auto [b, a] = padding[i];
-    int64_t begin = b < 0 ? -b : 0, end = shape()[i] - (a < 0 ? -a : 0);
-    if (begin > end)
-      throw ShapeError("pad", "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") removes more than the " +
+    // in 128 bits: any int64 amounts are legal arguments; the size they give is checked when the tensor is made
+    __int128 begin = b < 0 ? -static_cast<__int128>(b) : 0, end = shape()[i] - (a < 0 ? -static_cast<__int128>(a) : 0);
+    if (begin > end || static_cast<__int128>(shape()[i]) + std::max<int64_t>(b, 0) + std::max<int64_t>(a, 0) > INT64_MAX)
+      throw ShapeError("pad", "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") " +
+                                  (begin > end ? "removes more than the " : "is too large for the ") +
                                   std::to_string(shape()[i]) + " elements of axis " + std::to_string(i), where);
-    cut.push_back({begin, end});
+    cut.push_back({static_cast<int64_t>(begin), static_cast<int64_t>(end)});
     grow.push_back({std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
     any_cut = any_cut || begin != 0 || end != shape()[i];
     any_grow = any_grow || grow.back().first || grow.back().second;

@@ -28,6 +28,7 @@ RngState& rng() {
 
 // This call's key on `dev` (a realized 2-element buffer), advancing the device's call number for the next call.
 Tensor next_key(const std::string& dev) {
+  auto realizing = detail::realize_lock();  // taken first, as a TinyJit call that draws numbers takes them
   std::lock_guard lock(rng().mu);
   auto it = rng().keys.find(dev);
   if (it == rng().keys.end())
@@ -69,8 +70,7 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, 
   tensor::check_shape(shape, "rand", where);
   tensor::check_value_dtype(dtype, "rand", where);
   if (!dtype.is_float()) throw DTypeError("rand", "needs a float dtype, not " + dtype.name(), where);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = tensor::prod(shape);
   if (n > UINT32_MAX) throw ArgumentError("rand", "at most 2^32 numbers per call, asked for " + std::to_string(n), where);
   std::string dev = tensor::resolve_device(device);
   if (n == 0) return Tensor::zeros(shape, dtype, dev, where);
@@ -85,7 +85,8 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, 
 
 namespace {
 
-void check_float(DType dt, const char* op, SourceLocation where) {
+void check_float(const Shape& shape, DType dt, const char* op, SourceLocation where) {
+  tensor::check_shape(shape, op, where);
   tensor::check_value_dtype(dt, op, where);
   if (!dt.is_float()) throw DTypeError(op, "needs a float dtype, not " + dt.name(), where);
 }
@@ -93,6 +94,7 @@ void check_float(DType dt, const char* op, SourceLocation where) {
 // fan_in of a weight shape (out, in, k...): prod(shape[1:])
 double fan_in(const Shape& shape, const char* op, SourceLocation where) {
   if (shape.size() < 2) throw ShapeError(op, "needs a weight shape of at least 2 dimensions, got " + tensor::shape_str(shape), where);
+  tensor::check_shape(shape, op, where);
   return static_cast<double>(tensor::prod(Shape(shape.begin() + 1, shape.end())));
 }
 
@@ -102,13 +104,14 @@ Tensor Tensor::rand_like(std::optional<DType> dt, Loc where) const { return rand
 Tensor Tensor::randn_like(std::optional<DType> dt, Loc where) const { return randn(shape(), dt.value_or(dtype()), device(), where); }
 
 Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device, Loc where) {
-  check_float(dtype, "randn", where);
+  check_float(shape, dtype, "randn", where);
   // Box-Muller: sqrt(-2 ln(1 - u1)) * cos(2 pi u2), in float32
   Tensor u1 = rand(shape, dtypes::float32, device, where), u2 = rand(shape, dtypes::float32, device, where);
   return ((1.0 - u1).log() * -2.0).sqrt().mul((u2 * (2 * M_PI)).cos(), where).cast(dtype, where);
 }
 
 Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype, const std::string& device, Loc where) {
+  tensor::check_shape(shape, "randint", where);
   tensor::check_value_dtype(dtype, "randint", where);
   if (!dtype.is_int()) throw DTypeError("randint", "needs an integer dtype, not " + dtype.name(), where);
   if (low >= high)
@@ -119,16 +122,17 @@ Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtyp
 }
 
 Tensor Tensor::normal(const Shape& shape, double mean, double std, DType dtype, const std::string& device, Loc where) {
-  check_float(dtype, "normal", where);
+  check_float(shape, dtype, "normal", where);
   return (randn(shape, dtypes::float32, device, where) * std + mean).cast(dtype, where);
 }
 
 Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device, Loc where) {
-  check_float(dtype, "uniform", where);
+  check_float(shape, dtype, "uniform", where);
   return (rand(shape, dtypes::float32, device, where) * (high - low) + low).cast(dtype, where);
 }
 
 Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device, Loc where) try {
+  tensor::check_shape(shape, "scaled_uniform", where);
   double n = static_cast<double>(tensor::prod(shape));
   return uniform(shape, -1, 1, dtype, device, where).mul(1 / std::sqrt(std::max(n, 1.0)), where);
 } catch (const Error& e) {

@@ -87,6 +87,7 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
   for (int64_t a : ax) empty = empty || out[a] == 0, out[a] = 1;
   for (int64_t i = 0; i < x.ndim(); i++)
     if (std::find(ax.begin(), ax.end(), i) == ax.end()) squeezed.push_back(x.shape()[i]);
+  if (empty) tensor::checked_numel(out, name, where);  // reducing an empty axis can make (2^62, 0) into 2^62 values
   Tensor r;
   if (ax.empty()) {
     r = x;

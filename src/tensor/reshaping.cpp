@@ -79,8 +79,9 @@ Tensor Tensor::repeat(const Shape& repeats, Loc where) const {
   for (size_t i = 0; i < base.size(); i++) {
     spread.insert(spread.end(), {1, base[i]});
     tiled.insert(tiled.end(), {repeats[i], base[i]});
-    out.push_back(repeats[i] * base[i]);
   }
+  tensor::checked_numel(tiled, "repeat", where);  // before the products below, which it keeps in range
+  for (size_t i = 0; i < base.size(); i++) out.push_back(repeats[i] * base[i]);
   return reshape(spread, where).expand(tiled, where).reshape(out, where);
 }
 
@@ -91,6 +92,7 @@ Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim, Lo
   if (ndim() == 0) return reshape({1}, where).repeat_interleave(repeats, 0, where);
   Shape big = unsqueeze(d + 1, where).shape();
   big[d + 1] = repeats;
+  tensor::checked_numel(big, "repeat_interleave", where);
   return unsqueeze(d + 1, where).expand(big, where).flatten(d, d + 1, where);
 }
 

@@ -49,11 +49,13 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
   tensor::rethrow_in(e, "topk", where);
 }
 
-Tensor Tensor::randperm(int64_t n, DType dtype, const std::string& device, Loc where) {
+Tensor Tensor::randperm(int64_t n, DType dtype, const std::string& device, Loc where) try {
   if (n < 0) throw ArgumentError("randperm", "needs n >= 0, got " + std::to_string(n), where);
   tensor::check_value_dtype(dtype, "randperm", where);
   // the order that sorts n random numbers (stable, so even equal draws give a permutation)
   return rand({n}, dtypes::float32, device, where).argsort(0, false, where).cast(dtype, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "randperm", where);
 }
 
 }  // namespace tg

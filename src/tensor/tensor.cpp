@@ -1,6 +1,9 @@
 // The Tensor handle: the registry of live tensors, properties, host data in and out, realize.
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <unordered_map>
 
 #include "engine/realize.h"
@@ -26,7 +29,8 @@ std::mutex& registry_mutex() {
 TensorImpl* registry_head = nullptr;
 }  // namespace
 
-TensorImpl::TensorImpl(UOp u, std::string dev, SourceLocation where) : uop(std::move(u)), device(std::move(dev)), created(where) {
+TensorImpl::TensorImpl(UOp u, std::string dev, SourceLocation where)
+    : shape(u.shape()), dtype(u.dtype()), device(std::move(dev)), created(where), uop_(std::move(u)) {
   std::lock_guard lock(registry_mutex());
   next = registry_head;
   if (next) next->prev = this;
@@ -45,13 +49,17 @@ SavedGraphs apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
   if (becomes.empty()) return saved;
   std::lock_guard lock(registry_mutex());
   for (TensorImpl* t = registry_head; t; t = t->next) {
-    if (schedule::is_realized_form(t->uop)) continue;
-    UOp now = t->uop.substitute(becomes);
-    if (now == t->uop) continue;
-    saved.emplace_back(t, std::move(t->uop));
-    t->uop = std::move(now);
+    UOp before = t->uop();
+    if (schedule::is_realized_form(before)) continue;
+    UOp now = before.substitute(becomes);
+    if (now != before) saved.emplace_back(t, t->set_uop(std::move(now)));
   }
   return saved;
+}
+
+std::unique_lock<std::recursive_mutex> realize_lock() {
+  static std::recursive_mutex* m = new std::recursive_mutex();  // never destroyed, as the registry's
+  return std::unique_lock(*m);
 }
 
 void restore_graphs(const SavedGraphs& saved) {
@@ -59,13 +67,13 @@ void restore_graphs(const SavedGraphs& saved) {
   std::unordered_map<TensorImpl*, const UOp*> before;
   for (const auto& [t, u] : saved) before[t] = &u;
   for (TensorImpl* t = registry_head; t; t = t->next)  // only tensors still alive
-    if (auto it = before.find(t); it != before.end()) t->uop = *it->second;
+    if (auto it = before.find(t); it != before.end()) t->set_uop(*it->second);
 }
 
 std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> live_tensors() {
   std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> out;
   std::lock_guard lock(registry_mutex());
-  for (TensorImpl* t = registry_head; t; t = t->next) out.emplace_back(t->weak_from_this(), t->uop);
+  for (TensorImpl* t = registry_head; t; t = t->next) out.emplace_back(t->weak_from_this(), t->uop());
   return out;
 }
 
@@ -82,6 +90,12 @@ Tensor handle(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl))
 
 Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation created) {
   // under NoGradGuard a computed value is detached: no gradient flows back through it
+  // the ops that make new sizes: every tensor's element count fits, whichever op or composite method built it
+  if (u.op() == Ops::RESHAPE || u.op() == Ops::EXPAND || u.op() == Ops::PAD || u.op() == Ops::IOTA) {
+    std::string op(uop::op_name(u.op()));
+    std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
+    tensor::checked_numel(u.shape(), op.c_str(), created);
+  }
   bool detach = Tensor::no_grad && u.dtype().is_float() && !u.src().empty() && u.op() != Ops::DETACH && u.op() != Ops::BUFFER;
   return Tensor(std::make_shared<TensorImpl>(detach ? UOp::make(Ops::DETACH, u.dtype(), {u}) : u, device, created));
 }
@@ -114,6 +128,24 @@ Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape, const std::st
 void check_shape(const Shape& shape, const char* op, SourceLocation where) {
   for (int64_t d : shape)
     if (d < 0) throw ShapeError(op, "negative dimension in shape " + shape_str(shape), where);
+  checked_numel(shape, op, where);
+}
+
+int64_t checked_numel(const Shape& shape, const char* op, SourceLocation where) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;  // empty, whatever the other dims
+  int64_t n = 1;
+  bool over = false;
+  for (int64_t d : shape) over = over || __builtin_mul_overflow(n, d, &n);
+  if (over || n > kMaxElements)
+    throw ArgumentError(op, "shape " + shape_str(shape) + " has more elements than a tensor can hold (at most 2^60, so " +
+                                "that its size in bytes fits in int64 for every dtype)", where);
+  return n;
+}
+
+std::string num_str(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
 }
 
 void check_value_dtype(DType dt, const char* op, SourceLocation where) {
@@ -125,11 +157,7 @@ void rethrow_in(const Error& e, const char* method, SourceLocation where) {
   rethrow_as(e, method, e.op() + ": " + e.message(), where);
 }
 
-int64_t prod(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+int64_t prod(const Shape& s) { return checked_numel(s, "shape", {}); }
 
 }  // namespace tensor
 
@@ -217,8 +245,7 @@ Tensor Tensor::scalar_tensor(ConstValue v, DType dtype, const std::string& devic
 Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shape& shape, const std::string& device,
                          Loc where) {
   check_shape(shape, "Tensor", where);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = tensor::prod(shape);
   if (static_cast<size_t>(n) != count)
     throw ShapeError("Tensor", std::to_string(count) + " values do not fill shape " + shape_str(shape), where);
   std::string dev = tensor::resolve_device(device);
@@ -228,24 +255,23 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
   return tensor::wrap(shape == flat ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 
-const UOp& Tensor::uop() const {
+const detail::TensorImpl& Tensor::impl() const {
   if (!impl_) throw ArgumentError("Tensor", "use of an empty Tensor handle (default-constructed, never assigned)");
-  return impl_->uop;
+  return *impl_;
 }
-const Shape& Tensor::shape() const { return uop().shape(); }
+UOp Tensor::uop() const { return impl().uop(); }
+const Shape& Tensor::shape() const { return impl().shape; }
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape()) n *= d;
   return n;
 }
-DType Tensor::dtype() const { return uop().dtype(); }
-const std::string& Tensor::device() const {
-  uop();
-  return impl_->device;
-}
+DType Tensor::dtype() const { return impl().dtype; }
+const std::string& Tensor::device() const { return impl().device; }
 bool Tensor::is_realized() const { return schedule::movement_base(uop()).op() == Ops::BUFFER; }
 
 void Tensor::realize(const std::vector<Tensor>& tensors) {
+  auto lock = detail::realize_lock();
   std::vector<UOp> outs;
   for (const Tensor& t : tensors)
     if (!schedule::is_realized_form(t.uop())) outs.push_back(t.uop());
@@ -282,8 +308,9 @@ void Tensor::check_single(Loc where) const {
 }
 
 void Tensor::copy_to_host(void* out, DType as) const {
-  Loc made = impl_->created;  // errors while computing it point at the user's line that made it
+  Loc made = impl().created;  // errors while computing it point at the user's line that made it
   Tensor t = dtype() == as ? *this : cast(as, made);
+  auto lock = detail::realize_lock();  // no other realize between this one and the copy
   // the data must be one buffer read in order: contiguous() computes one when it is not
   t = t.contiguous(made);
   t.realize();

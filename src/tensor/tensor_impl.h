@@ -1,23 +1,48 @@
 // What a Tensor handle points to, and the registry of live tensors that realize() updates.
 #pragma once
+#include <atomic>
+#include <mutex>
+
 #include "tg/tensor.h"
 #include "uop/uop.h"
 
 namespace tg::detail {
 
+// The graph a tensor is can be replaced from another thread (a realize there swaps realized nodes for buffers in
+// every live tensor): it is read and written under the tensor's own lock, by value. What never changes (shape,
+// dtype, device) is read without one.
 struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   TensorImpl(uop::UOp u, std::string dev, SourceLocation where);
   ~TensorImpl();
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
-  uop::UOp uop;
-  std::string device;      // canonical name; a tensor never changes device
-  SourceLocation created;  // the user's line that made it: named when realizing it fails
-  bool requires_grad = false;
+  uop::UOp uop() const {
+    std::lock_guard lock(mu_);
+    return uop_;
+  }
+  // A new graph of the same shape and dtype; returns the old one (released by the caller, outside the lock).
+  uop::UOp set_uop(uop::UOp u) {
+    std::lock_guard lock(mu_);
+    std::swap(uop_, u);
+    return u;
+  }
+  const Shape shape;
+  const DType dtype;
+  const std::string device;  // canonical name; a tensor never changes device
+  const SourceLocation created;  // the user's line that made it: named when realizing it fails
+  std::atomic<bool> requires_grad = false;  // read by backward() in every thread (tensors_requiring_grad)
   Tensor grad;             // accumulated by backward(); undefined until then
   TensorImpl* prev = nullptr;  // the registry: an intrusive list of every live tensor
   TensorImpl* next = nullptr;
+
+ private:
+  mutable std::mutex mu_;
+  uop::UOp uop_;
 };
+
+// Realizing is serialized: one realize (schedule, becomes, run), TinyJit call or read of a result at a time in the
+// process. Graphs are built in parallel; the kernels of one realize use every core.
+std::unique_lock<std::recursive_mutex> realize_lock();
 
 // Replaces realized nodes in the graph of every live tensor (tinygrad's becomes map): later ops on any tensor
 // that used them read the buffers instead of computing again. Returns each changed tensor's previous graph, for
@@ -46,8 +71,14 @@ std::string shape_str(const Shape& s);
 std::string resolve_device(const std::string& device);
 // A constant of dtype broadcast to shape (no buffer).
 Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape, const std::string& device);
-// ShapeError for a negative dimension; DTypeError for void, pointer or vector dtypes.
+// ShapeError for a negative dimension, ArgumentError for more than kMaxElements; DTypeError for void, pointer or
+// vector dtypes.
 void check_shape(const Shape& shape, const char* op, SourceLocation where);
+// The most elements a tensor holds: its byte size fits in int64 for every dtype (8 bytes at most), so no size or
+// index computation below the Tensor overflows. A shape with a 0 is empty, whatever its other dimensions.
+constexpr int64_t kMaxElements = INT64_MAX / 8;
+// The shape's element count; ArgumentError naming op and the shape when it is over kMaxElements.
+int64_t checked_numel(const Shape& shape, const char* op, SourceLocation where);
 void check_value_dtype(DType dt, const char* op, SourceLocation where);
 // Axes validated and made non-negative, sorted, distinct.
 std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op, SourceLocation where);
@@ -68,7 +99,8 @@ Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, Sour
 Tensor broadcast_to(const Tensor& t, const Shape& shape);
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, SourceLocation where);
 std::string list_str(const std::vector<int64_t>& v);
-int64_t prod(const Shape& s);
+std::string num_str(double v);  // shortest form: 1e+300, 0.5, 3
+int64_t prod(const Shape& s);  // checked_numel, for shapes already checked
 // Reverse-mode gradients of root (seeded with root_grad) for each target node; undefined where none flows.
 std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<uop::UOp>& targets);
 
