@@ -27,10 +27,18 @@ std::vector<unsigned char> read_bytes(const std::string& path, SourceLocation wh
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, "not a regular file", where);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ArgumentError("mnist", "cannot open " + path, where);
-  std::vector<unsigned char> out;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) out.insert(out.end(), chunk, chunk + in.gcount());
+  // sized by the file, and read on in pieces should it have grown meanwhile
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  std::vector<unsigned char> out(ec ? 0 : static_cast<size_t>(size));
+  size_t have = 0;
+  while (true) {
+    in.read(reinterpret_cast<char*>(out.data() + have), static_cast<std::streamsize>(out.size() - have));
+    have += static_cast<size_t>(in.gcount());
+    if (!in || in.peek() == std::char_traits<char>::eof()) break;
+    out.resize(out.size() + (1 << 16));
+  }
   if (in.bad()) fail(path, "read error", where);
+  out.resize(have);
   return out;
 }
 
@@ -126,10 +134,11 @@ Tensor read_idx(const std::string& dir, const std::string& name, size_t ndim, So
     if (__builtin_mul_overflow(n, static_cast<uint64_t>(shape.back()), &n) || n > static_cast<uint64_t>(INT64_MAX))
       fail(path, "the header's sizes " + dims + "... multiply past 2^63 bytes", where);
   }
-  // read in pieces: a header that promises more than the file holds allocates no more than the file's data
+  // read in growing pieces: a header that promises more than the file holds allocates at most about twice the data
+  // there is, not what it promises
   std::vector<uint8_t> data;
   while (data.size() < n) {
-    size_t have = data.size(), want = static_cast<size_t>(std::min<uint64_t>(n - have, uint64_t{1} << 24));
+    size_t have = data.size(), want = static_cast<size_t>(std::min<uint64_t>(n - have, std::max<size_t>(have, 1 << 16)));
     data.resize(have + want);
     if (size_t got = r.read(data.data() + have, want); got < want)
       fail(path, "the header (" + dims + ") promises " + std::to_string(n) + " bytes of data, the file has " +

@@ -20,6 +20,15 @@ struct Json {
   std::string str;
   std::vector<Json> items;                            // Array
   std::vector<std::pair<std::string, Json>> members;  // Object, in file order (keys are distinct)
+
+  // defined in json.cpp, where Json is complete: clang 14 with libstdc++ 12 instantiates the vector of pairs'
+  // destructor and copy at the class otherwise, and refuses the incomplete pair
+  Json();
+  Json(const Json&);
+  Json(Json&&) noexcept;
+  Json& operator=(const Json&);
+  Json& operator=(Json&&) noexcept;
+  ~Json();
 };
 
 // The offset of the first byte of `s` that is not part of valid UTF-8 (overlong forms, surrogates and code points

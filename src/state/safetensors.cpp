@@ -98,7 +98,9 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
   f.data = f.map.get() + 8 + n;
   uint64_t data_size = size - 8 - n;
   using K = state::Json::Kind;
-  for (const auto& [name, v] : header.members) {
+  for (const auto& member : header.members) {
+    const std::string& name = member.first;  // not a structured binding: clang 14 cannot capture those
+    const state::Json& v = member.second;
     if (name == "__metadata__") {
       if (v.kind != K::Object) throw bad("__metadata__ is not an object");
       for (const auto& [k, s] : v.members) {

@@ -2,7 +2,7 @@
 // fuzzer over every reader (safetensors, IDX, gzip IDX). A mutant must either load, with every tensor's bytes
 // readable, or raise tg::ArgumentError from the reader; under ASan/UBSan (CI) a read out of bounds or an overflow is
 // a crash. The budget is fixed (same mutants every run) and small; TG_FUZZ_DUMP=1 prints every error's message
-// (to see which checks the mutants reach).
+// (to see which checks the mutants reach), TG_FUZZ_SEED=n and TG_FUZZ_SCALE=k run other or k times more mutants.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -177,6 +177,12 @@ TEST(IdxFiles, CorruptOrTruncatedGzipRaises) {
 }
 
 // ---- the mutation fuzzer: seeded, so every run tries the same mutants ----
+
+// The fixed seed and budget, or TG_FUZZ_SEED / TG_FUZZ_SCALE (a multiplier of the budget) for a longer hunt.
+uint64_t env_or(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
 
 struct Rng {
   std::mt19937_64 g;  // the standard fixes its sequence, so runs and platforms agree
@@ -412,10 +418,10 @@ TEST(FileReaderFuzz, SafetensorsMutantsLoadOrRaise) {
     EXPECT_NO_THROW(safe_load(dir + "/fuzz.safetensors"));
   }
 
-  Rng r(20261123);
+  Rng r(env_or("TG_FUZZ_SEED", 20261123));
   Counts c;
   std::string path = dir + "/fuzz.safetensors";
-  for (size_t i = 0; i < 3000; i++) {
+  for (size_t i = 0; i < 3000 * env_or("TG_FUZZ_SCALE", 1); i++) {
     write_file(path, mutate_safetensors(seeds, headers, r));
     try_load([&] {
       for (const auto& [name, t] : safe_load(path)) read_every_byte(t);
@@ -444,9 +450,9 @@ TEST(FileReaderFuzz, IdxAndGzipMutantsLoadOrRaise) {
   std::vector<Bytes> plain = idx_files(), gz;
   for (const Bytes& f : plain) gz.push_back(gzip(f, 500));
   std::string dirs[2] = {mnist_dir("fuzz_idx", plain, false), mnist_dir("fuzz_idx_gz", plain, true)};
-  Rng r(1123);
+  Rng r(env_or("TG_FUZZ_SEED", 1123));
   Counts c[2];
-  for (size_t i = 0; i < 1500; i++) {
+  for (size_t i = 0; i < 1500 * env_or("TG_FUZZ_SCALE", 1); i++) {
     bool is_gz = r.one_in(2);
     size_t which = r.below(4);
     Bytes m = plain[which];
