@@ -15,6 +15,8 @@
 #include <iterator>
 #include <random>
 
+#include <unistd.h>
+
 #include "support/expect_error.h"
 #include "tg/tg.h"
 
@@ -28,6 +30,19 @@ using Bytes = std::string;
 void write_file(const std::string& path, const Bytes& bytes) {
   std::remove(path.c_str());
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A folder of this process's own, removed at exit (ctest runs the tests as parallel processes).
+std::string scratch(const std::string& name) {
+  static const struct Scratch {
+    std::string dir = ::testing::TempDir() + "/tg_readers_" + std::to_string(::getpid());
+    Scratch() { std::filesystem::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } s;
+  return s.dir + "/" + name;
 }
 
 Bytes read_file(const std::string& path) {
@@ -88,7 +103,7 @@ std::vector<Bytes> idx_files() {
 
 // A fresh folder holding the given four files, gzip'd (".gz" names) or not.
 std::string mnist_dir(const std::string& name, const std::vector<Bytes>& files, bool gz) {
-  std::string dir = ::testing::TempDir() + "/" + name;
+  std::string dir = scratch(name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   for (size_t i = 0; i < 4; i++) write_file(dir + "/" + kIdxNames[i] + (gz ? ".gz" : ""), gz ? gzip(files[i]) : files[i]);
@@ -393,7 +408,8 @@ void read_every_byte(const Tensor& t) {
 
 TEST(FileReaderFuzz, SafetensorsMutantsLoadOrRaise) {
   // valid files from our writer and from numpy's (unpadded, indented, tensors in reverse order)
-  std::string dir = ::testing::TempDir();
+  std::string dir = scratch("safetensors_fuzz");
+  std::filesystem::create_directories(dir);
   std::vector<Bytes> seeds;
   auto saved = [&](const StateDict& d, const std::map<std::string, std::string>& meta) {
     safe_save(d, dir + "/fuzz_seed.safetensors", meta);

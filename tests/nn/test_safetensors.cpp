@@ -4,8 +4,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "support/expect_error.h"
 #include "tg/tg.h"
@@ -47,7 +50,19 @@ std::vector<GoldenEntry> golden_entries() {
   return out;
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+// A folder of this process's own, removed at exit: ctest runs the tests as parallel processes, and several write
+// a file of the same name.
+std::string temp_path(const std::string& name) {
+  static const struct Scratch {
+    std::string dir = ::testing::TempDir() + "/tg_safetensors_" + std::to_string(::getpid());
+    Scratch() { std::filesystem::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } scratch;
+  return scratch.dir + "/" + name;
+}
 
 // Removed first, not truncated: ext4 flushes a file truncated and rewritten on close (auto_da_alloc), which made
 // the thousand rewrites below take seconds.
