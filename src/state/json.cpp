@@ -7,6 +7,13 @@
 
 namespace tg::state {
 
+Json::Json() = default;
+Json::Json(const Json&) = default;
+Json::Json(Json&&) noexcept = default;
+Json& Json::operator=(const Json&) = default;
+Json& Json::operator=(Json&&) noexcept = default;
+Json::~Json() = default;
+
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -107,6 +114,7 @@ struct Parser {
       while (i < s.size() && s[i] >= '0' && s[i] <= '9') i++;
       if (i == d) fail("bad number");
     };
+    if (i + 1 < s.size() && s[i] == '0' && s[i + 1] >= '0' && s[i + 1] <= '9') fail("number with a leading zero");
     digits();
     bool integral = true;
     if (i < s.size() && s[i] == '.') i++, digits(), integral = false;
@@ -120,7 +128,8 @@ struct Parser {
     Json j;
     j.number = std::strtod(text.c_str(), nullptr);
     j.kind = Json::Kind::Float;
-    if (integral) {
+    // "-0" stays a Float, as serde_json (the reference safetensors reader) keeps it: it is no size or offset
+    if (integral && text != "-0") {
       errno = 0;
       long long v = std::strtoll(text.c_str(), nullptr, 10);
       if (errno == 0) j.kind = Json::Kind::Int, j.integer = v;
@@ -174,8 +183,36 @@ struct Parser {
 
 }  // namespace
 
+size_t utf8_error_at(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned c = b(i);
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    // the length of the sequence and the range of its second byte (no overlong forms, surrogates or > U+10FFFF)
+    size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else return i;
+    if (s.size() - i < len || b(i + 1) < lo || b(i + 1) > hi) return i;
+    for (size_t k = 2; k < len; k++)
+      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where) {
   Parser p{text, 0, op, what, where};
+  if (size_t bad = utf8_error_at(text); bad != std::string_view::npos) {
+    p.i = bad;
+    p.fail("not UTF-8");
+  }
   Json j = p.value(0);
   p.skip_ws();
   if (p.i != text.size()) p.fail("text after the value");

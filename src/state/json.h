@@ -1,5 +1,5 @@
 // A small, strict JSON reader for file headers (safetensors): every read is bounds-checked, nesting is limited,
-// and any malformed input raises tg::ArgumentError naming the byte where it went wrong.
+// the text must be UTF-8, and any malformed input raises tg::ArgumentError naming the byte where it went wrong.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,9 +20,23 @@ struct Json {
   std::string str;
   std::vector<Json> items;                            // Array
   std::vector<std::pair<std::string, Json>> members;  // Object, in file order (keys are distinct)
+
+  // defined in json.cpp, where Json is complete: clang 14 with libstdc++ 12 instantiates the vector of pairs'
+  // destructor and copy at the class otherwise, and refuses the incomplete pair
+  Json();
+  Json(const Json&);
+  Json(Json&&) noexcept;
+  Json& operator=(const Json&);
+  Json& operator=(Json&&) noexcept;
+  ~Json();
 };
 
-// Parses all of `text` (one value, surrounded by whitespace only). `op` and `what` name the caller and the input
+// The offset of the first byte of `s` that is not part of valid UTF-8 (overlong forms, surrogates and code points
+// above U+10FFFF are invalid, as in Rust's str::from_utf8), or npos when all of `s` is valid.
+size_t utf8_error_at(std::string_view s);
+
+// Parses all of `text` (one value, surrounded by whitespace only), which must be UTF-8. Strict RFC 8259 JSON: no
+// leading zeros, no trailing commas, no comments, no literals other than true, false and null. `op` and `what` name the caller and the input
 // in errors: "tg::ArgumentError in safe_load: model.safetensors: bad JSON header at byte 17: expected ':'".
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where);
 

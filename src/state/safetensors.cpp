@@ -1,13 +1,18 @@
 // safetensors files: an 8-byte little-endian header length N, N bytes of JSON
 //   {"__metadata__": {"key": "value"}, "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...}
 // (padded with spaces), then the data section: each tensor's bytes, row-major and little-endian, at [begin, end).
+// Reading follows the format's own implementation (huggingface/safetensors): the header is UTF-8 strict JSON that
+// starts with '{', and the tensors, sorted by offsets, tile the data section exactly (no hole, no overlap, no
+// trailing bytes).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -65,7 +70,7 @@ struct Entry {
   std::string name;
   DType dtype;
   Shape shape;
-  uint64_t begin = 0;
+  uint64_t begin = 0, end = 0;  // in the data section
 };
 
 struct SafetensorsFile {
@@ -87,12 +92,15 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
               " after the length (truncated, or not a safetensors file)");
   if (n > kMaxHeader) throw bad("a header of " + std::to_string(n) + " bytes is over the 100 MB limit");
   std::string_view text(reinterpret_cast<const char*>(f.map.get()) + 8, n);
+  if (text.empty() || text[0] != '{') throw bad("the header does not start with '{' (not a safetensors file)");
   state::Json header = state::parse_json(text, "safe_load", path, where);
   if (header.kind != state::Json::Kind::Object) throw bad("the header is not a JSON object");
   f.data = f.map.get() + 8 + n;
   uint64_t data_size = size - 8 - n;
   using K = state::Json::Kind;
-  for (const auto& [name, v] : header.members) {
+  for (const auto& member : header.members) {
+    const std::string& name = member.first;  // not a structured binding: clang 14 cannot capture those
+    const state::Json& v = member.second;
     if (name == "__metadata__") {
       if (v.kind != K::Object) throw bad("__metadata__ is not an object");
       for (const auto& [k, s] : v.members) {
@@ -107,17 +115,26 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
           if (k == key && x.kind == kind) return x;
       throw bad("tensor '" + name + "' has no valid \"" + key + "\"");
     };
-    Entry e{name, dtypes::void_, {}, 0};
+    Entry e{name, dtypes::void_, {}, 0, 0};
     const std::string& code = field("dtype", K::String).str;
     for (const auto& [c, d] : kDTypes)
       if (code == c) e.dtype = d;
     if (e.dtype == dtypes::void_) throw bad("tensor '" + name + "' has dtype " + code + ", which tinygrad.cpp does not support");
-    uint64_t bytes = e.dtype.itemsize();
+    // numel as the format's reader counts it (so an empty tensor may have other huge sizes: (2^32, 2^30, 0) is
+    // legal), then in bytes; our own limit: the nonzero sizes multiply to under 2^63 (an empty tensor's strides)
+    uint64_t nonzero = 1;
+    bool empty = false;
     for (const state::Json& d : field("shape", K::Array).items) {
       if (d.kind != K::Int || d.integer < 0) throw bad("tensor '" + name + "' has a shape entry that is not a size");
       e.shape.push_back(d.integer);
-      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d.integer), &bytes)) throw bad("tensor '" + name + "' is too large");
+      empty = empty || d.integer == 0;
+      if (d.integer && (__builtin_mul_overflow(nonzero, static_cast<uint64_t>(d.integer), &nonzero) ||
+                        nonzero > static_cast<uint64_t>(INT64_MAX)))
+        throw bad("tensor '" + name + "' is too large: the sizes in its shape multiply past 2^63");
     }
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(empty ? 0 : nonzero, static_cast<uint64_t>(e.dtype.itemsize()), &bytes))
+      throw bad("tensor '" + name + "' is too large: " + std::to_string(nonzero) + " elements of " + e.dtype.name());
     const auto& off = field("data_offsets", K::Array).items;
     if (off.size() != 2 || off[0].kind != K::Int || off[1].kind != K::Int || off[0].integer < 0 || off[1].integer < off[0].integer)
       throw bad("tensor '" + name + "' has data_offsets that are not [begin, end] with begin <= end");
@@ -128,9 +145,28 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
     if (end - begin != bytes)
       throw bad("tensor '" + name + "' of shape " + tensor::shape_str(e.shape) + " " + e.dtype.name() + " needs " +
                 std::to_string(bytes) + " bytes, its offsets span " + std::to_string(end - begin));
-    e.begin = begin;
+    e.begin = begin, e.end = end;
     f.entries.push_back(std::move(e));
   }
+  // the tensors, ordered by offsets, must tile the data section: no hole, no overlap, no byte left over
+  std::vector<const Entry*> order;
+  for (const Entry& e : f.entries) order.push_back(&e);
+  std::sort(order.begin(), order.end(),
+            [](const Entry* a, const Entry* b) { return std::pair(a->begin, a->end) < std::pair(b->begin, b->end); });
+  uint64_t covered = 0;
+  for (size_t i = 0; i < order.size(); i++) {
+    const Entry& e = *order[i];
+    std::string span = "tensor '" + e.name + "' at bytes [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ")";
+    if (e.begin > covered)
+      throw bad(span + " leaves a hole: " + (i ? "the tensor before it ends at byte " + std::to_string(covered)
+                                                : std::string("no tensor starts at byte 0")));
+    if (e.begin < covered)
+      throw bad(span + " overlaps tensor '" + order[i - 1]->name + "', which ends at byte " + std::to_string(covered));
+    covered = e.end;
+  }
+  if (covered != data_size)
+    throw bad("the tensors cover " + std::to_string(covered) + " bytes of a data section of " + std::to_string(data_size) +
+              " bytes (bytes no tensor covers)");
   return f;
 }
 

@@ -2,9 +2,13 @@
 // byte, round trips of every dtype, lazy loading, and malformed files.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "support/expect_error.h"
 #include "tg/tg.h"
@@ -46,9 +50,24 @@ std::vector<GoldenEntry> golden_entries() {
   return out;
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+// A folder of this process's own, removed at exit: ctest runs the tests as parallel processes, and several write
+// a file of the same name.
+std::string temp_path(const std::string& name) {
+  static const struct Scratch {
+    std::string dir = ::testing::TempDir() + "/tg_safetensors_" + std::to_string(::getpid());
+    Scratch() { std::filesystem::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } scratch;
+  return scratch.dir + "/" + name;
+}
 
+// Removed first, not truncated: ext4 flushes a file truncated and rewritten on close (auto_da_alloc), which made
+// the thousand rewrites below take seconds.
 void write_file(const std::string& path, const std::string& bytes) {
+  std::remove(path.c_str());
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
@@ -141,7 +160,7 @@ TEST(Safetensors, MalformedFilesRaiseAClearError) {
   expect_load_error(file_with(ok, 8).substr(0, 20), "the header claims", __LINE__);
   expect_load_error(file_with(ok, 7), "ends at byte 8 of a data section of 7 bytes", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],)", 8), "bad JSON header at byte", __LINE__);
-  expect_load_error(file_with("[1, 2]", 0), "not a JSON object", __LINE__);
+  expect_load_error(file_with("[1, 2]", 0), "does not start with '{'", __LINE__);
   expect_load_error(file_with(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", 8), "no valid \"dtype\"", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 8), "F8_E4M3, which tinygrad.cpp does not support", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8), "not a size", __LINE__);
@@ -150,10 +169,83 @@ TEST(Safetensors, MalformedFilesRaiseAClearError) {
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[4611686018427387904,8],"data_offsets":[0,8]}})", 8), "too large", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"t":{}})", 8), "duplicate key \"t\"", __LINE__);
   expect_load_error(file_with(R"({"__metadata__":{"a":1}})", 0), "__metadata__ value 'a' is not a string", __LINE__);
-  expect_load_error(file_with(std::string(100, '[') + std::string(100, ']'), 0), "nested deeper than 64", __LINE__);
+  expect_load_error(file_with("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", 0), "nested deeper than 64", __LINE__);
   expect_load_error(file_with(R"({"t":"\ud800"})", 0), "lone surrogate", __LINE__);
   tg::testing::expect_error<ArgumentError>([] { safe_load(temp_path("no such file")); }, "safe_load", {"cannot open"},
                                            "test_safetensors.cpp", __LINE__ - 1);
+}
+
+// The format's own reader (huggingface/safetensors) refuses each of these; so do we.
+TEST(Safetensors, DataSectionMustBeTiledExactly) {
+  const std::string two = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[4],"data_offsets":)";
+  expect_load_error(file_with(two + "[12,16]}}", 16), "tensor 'b' at bytes [12, 16) leaves a hole: the tensor before it ends at byte 8", __LINE__);
+  expect_load_error(file_with(two + "[4,8]}}", 8), "tensor 'b' at bytes [4, 8) overlaps tensor 'a', which ends at byte 8", __LINE__);
+  expect_load_error(file_with(two + "[0,4]}}", 8), "overlaps tensor", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "no tensor starts at byte 0", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 9),
+                    "the tensors cover 8 bytes of a data section of 9 bytes (bytes no tensor covers)", __LINE__);
+  expect_load_error(file_with("{}", 1), "cover 0 bytes of a data section of 1 bytes", __LINE__);
+  // an empty tensor sits between two others, or at the end; the offsets' order need not be the header's
+  std::string path = temp_path("tiled.safetensors");
+  write_file(path, file_with(R"({"z":{"dtype":"U8","shape":[0,3],"data_offsets":[8,8]},"b":{"dtype":"U8","shape":[4],"data_offsets":[8,12]},)"
+                             R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"I8","shape":[0],"data_offsets":[12,12]}})", 12));
+  StateDict d = safe_load(path);
+  EXPECT_EQ(d.at("b").to_vector<int32_t>(), (std::vector<int32_t>{1, 1, 1, 1}));
+  EXPECT_EQ(d.at("z").shape(), (Shape{0, 3}));
+  // an empty tensor inside another's bytes overlaps it
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})", 8),
+                    "tensor 'e' at bytes [4, 4) overlaps tensor 't', which ends at byte 8", __LINE__);
+}
+
+TEST(Safetensors, HeaderMustBeUtf8StrictJsonStartingWithABrace) {
+  auto with_name = [](const std::string& name) {
+    return file_with(R"({")" + name + R"(":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8);
+  };
+  expect_load_error(with_name("t\xff"), "bad JSON header at byte 3: not UTF-8", __LINE__);
+  expect_load_error(with_name("\xc0\xaf"), "not UTF-8", __LINE__);          // an overlong '/'
+  expect_load_error(with_name("\xed\xa0\x80"), "not UTF-8", __LINE__);     // an encoded surrogate
+  expect_load_error(with_name("\xf4\x90\x80\x80"), "not UTF-8", __LINE__);  // past U+10FFFF
+  expect_load_error(with_name("\xe2\x82"), "not UTF-8", __LINE__);          // a cut sequence
+  expect_load_error(file_with("{\"__metadata__\":{\"k\":\"\x80\"}}", 0), "not UTF-8", __LINE__);
+  std::string path = temp_path("utf8.safetensors");
+  write_file(path, with_name("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // 2-, 3- and 4-byte sequences
+  EXPECT_EQ(safe_load(path).count("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), 1u);
+
+  const std::string ok = R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  expect_load_error(file_with(" " + ok, 8), "the header does not start with '{'", __LINE__);
+  expect_load_error(file_with("\n" + ok, 8), "does not start with '{'", __LINE__);
+  expect_load_error(file_with("", 0), "does not start with '{'", __LINE__);
+  write_file(path, file_with(ok + "  \n ", 8));  // trailing whitespace is padding
+  EXPECT_EQ(safe_load(path).size(), 1u);
+
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,08]}})", 8), "leading zero", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[02],"data_offsets":[0,8]}})", 8), "leading zero", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[00,8]}})", 8), "leading zero", __LINE__);
+  expect_load_error(file_with(R"({"__metadata__":{},"x":-01})", 0), "leading zero", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[-0,2],"data_offsets":[0,0]}})", 0), "not a size", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", 8), "not a size", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8],}})", 8), "bad JSON header", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}/**/)", 8), "text after the value", __LINE__);
+}
+
+TEST(Safetensors, EmptyTensorsWithHugeDimensionsLoad) {
+  std::string path = temp_path("empty_huge.safetensors");
+  write_file(path, file_with(R"({"a":{"dtype":"F32","shape":[0,4294967296],"data_offsets":[0,0]},)"
+                             R"("b":{"dtype":"I64","shape":[4294967296,0,3],"data_offsets":[0,0]},)"
+                             R"("c":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                             R"("d":{"dtype":"F32","shape":[4294967296,1073741824,0],"data_offsets":[2,2]}})", 2));
+  StateDict d = safe_load(path);
+  EXPECT_EQ(d.at("a").shape(), (Shape{0, 4294967296}));
+  EXPECT_EQ(d.at("a").numel(), 0);
+  EXPECT_TRUE(d.at("a").to_bytes().empty());
+  EXPECT_EQ(d.at("b").shape(), (Shape{4294967296, 0, 3}));
+  EXPECT_TRUE(d.at("b").to_bytes().empty());
+  EXPECT_EQ(d.at("c").to_vector<int32_t>(), (std::vector<int32_t>{1, 1}));
+  EXPECT_EQ(d.at("d").shape(), (Shape{4294967296, 1073741824, 0}));  // 2^62 elements of 4 bytes before the 0
+  EXPECT_TRUE(d.at("d").to_bytes().empty());
+  // our limit: the nonzero sizes of even an empty tensor must multiply to under 2^63 (its strides)
+  expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[0,4294967296,4294967296],"data_offsets":[0,0]}})", 0),
+                    "too large", __LINE__);
 }
 
 TEST(Safetensors, EveryTruncationOfARealFileRaises) {

@@ -1,0 +1,505 @@
+// The file readers against hostile files: MNIST's IDX files (plain and gzip) case by case, then a seeded mutation
+// fuzzer over every reader (safetensors, IDX, gzip IDX). A mutant must either load, with every tensor's bytes
+// readable, or raise tg::ArgumentError from the reader; under ASan/UBSan (CI) a read out of bounds or an overflow is
+// a crash. The budget is fixed (same mutants every run) and small; TG_FUZZ_DUMP=1 prints every error's message
+// (to see which checks the mutants reach), TG_FUZZ_SEED=n and TG_FUZZ_SCALE=k run other or k times more mutants.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+
+#include <unistd.h>
+
+#include "support/expect_error.h"
+#include "tg/tg.h"
+
+namespace tg {
+namespace {
+
+using Bytes = std::string;
+
+// Removed first, not truncated: ext4 flushes a file truncated and rewritten on close (auto_da_alloc), which makes
+// thousands of rewrites take seconds.
+void write_file(const std::string& path, const Bytes& bytes) {
+  std::remove(path.c_str());
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A folder of this process's own, removed at exit (ctest runs the tests as parallel processes).
+std::string scratch(const std::string& name) {
+  static const struct Scratch {
+    std::string dir = ::testing::TempDir() + "/tg_readers_" + std::to_string(::getpid());
+    Scratch() { std::filesystem::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } s;
+  return s.dir + "/" + name;
+}
+
+Bytes read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), {});
+}
+
+void put_le(Bytes& b, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) b += static_cast<char>(v >> (8 * i));
+}
+
+// ---- an IDX writer and a gzip writer of our own (stored deflate blocks, so no zlib on this side) ----
+
+Bytes idx(const std::vector<uint32_t>& dims, unsigned char fill) {
+  Bytes b{0, 0, 8, static_cast<char>(dims.size())};
+  size_t n = 1;
+  for (uint32_t d : dims) {
+    for (int s = 24; s >= 0; s -= 8) b += static_cast<char>(d >> s);
+    n *= d;
+  }
+  for (size_t i = 0; i < n; i++) b += static_cast<char>(fill + i);
+  return b;
+}
+
+uint32_t crc32(const Bytes& s) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char byte : s) {
+    c ^= byte;
+    for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+  }
+  return ~c;
+}
+
+// One gzip member (RFC 1952) holding `s` in stored blocks of at most `block` bytes.
+Bytes gzip(const Bytes& s, size_t block = 65535) {
+  Bytes out{'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, '\xff'};
+  size_t i = 0;
+  do {
+    size_t n = std::min(block, s.size() - i);
+    out += static_cast<char>(i + n == s.size() ? 1 : 0);  // BFINAL, BTYPE 00 (stored)
+    put_le(out, n, 2);
+    put_le(out, ~n & 0xFFFF, 2);
+    out += s.substr(i, n);
+    i += n;
+  } while (i < s.size());
+  put_le(out, crc32(s), 4);
+  put_le(out, s.size() & 0xFFFFFFFFu, 4);
+  return out;
+}
+
+const char* const kIdxNames[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                                 "t10k-labels-idx1-ubyte"};
+
+// The four files of a small valid MNIST: 2 training and 1 test image.
+std::vector<Bytes> idx_files() {
+  return {idx({2, 28, 28}, 0), idx({2}, 7), idx({1, 28, 28}, 3), idx({1}, 9)};
+}
+
+// A fresh folder holding the given four files, gzip'd (".gz" names) or not.
+std::string mnist_dir(const std::string& name, const std::vector<Bytes>& files, bool gz) {
+  std::string dir = scratch(name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (size_t i = 0; i < 4; i++) write_file(dir + "/" + kIdxNames[i] + (gz ? ".gz" : ""), gz ? gzip(files[i]) : files[i]);
+  return dir;
+}
+
+// datasets::mnist(dir) with file `i` replaced by `bytes` raises an ArgumentError naming that file and `part`.
+void expect_mnist_error(const std::string& dir, size_t i, bool gz, const Bytes& bytes, const std::string& part,
+                        unsigned line) {
+  SCOPED_TRACE("expect_mnist_error at line " + std::to_string(line));
+  std::string file = std::string(kIdxNames[i]) + (gz ? ".gz" : "");
+  Bytes good = read_file(dir + "/" + file);
+  write_file(dir + "/" + file, bytes);
+  tg::testing::expect_error<ArgumentError>([&] { datasets::mnist(dir); }, "mnist", {dir + "/" + file + ": ", part},
+                                           "test_file_readers.cpp", 0);
+  write_file(dir + "/" + file, good);
+}
+
+TEST(IdxFiles, GzipAndPlainFilesLoadAlike) {
+  std::vector<Bytes> files = idx_files();
+  datasets::MNIST plain = datasets::mnist(mnist_dir("idx_plain", files, false));
+  datasets::MNIST gz = datasets::mnist(mnist_dir("idx_gz", files, true));
+  EXPECT_EQ(gz.X_train.shape(), (Shape{2, 1, 28, 28}));
+  EXPECT_EQ(gz.X_train.to_bytes(), plain.X_train.to_bytes());
+  EXPECT_EQ(gz.Y_test.to_vector<int32_t>(), (std::vector<int32_t>{9}));
+  // several members are one stream (as gunzip reads them), and so are many small blocks
+  std::string dir = mnist_dir("idx_members", files, true);
+  write_file(dir + "/train-images-idx3-ubyte.gz", gzip(files[0].substr(0, 100)) + gzip(files[0].substr(100), 7));
+  EXPECT_EQ(datasets::mnist(dir).X_train.to_bytes(), plain.X_train.to_bytes());
+}
+
+TEST(IdxFiles, SizesThatOverflowRaise) {
+  std::string dir = mnist_dir("idx_overflow", idx_files(), false);
+  // 2^31 * 2^31 * 4 wraps to 0 in 64 bits, which once matched the empty data section
+  Bytes wraps = idx({2, 28, 28}, 0).substr(0, 4) + Bytes{'\x80', 0, 0, 0, '\x80', 0, 0, 0, 0, 0, 0, 4};
+  expect_mnist_error(dir, 0, false, wraps, "the header's sizes 2147483648x2147483648x4... multiply past 2^63 bytes", __LINE__);
+  Bytes most = idx({2, 28, 28}, 0).substr(0, 4) + Bytes(12, '\xff');
+  expect_mnist_error(dir, 2, false, most, "multiply past 2^63 bytes", __LINE__);
+  // large but representable: refused for the missing data, without allocating what the header promises
+  Bytes big = idx({2, 28, 28}, 0).substr(0, 4) + Bytes{0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0} + "abc";
+  expect_mnist_error(dir, 0, false, big, "the header (65536x65536x65536) promises 281474976710656 bytes of data, the file has 3", __LINE__);
+  expect_mnist_error(mnist_dir("idx_overflow_gz", idx_files(), true), 0, true, gzip(big), "promises 281474976710656 bytes of data, the file has 3", __LINE__);
+}
+
+TEST(IdxFiles, DataThatDoesNotMatchTheHeaderRaises) {
+  std::string dir = mnist_dir("idx_length", idx_files(), false);
+  Bytes labels = idx({2}, 7);
+  expect_mnist_error(dir, 1, false, labels + "x", "the header (2) promises 2 bytes of data, the file has more", __LINE__);
+  expect_mnist_error(dir, 1, false, labels.substr(0, labels.size() - 1), "promises 2 bytes of data, the file has 1", __LINE__);
+  expect_mnist_error(dir, 1, false, labels.substr(0, 7), "not an IDX file of unsigned bytes with 1 dims", __LINE__);
+  expect_mnist_error(dir, 1, false, "", "not an IDX file", __LINE__);
+  expect_mnist_error(dir, 0, false, idx({2, 28}, 0), "not an IDX file of unsigned bytes with 3 dims", __LINE__);
+  expect_mnist_error(dir, 0, false, idx({2, 28, 27}, 0), "images of 28x27, not 28x28", __LINE__);
+}
+
+TEST(IdxFiles, CorruptOrTruncatedGzipRaises) {
+  std::string dir = mnist_dir("idx_gzip", idx_files(), true);
+  Bytes images = gzip(idx({2, 28, 28}, 0));
+  Bytes flipped = images;
+  flipped[100] ^= 1;  // a data byte of the stored block: the CRC no longer matches
+  expect_mnist_error(dir, 0, true, flipped, "corrupt gzip data (incorrect data check)", __LINE__);
+  Bytes bad_len = images;
+  bad_len[11] ^= 1;  // LEN no longer the complement of NLEN
+  expect_mnist_error(dir, 0, true, bad_len, "corrupt gzip data (invalid stored block lengths)", __LINE__);
+  Bytes bad_size = images;
+  bad_size[bad_size.size() - 1] ^= 1;  // ISIZE
+  expect_mnist_error(dir, 0, true, bad_size, "corrupt gzip data (incorrect length check)", __LINE__);
+  Bytes bad_method = images;
+  bad_method[2] = 7;
+  expect_mnist_error(dir, 0, true, bad_method, "corrupt gzip data (unknown compression method)", __LINE__);
+  expect_mnist_error(dir, 0, true, images.substr(0, images.size() - 4), "the gzip stream is truncated", __LINE__);
+  expect_mnist_error(dir, 0, true, images.substr(0, 500), "the gzip stream is truncated", __LINE__);
+  expect_mnist_error(dir, 0, true, images.substr(0, 2), "the gzip stream is truncated", __LINE__);
+  expect_mnist_error(dir, 0, true, images + "junk", "4 bytes after the end of the gzip stream (trailing garbage)", __LINE__);
+  expect_mnist_error(dir, 0, true, images + Bytes(1, '\0'), "1 bytes after the end of the gzip stream", __LINE__);
+  expect_mnist_error(dir, 0, true, images + "\x1f", "trailing garbage", __LINE__);
+  expect_mnist_error(dir, 0, true, images + gzip("x"), "promises 1568 bytes of data, the file has more", __LINE__);
+  write_file(dir + "/train-images-idx3-ubyte.gz", images + gzip(""));  // an empty member after: still the same data
+  EXPECT_EQ(datasets::mnist(dir).X_train.shape(), (Shape{2, 1, 28, 28}));
+  // every cut of a gzip file raises
+  Bytes labels = gzip(idx({1}, 9), 3);
+  for (size_t n = 0; n < labels.size(); n++) {
+    write_file(dir + "/t10k-labels-idx1-ubyte.gz", labels.substr(0, n));
+    EXPECT_THROW(datasets::mnist(dir), ArgumentError) << n << " bytes";
+  }
+}
+
+// ---- the mutation fuzzer: seeded, so every run tries the same mutants ----
+
+// The fixed seed and budget, or TG_FUZZ_SEED / TG_FUZZ_SCALE (a multiplier of the budget) for a longer hunt.
+uint64_t env_or(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+struct Rng {
+  std::mt19937_64 g;  // the standard fixes its sequence, so runs and platforms agree
+  explicit Rng(uint64_t seed) : g(seed) {}
+  size_t below(size_t n) { return n ? static_cast<size_t>(g() % n) : 0; }
+  bool one_in(size_t n) { return below(n) == 0; }
+};
+
+const unsigned char kBoundaryBytes[] = {0x00, 0xff, 0x7f, 0x80, 0x01, 0xfe};
+const uint64_t kBoundary64[] = {0, 1, 2, 7, 8, 0x7f, 0x80, 0xff, 1u << 16, 100'000'000, 100'000'001, 1ull << 31,
+                                1ull << 32, (1ull << 32) - 1, (1ull << 63) - 1, 1ull << 63, ~0ull};
+const uint32_t kBoundary32[] = {0, 1, 2, 27, 28, 29, 255, 256, 1u << 16, 1u << 24, 0x7fffffffu, 0x80000000u, 0xffffffffu};
+
+// Byte-level mutations anywhere in `b`; `donors` are files to splice pieces from.
+void mutate_bytes(Bytes& b, Rng& r, const std::vector<Bytes>& donors) {
+  auto span = [&](size_t at, size_t most) { return 1 + r.below(std::min(b.size() - at, most)); };
+  switch (r.below(8)) {
+    case 0:  // a bit flip
+      if (!b.empty()) b[r.below(b.size())] ^= static_cast<char>(1 << r.below(8));
+      break;
+    case 1:  // a byte set to a boundary value
+      if (!b.empty()) b[r.below(b.size())] = static_cast<char>(kBoundaryBytes[r.below(6)]);
+      break;
+    case 2:  // truncation
+      b.resize(r.below(b.size() + 1));
+      break;
+    case 3: {  // extension: random bytes, zeros, or bytes of the file itself
+      size_t n = 1 + r.below(64), kind = r.below(3);
+      for (size_t i = 0; i < n; i++)
+        b += kind == 0 ? static_cast<char>(r.below(256)) : kind == 1 || b.empty() ? '\0' : b[r.below(b.size())];
+      break;
+    }
+    case 4: {  // a splice: another file's bytes over the same place
+      const Bytes& o = donors[r.below(donors.size())];
+      if (o.empty()) break;
+      size_t from = r.below(o.size()), n = 1 + r.below(std::min<size_t>(o.size() - from, 64)), at = std::min(from, b.size());
+      b.replace(at, std::min(n, b.size() - at), o.substr(from, n));
+      break;
+    }
+    case 5:  // a deleted range
+      if (!b.empty()) {
+        size_t at = r.below(b.size());
+        b.erase(at, span(at, 16));
+      }
+      break;
+    case 6:  // a duplicated range
+      if (!b.empty()) {
+        size_t at = r.below(b.size());
+        Bytes piece = b.substr(at, span(at, 16));
+        b.insert(r.below(b.size() + 1), piece);
+      }
+      break;
+    default:  // a run of boundary bytes
+      if (!b.empty()) {
+        size_t at = r.below(b.size()), n = span(at, 8);
+        unsigned char v = kBoundaryBytes[r.below(6)];
+        for (size_t k = 0; k < n; k++) b[at + k] = static_cast<char>(v);
+      }
+  }
+}
+
+const char* const kNumbers[] = {"0", "1", "-1", "00", "01", "-0", "2", "8", "255", "65536", "4294967295", "4294967296",
+                                "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                                "18446744073709551615", "18446744073709551616", "1e2", "1.0", "100000000000000000000000000"};
+const char* const kTokens[] = {"\"F32\"", "\"BOOL\"", "\"U8\"", "\"I64\"", "\"F16\"", "\"BF16\"", "\"F64\"", "\"F8_E4M3\"",
+                               "\"\"", "\"__metadata__\"", "null", "true", "[]", "{}", "[0,0]", "[0]", "[4294967296,0]",
+                               "[0,4294967296]", "\"\\ud800\"", "\"\\u00e9\"", "\"\xc3\xa9\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
+                               "\"dtype\"", "\"shape\"", "\"data_offsets\"", "[[[[[[[[", "\"\\u0000\""};
+
+// Mutations of a safetensors header that keep it mostly JSON: numbers (sizes, offsets) and tokens replaced,
+// pieces of other headers spliced in, list elements or members dropped; else byte-level ones.
+void mutate_json(Bytes& h, Rng& r, const std::vector<Bytes>& donors) {
+  auto find_all = [&](auto pred) {
+    std::vector<std::pair<size_t, size_t>> spans;  // [begin, end)
+    for (size_t i = 0; i < h.size();) {
+      size_t e = pred(i);
+      if (e > i) spans.emplace_back(i, e), i = e;
+      else i++;
+    }
+    return spans;
+  };
+  switch (r.below(7)) {
+    case 5: {  // a tensor's data_offsets moved as a pair (holes, overlaps), or swapped with another tensor's
+      std::vector<std::array<std::pair<size_t, size_t>, 2>> pairs;
+      for (size_t at = h.find("data_offsets"); at != Bytes::npos; at = h.find("data_offsets", at + 1)) {
+        std::array<std::pair<size_t, size_t>, 2> p{};
+        size_t i = at, k = 0;
+        for (; k < 2; k++) {
+          i = h.find_first_of("0123456789", i);
+          if (i == Bytes::npos || i - at > 40) break;
+          size_t e = i;
+          while (e < h.size() && h[e] >= '0' && h[e] <= '9') e++;
+          if (e - i > 18) break;
+          p[k] = {i, e}, i = e;
+        }
+        if (k == 2) pairs.push_back(p);
+      }
+      if (pairs.empty()) break;
+      auto& p = pairs[r.below(pairs.size())];
+      auto num = [&](const std::pair<size_t, size_t>& x) { return std::stoll(h.substr(x.first, x.second - x.first)); };
+      int64_t delta = static_cast<int64_t>(r.below(33)) - 16;
+      const auto& q = pairs[r.below(pairs.size())];
+      std::string a = std::to_string(num(p[0]) + delta), b = std::to_string(num(p[1]) + delta);
+      if (r.one_in(2)) a = std::to_string(num(q[0])), b = std::to_string(num(q[1]));
+      h.replace(p[1].first, p[1].second - p[1].first, b);  // the later one first: p[0]'s place stays valid
+      h.replace(p[0].first, p[0].second - p[0].first, a);
+      break;
+    }
+    case 0:
+    case 1: {  // a number: a boundary value, or nudged by a few (shifting an offset makes holes and overlaps)
+      auto nums = find_all([&](size_t i) {
+        size_t e = i;
+        while (e < h.size() && h[e] >= '0' && h[e] <= '9') e++;
+        return e;
+      });
+      if (nums.empty()) break;
+      auto [b, e] = nums[r.below(nums.size())];
+      std::string repl = kNumbers[r.below(std::size(kNumbers))];
+      if (r.one_in(2) && e - b < 19) {
+        int64_t v = std::stoll(h.substr(b, e - b)) + static_cast<int64_t>(r.below(17)) - 8;
+        repl = std::to_string(v);
+      }
+      h.replace(b, e - b, repl);
+      break;
+    }
+    case 2: {  // a string token
+      auto strs = find_all([&](size_t i) {
+        if (h[i] != '"') return i;
+        size_t e = h.find('"', i + 1);
+        return e == Bytes::npos ? i : e + 1;
+      });
+      if (strs.empty()) break;
+      auto [b, e] = strs[r.below(strs.size())];
+      h.replace(b, e - b, kTokens[r.below(std::size(kTokens))]);
+      break;
+    }
+    case 3: {  // a piece of another header (a member, a shape, a name) spliced in
+      const Bytes& o = donors[r.below(donors.size())];
+      if (o.empty()) break;
+      size_t from = r.below(o.size()), n = 1 + r.below(std::min<size_t>(o.size() - from, 80));
+      size_t at = r.below(h.size() + 1);
+      h.replace(at, r.one_in(2) ? 0 : std::min(n, h.size() - at), o.substr(from, n));
+      break;
+    }
+    case 4: {  // a list element or member dropped: from one separator to the next
+      auto seps = find_all([&](size_t i) { return h[i] == ',' || h[i] == '[' || h[i] == '{' ? i + 1 : i; });
+      if (seps.empty()) break;
+      size_t b = seps[r.below(seps.size())].first, e = h.find_first_of(",]}", b + 1);
+      if (e != Bytes::npos) h.erase(b + (h[b] == ',' ? 0 : 1), e - b - (h[b] == ',' ? 0 : 1));
+      break;
+    }
+    default:
+      mutate_bytes(h, r, donors);
+  }
+}
+
+void set_le64(Bytes& b, uint64_t v) {
+  if (b.size() < 8) b.resize(8, '\0');
+  for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+}
+
+Bytes mutate_safetensors(const std::vector<Bytes>& seeds, const std::vector<Bytes>& headers, Rng& r) {
+  Bytes m = seeds[r.below(seeds.size())];
+  size_t steps = 1 + r.below(3);
+  if (r.one_in(2)) {  // header and data apart, rejoined under a right length (mostly)
+    uint64_t n = 0;
+    std::memcpy(&n, m.data(), 8);
+    Bytes header = m.substr(8, n), data = m.substr(8 + n);
+    for (size_t i = 0; i < steps; i++) {
+      if (r.below(4)) mutate_json(header, r, headers);
+      else mutate_bytes(data, r, seeds);
+    }
+    m = Bytes(8, '\0') + header + data;
+    set_le64(m, r.one_in(8) ? kBoundary64[r.below(std::size(kBoundary64))] + r.below(3) - 1 : header.size());
+  } else {
+    for (size_t i = 0; i < steps; i++) {
+      if (r.one_in(6)) set_le64(m, r.one_in(2) ? kBoundary64[r.below(std::size(kBoundary64))] : m.size() - 8 - r.below(3));
+      else mutate_bytes(m, r, seeds);
+    }
+  }
+  return m;
+}
+
+struct Counts {
+  size_t tried = 0, loaded = 0, errors = 0;
+};
+
+// Loads or raises ArgumentError from `op`; anything else fails the test, naming the mutant.
+template <class F>
+void try_load(F load, const char* op, size_t mutant, Counts& c) {
+  c.tried++;
+  try {
+    load();
+    c.loaded++;
+  } catch (const ArgumentError& e) {
+    c.errors++;
+    if (std::getenv("TG_FUZZ_DUMP")) std::cerr << "ERR " << e.message() << "\n";
+    EXPECT_EQ(e.op(), op) << "mutant " << mutant << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "mutant " << mutant << " raised something other than tg::ArgumentError: " << e.what();
+  }
+}
+
+void read_every_byte(const Tensor& t) {
+  std::vector<uint8_t> bytes = t.to_bytes();
+  EXPECT_EQ(bytes.size(), static_cast<size_t>(t.numel()) * static_cast<size_t>(t.dtype().itemsize()));
+}
+
+TEST(FileReaderFuzz, SafetensorsMutantsLoadOrRaise) {
+  // valid files from our writer and from numpy's (unpadded, indented, tensors in reverse order)
+  std::string dir = scratch("safetensors_fuzz");
+  std::filesystem::create_directories(dir);
+  std::vector<Bytes> seeds;
+  auto saved = [&](const StateDict& d, const std::map<std::string, std::string>& meta) {
+    safe_save(d, dir + "/fuzz_seed.safetensors", meta);
+    seeds.push_back(read_file(dir + "/fuzz_seed.safetensors"));
+  };
+  saved({{"w", Tensor({{0.5f, -1.0f, 2.0f}, {3.0f, 4.0f, -0.0f}})},
+         {"b", Tensor(std::vector<int64_t>{1, -2, 3}, {3})},
+         {"s", Tensor(1.5f).cast(dtypes::float16)},
+         {"e", Tensor::zeros({0, 4}, dtypes::uint8)},
+         {"m", Tensor({{1.0f, 0.0f}, {0.0f, 1.0f}}).cast(dtypes::bool_)}},
+        {{"format", "pt"}, {"note", "caf\xc3\xa9"}});
+  saved({{"x", Tensor({1.0f, 2.0f, 3.0f}).cast(dtypes::bfloat16)}}, {});
+  seeds.push_back(read_file(std::string(TG_GOLDEN_DIR) + "/numpy.safetensors"));
+  std::vector<Bytes> headers;
+  for (const Bytes& s : seeds) {
+    uint64_t n = 0;
+    std::memcpy(&n, s.data(), 8);
+    headers.push_back(s.substr(8, n));
+  }
+  for (const Bytes& s : seeds) {  // the seeds themselves load
+    write_file(dir + "/fuzz.safetensors", s);
+    EXPECT_NO_THROW(safe_load(dir + "/fuzz.safetensors"));
+  }
+
+  Rng r(env_or("TG_FUZZ_SEED", 20261123));
+  Counts c;
+  std::string path = dir + "/fuzz.safetensors";
+  for (size_t i = 0; i < 3000 * env_or("TG_FUZZ_SCALE", 1); i++) {
+    write_file(path, mutate_safetensors(seeds, headers, r));
+    try_load([&] {
+      for (const auto& [name, t] : safe_load(path)) read_every_byte(t);
+      safe_load_metadata(path);
+    }, "safe_load", i, c);
+  }
+  std::cout << "safetensors fuzz: " << c.tried << " inputs, " << c.loaded << " loaded, " << c.errors
+            << " raised tg::ArgumentError\n";
+  EXPECT_GT(c.loaded, c.tried / 50);  // the mutants reach past the first checks
+  EXPECT_GT(c.errors, c.tried / 2);
+}
+
+// Mutations of an IDX file: a header field (magic, a size) set to a boundary value, or byte-level ones.
+void mutate_idx(Bytes& b, Rng& r, const std::vector<Bytes>& donors) {
+  if (r.one_in(3) && b.size() >= 8) {
+    size_t field = r.below(b.size() >= 16 ? 4 : 2);
+    uint32_t v = kBoundary32[r.below(std::size(kBoundary32))];
+    if (field == 0) v = 0x800u + r.below(5);  // the magic with another number of dims
+    for (int k = 0; k < 4; k++) b[4 * field + k] = static_cast<char>(v >> (24 - 8 * k));
+  } else {
+    mutate_bytes(b, r, donors);
+  }
+}
+
+TEST(FileReaderFuzz, IdxAndGzipMutantsLoadOrRaise) {
+  std::vector<Bytes> plain = idx_files(), gz;
+  for (const Bytes& f : plain) gz.push_back(gzip(f, 500));
+  std::string dirs[2] = {mnist_dir("fuzz_idx", plain, false), mnist_dir("fuzz_idx_gz", plain, true)};
+  Rng r(env_or("TG_FUZZ_SEED", 1123));
+  Counts c[2];
+  for (size_t i = 0; i < 1500 * env_or("TG_FUZZ_SCALE", 1); i++) {
+    bool is_gz = r.one_in(2);
+    size_t which = r.below(4);
+    Bytes m = plain[which];
+    size_t steps = 1 + r.below(3);
+    if (!is_gz) {
+      for (size_t k = 0; k < steps; k++) mutate_idx(m, r, plain);
+    } else if (r.one_in(2)) {  // a valid gzip stream of a mutated file: in one or two members, maybe with bytes after
+      for (size_t k = 0; k < steps - 1; k++) mutate_idx(m, r, plain);
+      size_t cut = r.below(m.size() + 1);
+      m = r.one_in(3) ? gzip(m.substr(0, cut), 1 + r.below(300)) + gzip(m.substr(cut), 1 + r.below(300))
+                      : gzip(m, 1 + r.below(2000));
+      if (r.one_in(6)) m += r.one_in(2) ? gzip("x") : Bytes(1 + r.below(4), static_cast<char>(r.below(256)));
+    } else {  // a damaged gzip stream: its bytes mutated (the header, block headers, data, CRC, length)
+      m = gz[which];
+      for (size_t k = 0; k < steps; k++) mutate_bytes(m, r, gz);
+    }
+    std::string file = dirs[is_gz] + "/" + kIdxNames[which] + (is_gz ? ".gz" : "");
+    write_file(file, m);
+    try_load([&] {
+      datasets::MNIST d = datasets::mnist(dirs[is_gz]);
+      for (const Tensor* t : {&d.X_train, &d.Y_train, &d.X_test, &d.Y_test}) read_every_byte(*t);
+    }, "mnist", i, c[is_gz]);
+    write_file(file, is_gz ? gz[which] : plain[which]);
+  }
+  for (int g = 0; g < 2; g++) {
+    std::cout << (g ? "gzip IDX" : "IDX") << " fuzz: " << c[g].tried << " inputs, " << c[g].loaded << " loaded, "
+              << c[g].errors << " raised tg::ArgumentError\n";
+    EXPECT_GT(c[g].loaded, 10u);
+    EXPECT_GT(c[g].errors, c[g].tried / 2);
+  }
+}
+
+}  // namespace
+}  // namespace tg
