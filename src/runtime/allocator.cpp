@@ -1,7 +1,12 @@
 #include "runtime/allocator.h"
 
+#include <sys/sysinfo.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "tg/counters.h"
 #include "tg/error.h"
@@ -18,6 +23,13 @@ void count_in_use(int64_t delta) {
 }  // namespace
 
 void* Allocator::alloc(size_t nbytes) {
+  auto oom = [&](const std::string& why) {
+    return DeviceError("alloc", "out of memory: " + std::to_string(nbytes) + " bytes on " + device_name + why);
+  };
+  // larger than the device could ever give: refused before the system is asked (an overcommitting kernel might
+  // say yes and kill the process on first touch)
+  size_t cap = std::min<size_t>(capacity(), static_cast<size_t>(INT64_MAX));
+  if (nbytes > cap) throw oom(" (more than the " + std::to_string(cap) + " bytes it has)");
   count_in_use(static_cast<int64_t>(nbytes));
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -36,7 +48,7 @@ void* Allocator::alloc(size_t nbytes) {
   }
   if (!p) {
     count_in_use(-static_cast<int64_t>(nbytes));
-    throw DeviceError("alloc", "out of memory allocating " + std::to_string(nbytes) + " bytes");
+    throw oom("");
   }
   return p;
 }
@@ -72,8 +84,31 @@ size_t Allocator::cached_bytes() const {
 }
 
 void* MallocAllocator::raw_alloc(size_t nbytes) {
+  if (nbytes > SIZE_MAX - 63) return nullptr;  // the rounding below would wrap to a tiny block
   size_t rounded = (nbytes + 63) / 64 * 64;
   return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+}
+
+size_t MallocAllocator::capacity() const {
+  static const size_t cap = [] {
+    size_t total = SIZE_MAX;
+    struct sysinfo si;
+    if (::sysinfo(&si) == 0 && si.mem_unit > 0) {
+      unsigned __int128 t = (static_cast<unsigned __int128>(si.totalram) + si.totalswap) * si.mem_unit;
+      total = t > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(t);
+    }
+    // a cgroup (v2) limit of this process, when lower: a container's memory
+    std::ifstream cg("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(cg, line))
+      if (line.rfind("0::", 0) == 0) {
+        std::ifstream f("/sys/fs/cgroup" + line.substr(3) + "/memory.max");
+        unsigned long long limit = 0;
+        if (f >> limit && limit > 0 && limit < total) total = static_cast<size_t>(limit);
+      }
+    return total;
+  }();
+  return cap;
 }
 
 void MallocAllocator::raw_free(void* ptr, size_t) { std::free(ptr); }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace tg::runtime {
@@ -11,7 +12,8 @@ namespace tg::runtime {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  // A block of at least nbytes; a freed block of the same size is reused first. Throws tg::DeviceError.
+  // A block of at least nbytes; a freed block of the same size is reused first. One the device cannot hold
+  // (more than its memory, or refused) is a tg::DeviceError "out of memory: N bytes on CPU", never std::bad_alloc.
   void* alloc(size_t nbytes);
   // Returns the block to the cache (up to cache_limit bytes are kept; beyond that it is released).
   void free(void* ptr, size_t nbytes);
@@ -22,8 +24,11 @@ class Allocator {
 
   size_t cached_bytes() const;
   size_t cache_limit = size_t{1} << 30;
+  std::string device_name = "device";  // for errors
 
  protected:
+  // The most one block can ever be on this device (an allocation beyond it fails without asking the system).
+  virtual size_t capacity() const { return SIZE_MAX; }
   virtual void* raw_alloc(size_t nbytes) = 0;  // nullptr when out of memory
   virtual void raw_free(void* ptr, size_t nbytes) = 0;
 
@@ -43,6 +48,7 @@ class MallocAllocator : public Allocator {
  protected:
   void* raw_alloc(size_t nbytes) override;
   void raw_free(void* ptr, size_t nbytes) override;
+  size_t capacity() const override;  // the machine's memory and swap, or the cgroup's limit when lower
 };
 
 }  // namespace tg::runtime

@@ -7,10 +7,23 @@
 
 namespace tg::runtime {
 
-Buffer::Buffer(Device& device, size_t size, DType dtype) : device_(device), size_(size), dtype_(dtype) {}
+namespace {
+// size * itemsize bytes, or a DeviceError when that does not fit in memory's address space
+size_t checked_nbytes(const Device& device, size_t size, DType dtype) {
+  size_t item = static_cast<size_t>(dtype.itemsize()), bytes = 0;
+  if (__builtin_mul_overflow(size, item, &bytes) || bytes > static_cast<size_t>(INT64_MAX))
+    throw DeviceError("alloc", "out of memory: " + std::to_string(size) + " elements of " + dtype.name() +
+                                   " are more bytes than memory can address, on " + device.name());
+  return bytes;
+}
+}  // namespace
+
+Buffer::Buffer(Device& device, size_t size, DType dtype)
+    : device_(device), size_(size), dtype_(dtype), nbytes_(checked_nbytes(device, size, dtype)) {}
 
 Buffer::Buffer(std::shared_ptr<Buffer> base, size_t size, DType dtype)
-    : device_(base->device()), size_(size), dtype_(dtype), base_(std::move(base)) {
+    : device_(base->device()), size_(size), dtype_(dtype), nbytes_(checked_nbytes(base->device(), size, dtype)),
+      base_(std::move(base)) {
   if (nbytes() > base_->nbytes()) throw InternalError("Buffer", "a view larger than its base buffer");
 }
 

@@ -13,6 +13,7 @@ class Device;
 
 class Buffer {
  public:
+  // Throws tg::DeviceError ("out of memory") when size elements of dtype are more bytes than memory can address.
   Buffer(Device& device, size_t size, DType dtype);
   // A buffer that uses the memory of `base` (at least as large), which it keeps alive (TinyJit's planned memory).
   Buffer(std::shared_ptr<Buffer> base, size_t size, DType dtype);
@@ -23,7 +24,7 @@ class Buffer {
   Device& device() const { return device_; }
   size_t size() const { return size_; }  // elements
   DType dtype() const { return dtype_; }
-  size_t nbytes() const { return size_ * dtype_.itemsize(); }
+  size_t nbytes() const { return nbytes_; }
   bool allocated() const { return ptr_ != nullptr; }
   void* ptr();  // allocates on first use
 
@@ -41,6 +42,7 @@ class Buffer {
   Device& device_;
   size_t size_;
   DType dtype_;
+  size_t nbytes_;  // size_ * itemsize, checked for overflow when the buffer is made
   void* ptr_ = nullptr;
   std::shared_ptr<Buffer> base_;
   const void* lazy_src_ = nullptr;

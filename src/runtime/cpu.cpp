@@ -1,19 +1,29 @@
 // The CPU device: C source compiled by clang (or gcc, or $CC) into a shared object, loaded with dlopen from memory.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "runtime/cpu.h"
 #include "runtime/disk_cache.h"
+#include "runtime/elf_check.h"
 #include "tg/context.h"
 #include "tg/error.h"
 
@@ -23,55 +33,143 @@ namespace tg::runtime {
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-bool on_path(const std::string& exe) {
-  if (exe.find('/') != std::string::npos) return ::access(exe.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string d;
-  while (std::getline(dirs, d, ':'))
-    if (!d.empty() && ::access((d + "/" + exe).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
-// Runs argv, waits; returns the exit status and what it wrote to stdout and stderr.
-int run(const std::vector<std::string>& argv, const std::string& output_path, std::string& output) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  output = read_file(output_path);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+constexpr const char* kInstall = "the CPU device needs clang or gcc (apt-get install clang), or CC pointing at one";
+constexpr size_t kMaxBinaryBytes = size_t{1} << 30;
 
 std::string temp_dir() {
   const char* t = std::getenv("TMPDIR");
   return t && *t ? t : "/tmp";
 }
 
+// A private folder for one compile (mkdtemp: no other user can plant a file or a link in it), removed at the end.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string tmpl = temp_dir() + "/tg_cc_XXXXXX";
+    if (::mkdtemp(tmpl.data())) path = tmpl;
+    else throw CompileError("CPU", "cannot make a temporary folder in " + temp_dir() + ": " + std::strerror(errno));
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+bool is_executable(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// `exe` as a path to run: itself when it names a folder, else the first match on `path`; "" when none.
+std::string find_executable(const std::string& exe, const std::string& path) {
+  if (exe.find('/') != std::string::npos) return is_executable(exe) ? exe : "";
+  std::stringstream dirs(path);
+  std::string d;
+  while (std::getline(dirs, d, ':'))
+    if (!d.empty() && is_executable(d + "/" + exe)) return d + "/" + exe;
+  return "";
+}
+
+int64_t cc_timeout_s() { return std::max<int64_t>(0, getenv_int("CC_TIMEOUT", 120)); }
+
+struct RunResult {
+  bool started = false, timed_out = false;
+  int exit_code = -1, signal = 0;
+  std::string spawn_error, output;
+};
+
+// Waits for `pid` at most timeout_s seconds (0: no limit); false when it is still running then.
+bool wait_for(pid_t pid, int64_t timeout_s, int& status) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  int pidfd = -1;
+#ifdef SYS_pidfd_open
+  if (timeout_s > 0) pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // readable when it exits
+#endif
+  auto nap = std::chrono::milliseconds(1);
+  bool done = false;
+  while (true) {
+    pid_t r = ::waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+    if (r == pid || (r < 0 && errno != EINTR)) {
+      if (r < 0) status = -1;  // reaped by someone else (SIGCHLD ignored): no status
+      done = true;
+      break;
+    }
+    if (r != 0) continue;  // EINTR
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    if (pidfd >= 0) {
+      struct pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    } else {  // no pidfd (old kernel): look again after a growing nap
+      std::this_thread::sleep_for(std::min(nap, left));
+      nap = std::min(nap * 2, std::chrono::milliseconds(20));
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return done;
+}
+
+// Runs argv (argv[0] a path) in a process group of its own with stdout and stderr to output_path; after timeout_s
+// seconds (0: no limit) the whole group (the compiler and what it started: cc1, as, ld) is killed.
+RunResult run(const std::vector<std::string>& argv, const std::string& output_path, int64_t timeout_s) {
+  RunResult res;
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  pid_t pid;
+  int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    res.spawn_error = std::strerror(rc);
+    return res;
+  }
+  res.started = true;
+  int status = 0;
+  if (!wait_for(pid, timeout_s, status)) {
+    res.timed_out = true;
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return res;
+  }
+  res.output = read_regular_file(output_path, size_t{1} << 20).value_or("");
+  if (status != -1 && WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
+  if (status != -1 && WIFSIGNALED(status)) res.signal = WTERMSIG(status);
+  return res;
+}
+
 class CPUProgram : public Program {
  public:
   CPUProgram(const std::string& function, const std::string& binary) {
-    // dlopen wants a file: an anonymous in-memory one leaves nothing behind
-    fd_ = ::memfd_create(function.c_str(), MFD_CLOEXEC);
-    if (fd_ < 0 || ::write(fd_, binary.data(), binary.size()) != static_cast<ssize_t>(binary.size()))
-      throw DeviceError("CPU", "cannot stage the shared object of " + function);
+    // a cached binary is checked before dlopen maps it: a truncated one would SIGBUS on the first touch
+    std::string problem = elf_problem(binary);
+    if (!problem.empty()) throw DeviceError("CPU", "the shared object of " + function + " is not loadable: " + problem);
+    // dlopen wants a file: an anonymous in-memory one of our own, which nothing else can truncate (sealed where
+    // the kernel allows), and which leaves nothing behind
+    fd_ = ::memfd_create(function.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd_ < 0) throw DeviceError("CPU", "cannot stage the shared object of " + function + ": " + std::strerror(errno));
+    size_t done = 0;
+    while (done < binary.size()) {
+      ssize_t n = ::write(fd_, binary.data() + done, binary.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw DeviceError("CPU", "cannot stage the shared object of " + function + ": " + std::strerror(errno));
+      done += static_cast<size_t>(n);
+    }
+    ::fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
     std::string path = "/proc/self/fd/" + std::to_string(fd_);
     handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) throw DeviceError("CPU", "dlopen of " + function + " failed: " + ::dlerror());
@@ -93,73 +191,112 @@ class CPUProgram : public Program {
 }  // namespace
 
 CPUCompiler::CPUCompiler() {
-  std::string cc = getenv_str("CC");
-  if (!cc.empty()) {
-    if (!on_path(cc)) throw CompileError("CPU", "CC=" + cc + " is not an executable on PATH");
-    cc_ = cc;
-  } else {
-    for (const char* c : {"clang", "gcc", "cc"})
-      if (on_path(c)) {
-        cc_ = c;
-        break;
-      }
-  }
   // -Bsymbolic: a kernel's entry calls its own kernel function, never a same-named symbol already in the process
   flags_ = {"-O2", "-march=native", "-fPIC", "-shared", "-Wl,-Bsymbolic", "-std=c11", "-fno-math-errno", "-ffp-contract=off", "-fwrapv", "-w"};
 }
 
-const std::string& CPUCompiler::cc() const {
-  if (cc_.empty())
-    throw CompileError("CPU", "no C compiler on PATH: the CPU device needs clang or gcc (apt-get install clang), "
-                              "or CC pointing at one");
-  return cc_;
+std::string CPUCompiler::resolve(std::string* error) {
+  // looked up when first needed and again when CC or PATH change: nothing about the compiler is needed before a
+  // cache miss
+  std::string cc = getenv_str("CC"), path = getenv_str("PATH", "/usr/bin:/bin");
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string state = cc + '\0' + path;
+  if (state != resolved_for_) {
+    resolved_for_ = state;
+    resolve_error_.clear();
+    if (!cc.empty()) {
+      resolved_ = find_executable(cc, path);
+      if (resolved_.empty()) resolve_error_ = "CC=" + cc + " is not an executable on PATH: " + kInstall;
+    } else {
+      resolved_.clear();
+      for (const char* c : {"clang", "gcc", "cc"})
+        if (!(resolved_ = find_executable(c, path)).empty()) break;
+      if (resolved_.empty()) resolve_error_ = std::string("no C compiler on PATH: ") + kInstall;
+    }
+  }
+  if (error) *error = resolve_error_;
+  return resolved_;
+}
+
+std::string CPUCompiler::cc() {
+  std::string error, cc = resolve(&error);
+  if (cc.empty()) throw CompileError("CPU", error);
+  return cc;
+}
+
+std::string CPUCompiler::compiler_id() {
+  std::string cc = resolve(nullptr);
+  if (cc.empty()) return "";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = versions_.find(cc);
+    if (it != versions_.end()) return cc + " " + it->second;
+  }
+  // the version decides the binary: an upgraded compiler rebuilds the cache
+  std::string version = "(no version)";
+  try {
+    TempDir dir;
+    RunResult r = run({cc, "--version"}, dir.path + "/version", cc_timeout_s());
+    if (r.exit_code == 0) version = r.output.substr(0, r.output.find('\n'));
+  } catch (const Error&) {  // no temporary folder: the path alone names the compiler
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  versions_[cc] = version;
+  return cc + " " + version;
 }
 
 std::string CPUCompiler::cache_key() {
+  std::lock_guard<std::mutex> lock(mu_);
   if (key_.empty()) {
-    // the compiler's version and the machine's CPU features decide the binary (-march=native)
-    std::string version, out = temp_dir() + "/tg_cc_version_" + std::to_string(::getpid());
-    run({cc(), "--version"}, out, version);
-    std::remove(out.c_str());
-    std::string cpu = read_file("/proc/cpuinfo"), features;
-    size_t at = cpu.find("flags");
-    if (at != std::string::npos) features = cpu.substr(at, cpu.find('\n', at) - at);
-    key_ = cc() + "\n" + version.substr(0, version.find('\n'));
-    for (const std::string& f : flags_) key_ += " " + f;
+    // the flags and the machine's CPU features decide the binary (-march=native); the compiler is checked with
+    // compiler_id() on a hit, so that a warm cache needs no compiler
+    std::ifstream f("/proc/cpuinfo");
+    std::string line, features;
+    while (std::getline(f, line))
+      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
+        features = line;
+        break;
+      }
+    key_ = "cpu v2:";
+    for (const std::string& fl : flags_) key_ += " " + fl;
     key_ += "\n" + hash_hex(features);
   }
   return key_;
 }
 
+bool CPUCompiler::plausible_binary(const std::string& binary) { return elf_problem(binary).empty(); }
+
 std::string CPUCompiler::compile(const std::string& src) {
-  static std::atomic<uint64_t> counter{0};
-  std::string base = temp_dir() + "/tg_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  std::string c_path = base + ".c", so_path = base + ".so", log_path = base + ".log";
+  std::string cc = this->cc();
+  TempDir dir;
+  std::string c_path = dir.path + "/kernel.c", so_path = dir.path + "/kernel.so", log_path = dir.path + "/cc.log";
   {
     std::ofstream f(c_path);
     f << src;
     if (!f) throw CompileError("CPU", "cannot write " + c_path);
   }
-  std::vector<std::string> argv{cc()};
+  std::vector<std::string> argv{cc};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   argv.insert(argv.end(), {"-o", so_path, c_path, "-lm"});
-  std::string log;
-  int rc = run(argv, log_path, log);
-  std::string binary = rc == 0 ? read_file(so_path) : "";
-  for (const std::string& p : {c_path, so_path, log_path}) std::remove(p.c_str());
-  if (rc != 0 || binary.empty()) {
+  int64_t timeout = cc_timeout_s();
+  RunResult r = run(argv, log_path, timeout);
+  if (!r.started) throw CompileError("CPU", "cannot run " + cc + ": " + r.spawn_error);
+  if (r.timed_out)
+    throw CompileError("CPU", cc + " did not finish within CC_TIMEOUT=" + std::to_string(timeout) +
+                                  " seconds and was killed (a hung compiler; set CC_TIMEOUT higher for a slow one)");
+  std::string binary = r.exit_code == 0 ? read_regular_file(so_path, kMaxBinaryBytes).value_or("") : "";
+  if (r.exit_code != 0 || binary.empty()) {
+    std::string log = r.output;
     if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
-    throw CompileError("CPU", cc() + " failed (exit " + std::to_string(rc) + "):\n" + log + "\nsource:\n" + src);
+    std::string how = r.signal ? "killed by signal " + std::to_string(r.signal) : "exit " + std::to_string(r.exit_code);
+    throw CompileError("CPU", cc + " failed (" + how + "):\n" + log + "\nsource:\n" + src);
   }
+  std::string problem = elf_problem(binary);
+  if (!problem.empty()) throw CompileError("CPU", cc + " wrote an unusable shared object: " + problem);
   return binary;
 }
 
-CPUDevice::CPUDevice(std::string name) : Device(std::move(name)) {}
-
-Compiler& CPUDevice::compiler() {
-  std::call_once(compiler_once_, [this] { compiler_ = std::make_unique<CPUCompiler>(); });
-  return *compiler_;
-}
+CPUDevice::CPUDevice(std::string name) : Device(std::move(name)) { allocator_.device_name = this->name(); }
 
 std::unique_ptr<Program> CPUDevice::load(const std::string& function, const std::string& binary) {
   return std::make_unique<CPUProgram>(function, binary);

@@ -1,6 +1,7 @@
 // The CPU device (cpu.cpp): malloc'd memory, C compiled with clang/gcc, programs dlopen'ed from memory.
 #pragma once
 #include <atomic>
+#include <map>
 #include <mutex>
 
 #include "runtime/device.h"
@@ -10,13 +11,24 @@ namespace tg::runtime {
 class CPUCompiler : public Compiler {
  public:
   CPUCompiler();
+  // Runs the compiler in a process group of its own; one that runs longer than CC_TIMEOUT seconds (default 120;
+  // 0: no limit) is killed with its children and raises a CompileError naming it and the limit.
   std::string compile(const std::string& src) override;
-  std::string cache_key() override;
+  std::string cache_key() override;  // the flags and the CPU's features: no compiler needed
+  std::string compiler_id() override;  // the compiler's path and first line of `--version`; "" when none is found
+  bool plausible_binary(const std::string& binary) override;  // a well-formed shared object (elf_check.h)
   std::string cache_table() const override { return "cpu"; }
-  const std::string& cc() const;  // the compiler; throws a CompileError naming what to install when there is none
+  // The compiler's absolute path: $CC, else clang, gcc or cc on PATH, looked up again when CC or PATH change.
+  // Throws a CompileError naming what to install when there is none.
+  std::string cc();
 
  private:
-  std::string cc_, key_;
+  std::string resolve(std::string* error);  // "" and *error set when there is no compiler
+
+  std::mutex mu_;
+  std::string resolved_for_, resolved_, resolve_error_;  // the last lookup, for the CC and PATH it saw
+  std::map<std::string, std::string> versions_;           // compiler path -> first line of its --version
+  std::string key_;
   std::vector<std::string> flags_;
 };
 
@@ -24,13 +36,13 @@ class CPUDevice : public Device {
  public:
   explicit CPUDevice(std::string name = "CPU");
   Allocator& allocator() override { return allocator_; }
-  Compiler& compiler() override;
+  Compiler& compiler() override { return compiler_; }
+  // Refuses (tg::DeviceError) a binary that is not a well-formed shared object, before dlopen sees it.
   std::unique_ptr<Program> load(const std::string& function, const std::string& binary) override;
 
  private:
   MallocAllocator allocator_;
-  std::once_flag compiler_once_;
-  std::unique_ptr<CPUCompiler> compiler_;
+  CPUCompiler compiler_;
 };
 
 }  // namespace tg::runtime

@@ -1,7 +1,10 @@
 #include "runtime/device.h"
 
+#include <cstdio>
+
 #include "runtime/disk_cache.h"
 #include "tg/context.h"
+#include "tg/error.h"
 
 namespace tg::runtime {
 
@@ -10,9 +13,10 @@ CompileStats& compile_stats() {
   return s;
 }
 
-std::string Compiler::compile_cached(const std::string& src) {
+std::string Compiler::compile_cached(const std::string& src, bool* from_disk, bool refresh) {
+  if (from_disk) *from_disk = false;
   std::string key = cache_key() + "\n" + src;
-  {
+  if (!refresh) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = memory_.find(key);
     if (it != memory_.end()) {
@@ -21,11 +25,28 @@ std::string Compiler::compile_cached(const std::string& src) {
     }
   }
   // outside the lock: several threads may compile at once (BEAM's candidates)
-  std::optional<std::string> hit = disk_cache_get(cache_table(), key);
-  std::string binary = hit ? std::move(*hit) : compile(src);
-  if (!hit) disk_cache_put(cache_table(), key, binary);
+  std::optional<std::string> hit = refresh ? std::nullopt : disk_cache_get(cache_table(), key);
+  if (hit) {
+    size_t nl = hit->find('\n');
+    std::string binary = nl == std::string::npos ? "" : hit->substr(nl + 1);
+    // the compiler is asked who it is only on a hit: a cold miss needs it anyway, a warm cache needs none
+    std::string mine = nl == std::string::npos ? "" : compiler_id();
+    if (nl != std::string::npos && (mine.empty() || hit->compare(0, nl, mine) == 0) && plausible_binary(binary)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      compile_stats().disk_hits++;
+      memory_[key] = binary;
+      if (from_disk) *from_disk = true;
+      return binary;
+    }
+    if (getenv_int("DEBUG") >= 1)
+      std::fprintf(stderr, "disk cache: rebuilding %s (%s)\n", disk_cache_path(cache_table(), key).c_str(),
+                   nl != std::string::npos && !mine.empty() && hit->compare(0, nl, mine) != 0 ? "another compiler's"
+                                                                                              : "not a valid binary");
+  }
+  std::string binary = compile(src);
+  disk_cache_put(cache_table(), key, compiler_id() + "\n" + binary);
   std::lock_guard<std::mutex> lock(mu_);
-  (hit ? compile_stats().disk_hits : compile_stats().compiled)++;
+  compile_stats().compiled++;
   memory_[key] = binary;
   return binary;
 }
@@ -35,7 +56,16 @@ std::shared_ptr<Program> Device::program(const std::string& function, const std:
   auto key = std::make_pair(function, src);
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;
-  std::shared_ptr<Program> p = load(function, compiler().compile_cached(src));
+  bool from_disk = false;
+  std::string binary = compiler().compile_cached(src, &from_disk);
+  std::shared_ptr<Program> p;
+  try {
+    p = load(function, binary);
+  } catch (const Error&) {
+    if (!from_disk) throw;
+    // a cached binary the loader refused is built again, and its entry replaced
+    p = load(function, compiler().compile_cached(src, nullptr, true));
+  }
   programs_[key] = p;
   return p;
 }

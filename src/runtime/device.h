@@ -12,14 +12,23 @@
 namespace tg::runtime {
 
 // Source -> binary. compile_cached() looks in memory, then on disk, then compiles and fills both.
+// A disk entry is keyed by cache_key() and the source; its value is the compiler's id, a newline, the binary.
 class Compiler {
  public:
   virtual ~Compiler() = default;
-  std::string compile_cached(const std::string& src);
+  // `from_disk` tells whether the binary came from the disk cache; `refresh` skips both caches' reads (the
+  // binary is compiled again and the entries replaced: a cached binary the loader refused).
+  std::string compile_cached(const std::string& src, bool* from_disk = nullptr, bool refresh = false);
   // Compiles without caching; throws tg::CompileError with the compiler's message.
   virtual std::string compile(const std::string& src) = 0;
-  // What else decides the binary: compiler identity, flags and target. Part of every cache key.
+  // What decides the binary besides the source and the compiler: flags and target. Part of every cache key. Needs
+  // no compiler: a warm cache runs where none is installed.
   virtual std::string cache_key() = 0;
+  // The compiler that would compile now, one line ("" when there is none). Stored with each entry: a hit made by
+  // another compiler is rebuilt when this one is present, and taken when there is no compiler at all.
+  virtual std::string compiler_id() { return ""; }
+  // Whether a binary read from the disk cache may be loaded (the CPU device checks its ELF structure).
+  virtual bool plausible_binary(const std::string& binary) { return !binary.empty(); }
   virtual std::string cache_table() const = 0;  // the disk cache folder of this compiler
 
  private:

@@ -16,6 +16,7 @@
 #include "runtime/disk_cache.h"
 #include "runtime/thread_pool.h"
 #include "tg/context.h"
+#include "tg/counters.h"
 #include "tg/error.h"
 
 using namespace tg;
@@ -87,6 +88,35 @@ TEST(Runtime, AllocatorReusesFreedBlocks) {
   EXPECT_EQ(al.cached_bytes(), 0u);
 }
 
+// More memory than the machine has, or a byte count that overflows, is a DeviceError naming the bytes and the
+// device: never std::bad_alloc, a tiny block from a wrapped size, or a process killed on first touch.
+TEST(Runtime, AnAllocationTooLargeIsADeviceError) {
+  Device& cpu = get_device("CPU");
+  Allocator& al = cpu.allocator();
+  int64_t used = GlobalCounters::mem_used;
+  for (size_t n : {size_t{1} << 50, SIZE_MAX - 10, SIZE_MAX}) {
+    try {
+      al.alloc(n);
+      FAIL() << n << " bytes allocated";
+    } catch (const DeviceError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("out of memory: " + std::to_string(n) + " bytes on CPU"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(GlobalCounters::mem_used, used);
+  // elements * itemsize past what size_t holds
+  try {
+    Buffer b(cpu, SIZE_MAX / 2, dtypes::float32);
+    FAIL() << "a buffer of 2^63 float32 elements";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+  // a buffer is allocated on first use: that is where a petabyte fails
+  Buffer huge(cpu, size_t{1} << 48, dtypes::float32);
+  EXPECT_THROW(huge.ptr(), DeviceError);
+  EXPECT_EQ(GlobalCounters::mem_used, used);
+}
+
 TEST(Runtime, ProgramsAreCachedInMemoryAndOnDisk) {
   TempCache cache;
   Compiler& cc = get_device("CPU").compiler();
@@ -96,8 +126,11 @@ TEST(Runtime, ProgramsAreCachedInMemoryAndOnDisk) {
   EXPECT_EQ(compile_stats().compiled, before.compiled + 1);
   EXPECT_EQ(cc.compile_cached(src), bin);
   EXPECT_EQ(compile_stats().memory_hits, before.memory_hits + 1);
-  // what another process would find: the disk entry
-  EXPECT_EQ(disk_cache_get("cpu", cc.cache_key() + "\n" + src), bin);
+  // what another process would find: the disk entry, the compiler's id line and then the binary
+  std::optional<std::string> entry = disk_cache_get("cpu", cc.cache_key() + "\n" + src);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->substr(0, entry->find('\n')), cc.compiler_id());
+  EXPECT_EQ(entry->substr(entry->find('\n') + 1), bin);
 }
 
 TEST(Runtime, CorruptCacheEntriesAreRebuilt) {
