@@ -197,3 +197,14 @@ TEST(DeepExpressions, ThousandsOfOpsInOneKernel) {
     expect_close(got, want, 1e-4, 1e-5);
   }
 }
+
+TEST(DeepExpressions, ChainOf20000OpsRealizesWithoutRecursion) {
+  // every pass from the Tensor graph to the source walks with explicit stacks: 20k ops deep is no deeper for them
+  std::vector<float> v = input(16, 0.5f, 0.0625f);
+  Tensor x(v, {16});
+  for (int i = 0; i < 20000; i++) x = i % 2 ? x * 0.99995f : x + 0.00002f;
+  std::vector<double> want(v.begin(), v.end());
+  for (double& w : want)
+    for (int i = 0; i < 20000; i++) w = i % 2 ? w * static_cast<double>(0.99995f) : w + static_cast<double>(0.00002f);
+  expect_close(x.to_vector<float>(), want, 1e-3, 1e-5);
+}
