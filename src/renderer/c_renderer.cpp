@@ -155,6 +155,23 @@ std::string from_bits(DType dt, const std::string& v) { return std::string(dt ==
 // a float rounded to the 16-bit format's precision: every 16-bit op rounds its result, as it would in memory
 std::string round_to(DType dt, const std::string& v) { return from_bits(dt, to_bits(dt, v)); }
 
+// An inlined expression nests no deeper than this in brackets: a deeper one is bound to a local and its users see
+// the name. A chain of 260 multiplies inlined is 260 parentheses deep (clang stops at 256, -fbracket-depth, and
+// deep nesting costs both compilers stack); ordinary kernels stay far below the bound and render as before. A
+// bound expression nests at most this plus the few brackets of its own op, so a statement with its loops stays
+// well under 256.
+constexpr int kMaxInlineNesting = 64;
+
+// the deepest nesting of (), [] and {} in an expression (literals hold none: "__builtin_nanf(\"\")" is balanced)
+int bracket_nesting(const std::string& e) {
+  int depth = 0, deepest = 0;
+  for (char c : e) {
+    if (c == '(' || c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if (c == ')' || c == ']' || c == '}') depth--;
+  }
+  return deepest;
+}
+
 }  // namespace
 
 std::string c_literal(const UOp& c) {
@@ -332,7 +349,7 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         break;
       }
       default: {
-        // ALU: an expression, inlined into its one user or named when used more than once
+        // ALU: an expression, inlined into its one user or named (used more than once, or nested too deep)
         std::string e;
         auto s = [&](size_t i) { return val(u.src(i)); };
         // ops that write a source more than once get it as a name: inlined, a chain of them would grow exponentially
@@ -440,7 +457,8 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
         if (u.dtype().count() == 1 && ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&
                                                                 u.op() != Ops::CAST && u.op() != Ops::WHERE)))
           e = "((" + ctype(u.dtype()) + ")" + e + ")";
-        if (uses[u.get()] > 1) {
+        // named when used more than once, or when inlining it would nest its users past kMaxInlineNesting
+        if (uses[u.get()] > 1 || bracket_nesting(e) > kMaxInlineNesting) {
           std::string v = "alu" + std::to_string(n_alu++);
           line("const " + ctype(u.dtype()) + " " + v + " = " + e + ";");
           e = v;
