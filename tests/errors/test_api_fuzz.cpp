@@ -16,7 +16,7 @@ using namespace tg;
 namespace {
 
 struct Counts {
-  int64_t calls = 0, errors = 0, realized = 0, foreign = 0, bad_shapes = 0;
+  int64_t calls = 0, errors = 0, realized = 0, foreign = 0, bad_shapes = 0, unnamed = 0;
 };
 
 class ApiFuzzer {
@@ -144,8 +144,12 @@ class ApiFuzzer {
     try {
       f();
       return true;
-    } catch (const Error&) {
+    } catch (const Error& e) {
       c.errors++;
+      if (e.op().empty() || (e.is_user_error() && !e.where().line())) {
+        c.unnamed++;  // a user error names the op and the user's line
+        ADD_FAILURE() << "an error without its op or the user's line: " << e.what();
+      }
     } catch (const std::exception& e) {
       c.foreign++;
       ADD_FAILURE() << "a call raised something other than tg::Error: " << e.what();
@@ -183,12 +187,14 @@ TEST(ApiFuzz, EveryCallWorksOrRaisesATgError) {
   ApiFuzzer fz(seed);
   Counts c;
   for (int64_t i = 0; i < programs; i++) fz.program(c);
-  std::printf("api fuzz (seed %llu): %lld programs, %lld calls, %lld tg::Errors, %lld realized, %lld other exceptions, "
-              "%lld bad shapes\n", static_cast<unsigned long long>(seed), static_cast<long long>(programs),
-              static_cast<long long>(c.calls), static_cast<long long>(c.errors), static_cast<long long>(c.realized),
-              static_cast<long long>(c.foreign), static_cast<long long>(c.bad_shapes));
+  std::printf("api fuzz (seed %llu): %lld programs, %lld calls, %lld tg::Errors (%lld without op or line), %lld realized, "
+              "%lld other exceptions, %lld bad shapes\n", static_cast<unsigned long long>(seed),
+              static_cast<long long>(programs), static_cast<long long>(c.calls), static_cast<long long>(c.errors),
+              static_cast<long long>(c.unnamed), static_cast<long long>(c.realized), static_cast<long long>(c.foreign),
+              static_cast<long long>(c.bad_shapes));
   EXPECT_EQ(c.foreign, 0);
   EXPECT_EQ(c.bad_shapes, 0);
+  EXPECT_EQ(c.unnamed, 0);
   EXPECT_GT(c.errors, 0);             // the fuzzer does reach the error paths
   EXPECT_GT(c.calls - c.errors, 0);   // and the working ones
 }
