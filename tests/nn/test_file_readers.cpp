@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "support/expect_error.h"
+#include "support/scratch.h"
 #include "tg/tg.h"
 
 namespace tg {
@@ -32,18 +33,7 @@ void write_file(const std::string& path, const Bytes& bytes) {
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// A folder of this process's own, removed at exit (ctest runs the tests as parallel processes).
-std::string scratch(const std::string& name) {
-  static const struct Scratch {
-    std::string dir = ::testing::TempDir() + "/tg_readers_" + std::to_string(::getpid());
-    Scratch() { std::filesystem::create_directories(dir); }
-    ~Scratch() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } s;
-  return s.dir + "/" + name;
-}
+std::string scratch(const std::string& name) { return tg::testing::scratch_path(name); }
 
 Bytes read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "support/expect_error.h"
+#include "support/scratch.h"
 #include "tg/tg.h"
 
 namespace tg {
@@ -50,19 +51,7 @@ std::vector<GoldenEntry> golden_entries() {
   return out;
 }
 
-// A folder of this process's own, removed at exit: ctest runs the tests as parallel processes, and several write
-// a file of the same name.
-std::string temp_path(const std::string& name) {
-  static const struct Scratch {
-    std::string dir = ::testing::TempDir() + "/tg_safetensors_" + std::to_string(::getpid());
-    Scratch() { std::filesystem::create_directories(dir); }
-    ~Scratch() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } scratch;
-  return scratch.dir + "/" + name;
-}
+std::string temp_path(const std::string& name) { return tg::testing::scratch_path(name); }
 
 // Removed first, not truncated: ext4 flushes a file truncated and rewritten on close (auto_da_alloc), which made
 // the thousand rewrites below take seconds.
