@@ -1,6 +1,7 @@
 #include "renderer/c_renderer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -442,6 +443,14 @@ RenderedKernel render_c(const std::string& name, const std::vector<UOp>& uops, c
             e = safe ? "(" + s(0) + sym + s(1) + ")" : "(" + zero + neg1 + " : (" + s(0) + sym + s(1) + "))";
             break;
           }
+          case Ops::SHL:  // of a negative signed value is undefined in C: shifted as its unsigned bits
+            if (u.dtype().is_int() && !u.dtype().is_unsigned() && u.dtype().count() == 1) {
+              static const DType unsigned_of[] = {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
+              DType ut = unsigned_of[std::countr_zero(static_cast<unsigned>(u.dtype().itemsize()))];
+              e = "((" + ctype(u.dtype()) + ")((" + ctype(ut) + ")" + s(0) + "<<" + s(1) + "))";
+              break;
+            }
+            [[fallthrough]];
           default: {
             const char* sym = uop::infix_symbol(u.op());
             if (!sym) throw InternalError("render_c", "no C rendering for " + std::string(uop::op_name(u.op())));

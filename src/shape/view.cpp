@@ -8,7 +8,10 @@ namespace tg::shape {
 
 using uop::UOp;
 
+// A 0 anywhere makes the product 0 before any other factor is multiplied in: (0, 2^40, 2^40) is a legal empty shape
+// whose other dims would overflow.
 sint prod(const Shape& shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   sint p = 1;
   for (sint s : shape) p *= s;
   return p;
@@ -16,6 +19,7 @@ sint prod(const Shape& shape) {
 
 Shape strides_for_shape(const Shape& shape) {
   Shape st(shape.size(), 0);
+  if (prod(shape) == 0) return st;  // an empty view reads nothing (View::create zeroes them too)
   sint acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     st[i] = shape[i] == 1 ? 0 : acc;

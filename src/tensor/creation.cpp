@@ -25,6 +25,14 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device, Loc where) {
   check_shape(shape, "full", where);
   check_value_dtype(dtype, "full", where);
+  // as PyTorch: an integer dtype takes a value it can hold (truncated toward 0), not NaN, inf or one that wraps
+  if (dtype.is_int()) {
+    double lo = dtype.is_unsigned() ? 0 : -std::ldexp(1.0, 8 * static_cast<int>(dtype.itemsize()) - 1);
+    double hi = std::ldexp(1.0, 8 * static_cast<int>(dtype.itemsize()) - (dtype.is_unsigned() ? 0 : 1));
+    if (!(std::trunc(value) >= lo && std::trunc(value) < hi))
+      throw ArgumentError("full", "value " + tensor::num_str(value) + " cannot be converted to " + dtype.name() +
+                                      " without overflow", where);
+  }
   return tensor::const_tensor(value, dtype, shape, tensor::resolve_device(device));
 }
 

@@ -181,9 +181,23 @@ Tensor Tensor::minimum(const Tensor& o, Loc where) const {
 TG_BITWISE(bitwise_and, AND, true)
 TG_BITWISE(bitwise_or, OR, true)
 TG_BITWISE(bitwise_xor, XOR, true)
-TG_BITWISE(lshift, SHL, false)
-TG_BITWISE(rshift, SHR, false)
 #undef TG_BITWISE
+
+// Shifts as PyTorch's: a count outside [0, bits) gives 0 for <<, and x >> (bits - 1) (the sign fill) for >>. C
+// leaves both undefined (clang's results vary with what the register held before), so the kernel only ever sees a
+// count in range; constant counts fold the guards away.
+Tensor shift(Ops op, const Tensor& a, const Tensor& b, const char* name, SourceLocation where) {
+  auto [x, y] = broadcasted(a, b, name, where);
+  require(x.dtype().is_int(), name, "needs integer tensors", x.dtype(), where);
+  int64_t bits = 8 * x.dtype().itemsize();
+  Tensor in_range = y.lt(Tensor(bits, y.dtype(), y.device(), where), where);
+  if (!y.dtype().is_unsigned()) in_range = in_range.bitwise_and(y.ge(Tensor(0, y.dtype(), y.device(), where), where), where);
+  Tensor count = in_range.where(y, Tensor(op == Ops::SHL ? 0 : bits - 1, y.dtype(), y.device(), where), where);
+  Tensor r = alu(op, x.dtype(), {x, count}, where);
+  return op == Ops::SHL ? in_range.where(r, Tensor(0, x.dtype(), x.device(), where), where) : r;
+}
+Tensor Tensor::lshift(const Tensor& o, Loc where) const { return shift(Ops::SHL, *this, o, "lshift", where); }
+Tensor Tensor::rshift(const Tensor& o, Loc where) const { return shift(Ops::SHR, *this, o, "rshift", where); }
 
 Tensor Tensor::lt(const Tensor& o, Loc where) const { return binary(Ops::CMPLT, *this, o, "lt", where); }
 Tensor Tensor::gt(const Tensor& o, Loc where) const { return binary(Ops::CMPLT, o, *this, "gt", where); }

@@ -89,8 +89,8 @@ struct Printer {
       out += items[base];
       return;
     }
-    int64_t n = shape[dim], inner = 1;
-    for (size_t i = dim + 1; i < shape.size(); i++) inner *= shape[i];
+    // the elements per step of this dimension (none to step over when it is empty: (0, 2^62, 2^62) is legal)
+    int64_t n = shape[dim], inner = n ? tensor::prod(Shape(shape.begin() + static_cast<int64_t>(dim) + 1, shape.end())) : 0;
     out += "[";
     size_t line_start = out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1;
     bool last_dim = dim + 1 == shape.size();
@@ -130,6 +130,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   else if (dt.is_unsigned()) items = format_plain(t.to_vector<uint64_t>());
   else items = format_plain(t.to_vector<int64_t>());
   if (t.ndim() == 0) return os << items[0];
+  if (t.numel() == 0) return os << "[]";  // numpy's null array, whatever the shape: (2^62, 0) has nothing to list
   Printer p{t.shape(), items, static_cast<size_t>(t.numel()) > kThreshold, ""};
   p.block(0, 0, 0);
   return os << p.out;

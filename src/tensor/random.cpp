@@ -123,11 +123,16 @@ Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtyp
 
 Tensor Tensor::normal(const Shape& shape, double mean, double std, DType dtype, const std::string& device, Loc where) {
   check_float(shape, dtype, "normal", where);
+  if (!(std >= 0) && tensor::prod(shape) > 0)  // as PyTorch (an empty tensor draws nothing: kaiming of a (4, 0) weight)
+    throw ArgumentError("normal", "needs std >= 0, got " + tensor::num_str(std), where);
   return (randn(shape, dtypes::float32, device, where) * std + mean).cast(dtype, where);
 }
 
 Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device, Loc where) {
   check_float(shape, dtype, "uniform", where);
+  if ((!(low <= high) || !std::isfinite(high - low)) && tensor::prod(shape) > 0)  // as PyTorch: a finite [low, high)
+    throw ArgumentError("uniform", "needs low <= high, both finite, got [" + tensor::num_str(low) + ", " +
+                                       tensor::num_str(high) + ")", where);
   return (rand(shape, dtypes::float32, device, where) * (high - low) + low).cast(dtype, where);
 }
 

@@ -261,11 +261,7 @@ const detail::TensorImpl& Tensor::impl() const {
 }
 UOp Tensor::uop() const { return impl().uop(); }
 const Shape& Tensor::shape() const { return impl().shape; }
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape()) n *= d;
-  return n;
-}
+int64_t Tensor::numel() const { return tensor::prod(shape()); }
 DType Tensor::dtype() const { return impl().dtype; }
 const std::string& Tensor::device() const { return impl().device; }
 bool Tensor::is_realized() const { return schedule::movement_base(uop()).op() == Ops::BUFFER; }

@@ -3,6 +3,8 @@
 // cannot satisfy is a tg::DeviceError; empty tensors with huge other dimensions are legal and work.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <tg/tg.h>
 
 #include "support/expect_error.h"
@@ -65,6 +67,9 @@ TEST(Sizes, EmptyTensorsWithHugeDimensionsWork) {
   Tensor e = Tensor::rand({int64_t{1} << 32, int64_t{1} << 32, 0});
   EXPECT_EQ(e.numel(), 0);
   EXPECT_TRUE(e.to_vector<float>().empty());
+  std::ostringstream printed;
+  printed << Tensor::zeros({0, k62, k62}) << Tensor::zeros({k62, k62, 0});
+  EXPECT_EQ(printed.str(), "[][]");
   Tensor z = Tensor::zeros({0, k62});
   EXPECT_EQ((z + 1).sum().item<float>(), 0.0f);
   EXPECT_EQ(z.reshape({k62, 0, 7}).shape(), (Shape{k62, 0, 7}));
