@@ -1,6 +1,8 @@
 // Resizing: adaptive average pooling and interpolate. Both are a small weight matrix applied along each resized
 // dim (out[o] = sum_t W[o, t] x[t]); the weights are computed on the host in float64, the rest is lazy.
+#include <algorithm>
 #include <cmath>
+#include <new>
 
 #include "tensor/tensor_impl.h"
 
@@ -24,7 +26,21 @@ std::vector<int64_t> target_sizes(const Tensor& x, const std::vector<int64_t>& s
     throw ShapeError(op, "size " + tensor::list_str(size) + " does not fit input " + shape_str(x.shape()), where);
   for (int64_t s : size)
     if (s <= 0) throw ArgumentError(op, "sizes must be positive, got " + tensor::list_str(size), where);
+  Shape out = x.shape();
+  std::copy(size.begin(), size.end(), out.end() - static_cast<int64_t>(size.size()));
+  tensor::checked_numel(out, op, where);
   return size;
+}
+
+// The (out, in) weights of one resized dim, zeroed; a matrix that does not fit in host memory is a DeviceError.
+std::vector<double> weight_matrix(int64_t out, int64_t in, const char* op, SourceLocation where) {
+  int64_t n = tensor::checked_numel({out, in}, op, where);
+  try {
+    return std::vector<double>(static_cast<size_t>(n), 0.0);
+  } catch (const std::bad_alloc&) {
+    throw DeviceError(op, "out of memory: " + std::to_string(n * 8) + " bytes on the host for the (" + std::to_string(out) +
+                              ", " + std::to_string(in) + ") resize weights", where);
+  }
 }
 
 }  // namespace
@@ -38,7 +54,7 @@ Tensor Tensor::adaptive_avg_pool2d(Ints output_size, Loc where) const try {
     int64_t axis = x.ndim() - static_cast<int64_t>(size.size() - j), in = x.shape()[axis], out = size[j];
     if (in == 0) throw ShapeError("adaptive_avg_pool2d", "cannot pool an empty input " + shape_str(shape()), where);
     // PyTorch's bins: [floor(o*in/out), ceil((o+1)*in/out))
-    std::vector<double> w(static_cast<size_t>(out * in), 0.0);
+    std::vector<double> w = weight_matrix(out, in, "adaptive_avg_pool2d", where);
     for (int64_t o = 0; o < out; o++) {
       int64_t b = o * in / out, e = ((o + 1) * in + out - 1) / out;
       for (int64_t t = b; t < e; t++) w[o * in + t] = 1.0 / static_cast<double>(e - b);
@@ -60,7 +76,7 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
     int64_t axis = x.ndim() - static_cast<int64_t>(sz.size() - j), in = x.shape()[axis], out = sz[j];
     if (in == 0) throw ShapeError("interpolate", "cannot resize an empty input " + shape_str(shape()), where);
     double scale = static_cast<double>(in) / static_cast<double>(out);
-    std::vector<double> w(static_cast<size_t>(out * in), 0.0);
+    std::vector<double> w = weight_matrix(out, in, "interpolate", where);
     for (int64_t o = 0; o < out; o++) {
       if (!linear) {  // PyTorch: nearest takes floor(o * scale), nearest-exact floor((o + 0.5) * scale)
         double src = mode == "nearest" ? std::floor(o * scale) : std::floor((o + 0.5) * scale);

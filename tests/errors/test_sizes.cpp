@@ -61,6 +61,10 @@ TEST(Sizes, MovementPastTheElementLimitRaises) {
   expect_error<ArgumentError>([&] { Tensor::ones({k62 / 8}).pad({{k62 / 4, 0}}); }, "pad", {"2^60"}, line);
   line = __LINE__ + 1;
   expect_error<ArgumentError>([&] { Tensor::ones({k31}).repeat({k31}); }, "repeat", {"2^60"}, line);
+  line = __LINE__ + 1;  // found by the API fuzzer under UBSan: the (out, in) weights' size overflowed
+  expect_error<ArgumentError>([&] { Tensor::ones({2, 3}).interpolate({INT64_MAX, 2}); }, "interpolate", {"2^60"}, line);
+  line = __LINE__ + 1;
+  expect_error<ArgumentError>([&] { Tensor::ones({1, 3, 3}).adaptive_avg_pool2d({k62, 3}); }, "adaptive_avg_pool2d", {"2^60"}, line);
 }
 
 TEST(Sizes, EmptyTensorsWithHugeDimensionsWork) {
