@@ -33,6 +33,24 @@ Tensor reduce_node(const Tensor& x, Ops op, std::vector<int64_t> axes, SourceLoc
   return tensor::wrap(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, uop::reduce_arg(op, std::move(axes))), x.device(), where);
 }
 
+// The value of a tensor that is one constant broadcast (zeros, ones, full, through movement ops and casts), else
+// nullopt. A sum or max of it needs no kernel: ones({1 << 40}).sum() would loop 2^40 times.
+std::optional<ConstValue> broadcast_constant(const UOp& u) {
+  std::vector<DType> casts;  // outermost first
+  const UOp* n = &u;
+  for (;; n = &n->src(0)) {
+    Ops op = n->op();
+    if (op == Ops::CAST) casts.push_back(n->dtype());
+    else if (op != Ops::RESHAPE && op != Ops::EXPAND && op != Ops::PERMUTE && op != Ops::SHRINK && op != Ops::FLIP &&
+             op != Ops::DETACH)
+      break;
+  }
+  if (n->op() != Ops::CONST) return std::nullopt;
+  ConstValue v = n->arg().get<ConstValue>();
+  for (auto it = casts.rbegin(); it != casts.rend(); ++it) v = cast_const(v, *it);
+  return v;
+}
+
 // where(idx == arange, x, 0): a one-hot selection (indexing, gather, embedding, losses), which codegen folds into a
 // read of the selected elements (fold_gathers) when the sum is one kernel
 bool one_hot_selection(const UOp& x) {
@@ -97,6 +115,14 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
       throw ArgumentError(name, "cannot reduce over an empty axis of shape " + tensor::shape_str(x.shape()) +
                                     " (the result has no identity)", where);
     r = tensor::const_tensor(int64_t{op == Ops::MUL ? 1 : 0}, x.dtype(), out, x.device());
+  } else if (auto c = op == Ops::MUL ? std::nullopt : broadcast_constant(x.uop())) {
+    // n * c for a sum (integers wrap as the kernel's adds would), c for a max
+    int64_t n = 1;
+    for (int64_t a : ax) n *= x.shape()[a];
+    ConstValue v = op == Ops::MAX ? *c
+                   : x.dtype().is_float() ? ConstValue(const_to_double(*c) * static_cast<double>(n))
+                                          : ConstValue(static_cast<uint64_t>(const_to_int(*c)) * static_cast<uint64_t>(n));
+    r = tensor::const_tensor(v, x.dtype(), out, x.device());
   } else if (auto split = split_reduce(x, op, ax, out, where)) {
     r = *split;
   } else {

@@ -1,6 +1,5 @@
 // The Tensor handle: the registry of live tensors, properties, host data in and out, realize.
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -89,13 +88,15 @@ std::vector<Tensor> tensors_requiring_grad() {
 Tensor handle(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl)); }
 
 Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation created) {
-  // under NoGradGuard a computed value is detached: no gradient flows back through it
   // the ops that make new sizes: every tensor's element count fits, whichever op or composite method built it
-  if (u.op() == Ops::RESHAPE || u.op() == Ops::EXPAND || u.op() == Ops::PAD || u.op() == Ops::IOTA) {
-    std::string op(uop::op_name(u.op()));
-    std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
-    tensor::checked_numel(u.shape(), op.c_str(), created);
+  switch (u.op()) {
+    case Ops::RESHAPE: tensor::checked_numel(u.shape(), "reshape", created); break;
+    case Ops::EXPAND: tensor::checked_numel(u.shape(), "expand", created); break;
+    case Ops::PAD: tensor::checked_numel(u.shape(), "pad", created); break;
+    case Ops::IOTA: tensor::checked_numel(u.shape(), "arange", created); break;
+    default: break;
   }
+  // under NoGradGuard a computed value is detached: no gradient flows back through it
   bool detach = Tensor::no_grad && u.dtype().is_float() && !u.src().empty() && u.op() != Ops::DETACH && u.op() != Ops::BUFFER;
   return Tensor(std::make_shared<TensorImpl>(detach ? UOp::make(Ops::DETACH, u.dtype(), {u}) : u, device, created));
 }

@@ -93,3 +93,16 @@ TEST(Sizes, AnAllocationTheDeviceCannotMakeIsADeviceError) {
   }
   EXPECT_EQ(Tensor::ones({3}).sum().item<float>(), 3.0f);  // the device still works
 }
+
+// Legal but huge: a sum or max of a broadcast constant is known without a kernel (it looped 2^40 times)
+TEST(Sizes, ReducingAHugeBroadcastConstantNeedsNoKernel) {
+  int64_t n = int64_t{1} << 40;
+  EXPECT_EQ(Tensor::ones({n}).sum().item<float>(), 1099511627776.0f);
+  EXPECT_EQ(Tensor::full({n, 4}, 3, dtypes::int64).sum(0).to_vector<int64_t>(), std::vector<int64_t>(4, 3 * n));
+  EXPECT_EQ(Tensor::full({n}, 2.5).max().item<float>(), 2.5f);
+  EXPECT_EQ(Tensor::full({n}, 2.5).mean().item<float>(), 2.5f);
+  // integers wrap as a kernel's adds would: 2^40 ones in int32 sum to 0 mod 2^32
+  EXPECT_EQ(Tensor::ones({n}, dtypes::int32).sum().item<int32_t>(), 0);
+  EXPECT_EQ(Tensor::ones({5}, dtypes::int8).sum().item<int32_t>(), 5);  // int8 sums in int32, as tinygrad
+  EXPECT_EQ(Tensor::full({3, 7}, 1.5).cast(dtypes::int32).sum(1).to_vector<int32_t>(), (std::vector<int32_t>{7, 7, 7}));
+}
