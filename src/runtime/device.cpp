@@ -28,10 +28,12 @@ std::string Compiler::compile_cached(const std::string& src, bool* from_disk, bo
   std::optional<std::string> hit = refresh ? std::nullopt : disk_cache_get(cache_table(), key);
   if (hit) {
     size_t nl = hit->find('\n');
-    std::string binary = nl == std::string::npos ? "" : hit->substr(nl + 1);
+    bool framed = nl != std::string::npos;
+    std::string binary = framed ? hit->substr(nl + 1) : "";
     // the compiler is asked who it is only on a hit: a cold miss needs it anyway, a warm cache needs none
-    std::string mine = nl == std::string::npos ? "" : compiler_id();
-    if (nl != std::string::npos && (mine.empty() || hit->compare(0, nl, mine) == 0) && plausible_binary(binary)) {
+    std::string mine = framed ? compiler_id() : "";
+    bool others = framed && !mine.empty() && hit->compare(0, nl, mine) != 0;
+    if (framed && !others && plausible_binary(binary)) {
       std::lock_guard<std::mutex> lock(mu_);
       compile_stats().disk_hits++;
       memory_[key] = binary;
@@ -40,8 +42,7 @@ std::string Compiler::compile_cached(const std::string& src, bool* from_disk, bo
     }
     if (getenv_int("DEBUG") >= 1)
       std::fprintf(stderr, "disk cache: rebuilding %s (%s)\n", disk_cache_path(cache_table(), key).c_str(),
-                   nl != std::string::npos && !mine.empty() && hit->compare(0, nl, mine) != 0 ? "another compiler's"
-                                                                                              : "not a valid binary");
+                   others ? "another compiler's" : "not a valid binary");
   }
   std::string binary = compile(src);
   disk_cache_put(cache_table(), key, compiler_id() + "\n" + binary);
