@@ -180,7 +180,10 @@ class CPUProgram : public Program {
     if (handle_) ::dlclose(handle_);
     if (fd_ >= 0) ::close(fd_);
   }
-  void operator()(void* const* bufs, const int64_t* vars) override { fn_(bufs, vars); }
+  double operator()(void* const* bufs, const int64_t* vars, const LaunchDims&, bool) override {
+    fn_(bufs, vars);
+    return 0;
+  }
 
  private:
   int fd_ = -1;

@@ -1,5 +1,6 @@
 // Device = Allocator + Compiler + Program loader. Devices live in one registry (registry.cpp), by name.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,13 +37,39 @@ class Compiler {
   std::map<std::string, std::string> memory_;
 };
 
-// A loaded kernel. Every kernel has the same C signature:
+// What a device offers the code generator. The CPU runs a kernel's outer loop split between threads; a grid device
+// (OpenCL, CUDA) runs one work-item per point of a launch grid of up to 3 dimensions, in work-groups that share
+// local memory.
+struct DeviceCaps {
+  std::string dialect = "C";                    // the renderer's language (renderer/cstyle.h): "C", "OpenCL"
+  bool grid = false;                            // kernels launch over a grid (SPECIAL gidx/lidx), not loops
+  std::array<int64_t, 3> max_global{0, 0, 0};   // work-items per grid dimension (grid devices)
+  std::array<int64_t, 3> max_local{1, 1, 1};    // work-items per work-group dimension
+  int64_t max_local_size = 1;                   // work-items per work-group, all dimensions together
+  int64_t local_memory = 0;                     // bytes of local memory per work-group
+  bool half = true;                             // computes in float16 (else float16 is storage, math in float)
+  bool fp64 = true;                             // has float64
+  int64_t max_vector = 16;                      // widest float32 vector the renderer writes (1: none)
+};
+
+// Where a grid kernel runs: work-items per dimension and per work-group (local all 0: the driver picks), and how
+// many values `vars` holds (a grid kernel's parameters are its buffers, then its variables as int64).
+struct LaunchDims {
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{0, 0, 0};
+  size_t n_vars = 0;
+};
+
+// A loaded kernel, called with its buffers (what the device's allocator returned: host pointers on the CPU,
+// cl_mem handles on OpenCL) and the values of its symbolic variables. A CPU kernel's entry has the C signature
 //   void name(void* const* bufs, const int64_t* vars)
-// bufs: the buffer pointers in argument order; vars: the values of the symbolic variables.
+// and ignores `dims`; a grid kernel launches over `dims`. A launch may return before the kernel finishes
+// (Device::synchronize waits); with `timed` it waits and returns the kernel's time on the device in seconds
+// (0 where the device does not measure it).
 class Program {
  public:
   virtual ~Program() = default;
-  virtual void operator()(void* const* bufs, const int64_t* vars) = 0;
+  virtual double operator()(void* const* bufs, const int64_t* vars, const LaunchDims& dims = {}, bool timed = false) = 0;
 };
 
 class Device {
@@ -56,6 +83,10 @@ class Device {
   // Compiled (through the caches) and loaded once per (function, source).
   std::shared_ptr<Program> program(const std::string& function, const std::string& src);
   virtual void synchronize() {}
+  virtual const DeviceCaps& caps() const {
+    static const DeviceCaps cpu;
+    return cpu;
+  }
 
  private:
   std::string name_;
