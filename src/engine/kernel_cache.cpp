@@ -7,6 +7,7 @@
 #include <random>
 #include <tuple>
 
+#include "codegen/grid.h"
 #include "codegen/linearize.h"
 #include "codegen/lower.h"
 #include "engine/beam.h"
@@ -28,6 +29,8 @@ std::string kernel_name(const codegen::LoweredKernel& k) {
 int64_t count_ops(const std::vector<uop::UOp>& uops) {
   int64_t ops = 0, mult = 1;
   std::vector<int64_t> trips;
+  for (const uop::UOp& u : uops)  // every work-item of a grid runs the whole body
+    if (u.op() == uop::Ops::SPECIAL) mult *= std::max<int64_t>(1, const_to_int(u.src(0).const_value()));
   for (const uop::UOp& u : uops) {
     if (u.op() == uop::Ops::RANGE) {
       trips.push_back(u.src(0).is_const() ? std::max<int64_t>(1, const_to_int(u.src(0).const_value())) : 1);
@@ -45,29 +48,38 @@ int64_t count_ops(const std::vector<uop::UOp>& uops) {
 
 }  // namespace
 
-std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name) {
+std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,
+                                              const runtime::Device& device) {
+  const runtime::DeviceCaps& caps = device.caps();
   auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->opts = codegen::opts_str(lowered.opts);
   bool vector_opt = std::any_of(lowered.opts.begin(), lowered.opts.end(), [](const codegen::Opt& o) { return o.op == codegen::OptOp::VECTOR; });
   if (vector_opt && !lowered.vectorized) k->opts += " (VECTOR as copies: an op without a vector form)";
-  k->uops = codegen::linearize(lowered);
+  codegen::LoweredKernel gridded;
+  if (caps.grid) {
+    gridded = lowered;
+    k->dims = codegen::to_grid(gridded, caps, device.name());
+    k->grid = true;
+  }
+  k->uops = codegen::linearize(caps.grid ? gridded : lowered);
   k->n_buffers = lowered.globals.size();
   k->ops = count_ops(k->uops);
-  // the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write disjoint outputs
+  // on the CPU, the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write
+  // disjoint outputs
   const uop::UOp* parallel = nullptr;
   for (const uop::UOp& u : k->uops)
-    if (u.op() == uop::Ops::RANGE) {
+    if (u.op() == uop::Ops::RANGE && !caps.grid) {
       bool reduce = std::find(lowered.reduce_axes.begin(), lowered.reduce_axes.end(), u.arg().get<int64_t>()) != lowered.reduce_axes.end();
       if (!reduce && u.src(0).is_const()) parallel = &u, k->parallel_size = const_to_int(u.src(0).const_value());
       break;
     }
-  k->rendered = renderer::render_c(k->name, k->uops, parallel);
+  k->rendered = renderer::render(renderer::language(caps.dialect), k->name, k->uops, parallel);
   return k;
 }
 
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
-  std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name);
+  std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name, device);
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;

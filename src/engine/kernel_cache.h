@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "codegen/lower.h"
-#include "renderer/c_renderer.h"
+#include "renderer/cstyle.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "uop/uop.h"
@@ -22,6 +22,8 @@ struct CompiledKernel {
   int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
   // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0
   int64_t parallel_size = 0;
+  bool grid = false;          // a grid device's kernel: launched once over `dims`
+  runtime::LaunchDims dims;
 };
 
 // Compiled once per (AST, device, NOOPT and RANDOM_OPTS settings) in this process; the source is also cached in
@@ -31,8 +33,10 @@ struct CompiledKernel {
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
                                                  const std::vector<runtime::Buffer*>* bufs = nullptr);
 
-// A lowered kernel (opts applied) linearized and rendered under `name`, not compiled (no program).
-std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name);
+// A lowered kernel (opts applied) linearized and rendered under `name` for a device that offers `caps` (on a grid
+// device its global loops become the launch grid), not compiled (no program).
+std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,
+                                              const runtime::Device& device);
 // A lowered kernel (opts applied) compiled and loaded under `name`, uncached (get_kernel and BEAM's candidates).
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name);
 

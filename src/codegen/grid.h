@@ -1,0 +1,15 @@
+// Grid devices (OpenCL, CUDA): a lowered kernel's global loops become the hardware indices of a launch grid.
+#pragma once
+#include "codegen/lower.h"
+#include "runtime/device.h"
+
+namespace tg::codegen {
+
+// Replaces the global loops (RANGEs of axes that are not reduced) of `k` by SPECIAL indices and returns the grid
+// they span: the innermost loop is grid dimension 0 (neighbouring work-items read neighbouring memory), the next
+// dimension 1; a kernel with more than three global loops gets its outer ones merged into dimension 2, each
+// recovered with a division and a modulo. The work-groups are left to the driver (local sizes 0). Throws
+// CompileError when a dimension exceeds the device's grid.
+runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, const std::string& device);
+
+}  // namespace tg::codegen

@@ -1,0 +1,185 @@
+// The C dialect: GNU C for clang and gcc (the CPU device). Vectors are GNU C vectors with an unaligned, aliasing
+// twin for loads and stores; vector exp2/log2 are polynomials in vector ops (libm has no vector form the compilers
+// call); the kernel gets an entry with the uniform signature every CPU Program has.
+#include <string>
+
+#include "renderer/cstyle.h"
+
+namespace tg::renderer {
+
+using uop::Ops;
+
+namespace {
+
+// element type of a vector: a mask (bool vector, from comparing float32 vectors) holds int32 elements, -1 or 0
+std::string vector_elem(DType dt) {
+  std::string c = dt.is_bool() ? "int" : dt.scalar().c_type();
+  for (char& ch : c)
+    if (ch == ' ') ch = '_';
+  return c;
+}
+
+// per lane a where mask (an int vector of -1/0) is set, else b, in a helper of float vector type t, int vector type i
+std::string bits_select(const std::string& t, const std::string& i, const std::string& mask, const std::string& a,
+                        const std::string& b) {
+  return "(" + t + ")(((" + i + ")(" + a + ") & (" + mask + ")) | ((" + i + ")(" + b + ") & ~(" + mask + ")))";
+}
+
+// exp2 of a float32 vector in vector ops: x = r + f with r an integer (rounded by adding 1.5 * 2^23) and
+// |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative); 2^r as two exponent fields, so results
+// in the subnormal range come out right. x is clamped to [-150, 128] first (0 and inf beyond; NaN passes through the
+// compares unchanged and makes the polynomial NaN).
+std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i) {
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
+         "  const " + t + " lo = (" + t + "){} - 150.0f, hi = (" + t + "){} + 128.0f;\n"
+         "  x = " + bits_select(t, i, "x < lo", "lo", "x") + ";\n"
+         "  x = " + bits_select(t, i, "x > hi", "hi", "x") + ";\n"
+         "  " + t + " r = (x + 12582912.0f) - 12582912.0f, f = x - r;\n"
+         "  " + t + " p = f * 1.52527338e-05f + 1.54035304e-04f;\n"
+         "  p = p * f + 1.33335581e-03f;\n  p = p * f + 9.61812911e-03f;\n  p = p * f + 5.55041087e-02f;\n"
+         "  p = p * f + 2.40226507e-01f;\n  p = p * f + 6.93147181e-01f;\n  p = p * f + 1.0f;\n"
+         "  " + i + " e = __builtin_convertvector(r, " + i + "), a = e >> 1, b = e - a;\n"
+         "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n}\n";
+}
+
+// log2 of a float32 vector in vector ops: x = m * 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23
+// first), log2(m) = 2 atanh(t) / ln 2 with t = (m - 1) / (m + 1), |t| <= 0.172, by its odd series to t^11 (the
+// coefficients times 2 / ln 2; truncation error 4e-10 relative); 0 gives -inf, negatives and NaN NaN, inf inf.
+std::string log2_helper(const std::string& name, const std::string& t, const std::string& i) {
+  auto select = [&](const std::string& mask, const std::string& a, const std::string& b) { return bits_select(t, i, mask, a, b); };
+  std::string z = "(" + t + "){}";
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
+         "  " + i + " sub = x < " + z + " + 1.17549435e-38f;\n"
+         "  " + i + " bits = (" + i + ")" + select("sub", "x * 8388608.0f", "x") + ";\n"
+         "  " + i + " e = ((bits >> 23) & 255) - 127 - (sub & 23);\n"
+         "  " + t + " m = (" + t + ")((bits & 8388607) | 1065353216);\n"
+         "  " + i + " big = m > " + z + " + 1.41421356f;\n"
+         "  m = " + select("big", "m * 0.5f", "m") + ";\n"
+         "  e = e - big;\n"
+         "  " + t + " u = (m - 1.0f) / (m + 1.0f), u2 = u * u;\n"
+         "  " + t + " p = u2 * 0.262308189f + 0.320598898f;\n"
+         "  p = p * u2 + 0.412198583f;\n  p = p * u2 + 0.577078016f;\n  p = p * u2 + 0.961796694f;\n"
+         "  p = p * u2 + 2.88539008f;\n"
+         "  " + t + " r = __builtin_convertvector(e, " + t + ") + u * p;\n"
+         "  r = " + select("x == " + z, z + " - __builtin_inff()", "r") + ";\n"
+         "  r = " + select("(x < " + z + ") | (x != x)", z + " + __builtin_nanf(\"\")", "r") + ";\n"
+         "  return " + select("x == " + z + " + __builtin_inff()", "x", "r") + ";\n}\n";
+}
+
+// a libm function per lane (sqrt, sin: no vector form the compilers emit for GNU vectors everywhere); the values
+// are libm's, as in scalar code, and the rest of the kernel stays vector code
+std::string per_lane_helper(const std::string& name, const std::string& t, int lanes, const std::string& fn) {
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n  " + t + " r;\n" +
+         "  for (int l = 0; l < " + std::to_string(lanes) + "; l++) r[l] = " + fn + "(x[l]);\n  return r;\n}\n";
+}
+
+// acc + a*b rounded once (an FMA instruction): clang contracts this body only; gcc ignores the pragma
+std::string fma_helper(const std::string& name, const std::string& t) {
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " a, " + t + " b, " + t +
+         " c) {\n#pragma clang fp contract(fast)\n  return a * b + c;\n}\n";
+}
+
+class CLanguage : public CStyleLanguage {
+ public:
+  std::string name() const override { return "C"; }
+  std::string scalar_type(DType dt) const override { return dt.scalar().c_type(); }
+  std::string bool_type() const override { return "_Bool"; }
+  std::string vector_type(DType dt) const override { return "tg_" + vector_elem(dt) + std::to_string(dt.count()); }
+  std::string nan_literal(DType dt) const override { return dt == dtypes::float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")"; }
+  std::string inf_literal(DType dt) const override { return dt == dtypes::float64 ? "__builtin_inf()" : "__builtin_inff()"; }
+  std::string int64_suffix(bool is_unsigned) const override { return is_unsigned ? "ULL" : "LL"; }
+
+  std::string math(Ops op, DType dt, const std::string& x, Prelude& p) const override {
+    std::string fn = op == Ops::EXP2 ? "exp2" : op == Ops::LOG2 ? "log2" : op == Ops::SQRT ? "sqrt" : "sin";
+    if (dt.count() == 1) return "__builtin_" + fn + (dt == dtypes::float64 ? "" : "f") + "(" + x + ")";
+    // exp2 and log2 of vectors as polynomials in vector ops, sqrt and sin as libm per lane
+    std::string f = "tg_" + fn + "_" + vector_elem(dt) + std::to_string(dt.count()), t = vector_type(dt);
+    DType mask = dtypes::int32.vec(dt.count());
+    if (op == Ops::EXP2 || op == Ops::LOG2) p.vectors.emplace(vector_type(mask), mask);
+    p.helpers.emplace(f, op == Ops::EXP2   ? exp2_helper(f, t, vector_type(mask))
+                         : op == Ops::LOG2 ? log2_helper(f, t, vector_type(mask))
+                                           : per_lane_helper(f, t, dt.count(), "__builtin_" + fn + "f"));
+    return f + "(" + x + ")";
+  }
+  std::string bitcast(DType from, DType to, const std::string& x) const override {
+    return "({ union { " + value_type(from) + " a; " + value_type(to) + " b; } _u; _u.a = " + x + "; _u.b; })";
+  }
+  std::string fma(DType dt, const std::string& a, const std::string& b, const std::string& c, Prelude& p) const override {
+    std::string f = "tg_fma_" + vector_elem(dt) + (dt.count() > 1 ? std::to_string(dt.count()) : "");
+    p.helpers.emplace(f, fma_helper(f, value_type(dt)));
+    return f + "(" + a + ", " + b + ", " + c + ")";
+  }
+
+  // a scalar is splat by the language in a vector op (x - 0 keeps -0 and NaN)
+  std::string splat(DType dt, const std::string& x) const override { return "(" + x + " - (" + vector_type(dt) + "){})"; }
+  std::string select(DType dt, const std::string& mask, const std::string& a, const std::string& b, Prelude& p) const override {
+    DType bits = dtypes::int32.vec(dt.count());
+    p.vectors.emplace(vector_type(bits), bits);
+    return "((" + vector_type(dt) + ")(((" + vector_type(bits) + ")" + a + " & " + mask + ") | ((" + vector_type(bits) +
+           ")" + b + " & ~" + mask + ")))";
+  }
+  std::string convert(DType to, const std::string& x) const override {
+    return "__builtin_convertvector(" + x + ", " + vector_type(to) + ")";
+  }
+  std::string make_vector(DType dt, const std::vector<std::string>& elems) const override {
+    std::string e = "(" + vector_type(dt) + "){";
+    for (size_t i = 0; i < elems.size(); i++) e += (i ? ", " : "") + elems[i];
+    return e + "}";
+  }
+  std::string element(const std::string& v, int64_t i) const override { return v + "[" + std::to_string(i) + "]"; }
+  std::string shuffle(DType, const std::string& v, const std::vector<int64_t>& lanes) const override {
+    std::string e = "__builtin_shufflevector(" + v + ", " + v;
+    for (int64_t i : lanes) e += ", " + std::to_string(i);
+    return e + ")";
+  }
+  std::string vector_load(DType dt, const std::string& first) const override {
+    return "*(" + vector_type(dt) + "_u*)&" + first;
+  }
+  std::string vector_store(DType dt, const std::string& first, const std::string& v) const override {
+    return "*(" + vector_type(dt) + "_u*)&" + first + " = " + v;
+  }
+
+  RenderedKernel finish(const std::string& name, const std::vector<Param>& params, const std::string& body,
+                        const Prelude& p, const std::string& parallel_size) const override {
+    std::string sig, unpack;
+    size_t n_bufs = 0;
+    for (const Param& prm : params) {
+      sig += (sig.empty() ? "" : ", ") + prm.type + (prm.buffer ? "* restrict " : " ") + prm.name;
+      unpack += std::string(unpack.empty() ? "" : ", ") + "(" + prm.type + "*)bufs[" + std::to_string(n_bufs++) + "]";
+    }
+    if (!parallel_size.empty()) {  // without vars (a caller that does not split the loop), the whole loop
+      sig += ", const int64_t core_start, const int64_t core_end";
+      unpack += ", vars ? vars[0] : 0, vars ? vars[1] : " + parallel_size;
+    }
+    // GNU C vector types, one per width the kernel uses; the _u variant reads and writes unaligned memory that
+    // aliases its elements
+    std::string prelude;
+    for (const auto& [t, dt] : p.vectors) {
+      std::string elem = dt.is_bool() ? "int" : dt.scalar().c_type(), align = std::to_string(dt.is_bool() ? 4 : dt.scalar().itemsize());
+      std::string bytes = std::to_string(dt.count() * (dt.is_bool() ? 4 : dt.scalar().itemsize()));
+      prelude += "typedef " + elem + " " + t + " __attribute__((vector_size(" + bytes + ")));\n";
+      prelude += "typedef " + elem + " " + t + "_u __attribute__((vector_size(" + bytes + "), aligned(" + align + "), may_alias));\n";
+    }
+    if (p.half) prelude += kHalfHelpers;
+    for (const auto& h : p.helpers) prelude += h.second;
+    RenderedKernel k;
+    k.name = name;
+    k.entry = name + "_call";
+    k.source = "#include <stdint.h>\n" + prelude + "\nvoid " + name + "(" + sig + ") {\n" + body + "}\n\nvoid " + k.entry +
+               "(void* const* bufs, const int64_t* vars) { " + name + "(" + unpack + "); }\n";
+    return k;
+  }
+};
+
+}  // namespace
+
+const CStyleLanguage& c_language() {
+  static const CLanguage lang;
+  return lang;
+}
+
+RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops, const uop::UOp* parallel) {
+  return render(c_language(), name, uops, parallel);
+}
+
+}  // namespace tg::renderer

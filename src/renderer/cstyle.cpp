@@ -1,0 +1,378 @@
+#include "renderer/cstyle.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+namespace tg::renderer {
+
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
+
+// An inlined expression nests no deeper than this in brackets: a deeper one is bound to a local and its users see
+// the name. A chain of 260 multiplies inlined is 260 parentheses deep (clang stops at 256, -fbracket-depth, and
+// deep nesting costs both compilers stack); ordinary kernels stay far below the bound and render as before. A
+// bound expression nests at most this plus the few brackets of its own op, so a statement with its loops stays
+// well under 256.
+constexpr int kMaxInlineNesting = 64;
+
+// the deepest nesting of (), [] and {} in an expression (literals hold none: "__builtin_nanf(\"\")" is balanced)
+int bracket_nesting(const std::string& e) {
+  int depth = 0, deepest = 0;
+  for (char c : e) {
+    if (c == '(' || c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if (c == ')' || c == ']' || c == '}') depth--;
+  }
+  return deepest;
+}
+
+}  // namespace
+
+const char* kHalfHelpers = R"C(
+static inline float tg_f16_to_f32(uint16_t h) {
+  uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+  union { uint32_t u; float f; } r;
+  if (e == 0) { r.f = (float)m * 5.9604644775390625e-8f; r.u |= s; return r.f; }
+  bits = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  r.u = bits;
+  return r.f;
+}
+static inline uint16_t tg_f32_to_f16(float f) {
+  union { float f; uint32_t u; } v; v.f = f;
+  uint32_t x = v.u, s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0xffu) return (uint16_t)(s | 0x7c00u | (m ? 0x200u : 0u));
+  int32_t ne = (int32_t)e - 112;
+  if (ne >= 31) return (uint16_t)(s | 0x7c00u);
+  if (ne <= 0) {
+    if (ne < -10) return (uint16_t)s;
+    m |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - ne), hm = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (hm & 1u))) hm++;
+    return (uint16_t)(s | hm);
+  }
+  uint32_t hm = m >> 13, rem = m & 0x1fffu, r = s | ((uint32_t)ne << 10) | hm;
+  if (rem > 0x1000u || (rem == 0x1000u && (hm & 1u))) r++;
+  return (uint16_t)r;
+}
+static inline float tg_bf16_to_f32(uint16_t b) { union { uint32_t u; float f; } r; r.u = (uint32_t)b << 16; return r.f; }
+static inline uint16_t tg_f32_to_bf16(float f) {
+  union { float f; uint32_t u; } v; v.f = f;
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
+  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+)C";
+
+const CStyleLanguage& language(const std::string& dialect) {
+  if (dialect == "C") return c_language();
+  if (dialect == "OpenCL") return opencl_language();
+  throw InternalError("render", "no renderer for the dialect '" + dialect + "'");
+}
+
+std::string CStyleLanguage::value_type(DType dt) const {
+  if (dt.count() > 1) return vector_type(dt);
+  if (dt.is_bool()) return bool_type();
+  if (is_half(dt)) return "float";
+  return scalar_type(dt);
+}
+
+std::string CStyleLanguage::storage_type(DType dt) const {
+  if (dt.scalar() == dtypes::bool_) return scalar_type(dtypes::uint8);
+  if (is_half(dt.scalar())) return scalar_type(dtypes::uint16);
+  return scalar_type(dt.scalar());
+}
+
+std::string CStyleLanguage::special(const UOp& u) const {
+  throw InternalError("render", name() + " kernels have no grid index (" + u.arg().repr() + ")");
+}
+
+std::string CStyleLanguage::literal(const UOp& c) const {
+  DType dt = c.dtype();
+  const ConstValue& v = c.const_value();
+  if (dt.is_bool()) return const_to_int(v) ? "1" : "0";
+  if (dt.is_float()) {
+    double d = const_to_double(v);
+    if (std::isnan(d)) return nan_literal(dt);
+    if (std::isinf(d)) return std::string(d < 0 ? "-" : "") + inf_literal(dt);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, dt == dtypes::float64 ? "%.17g" : "%.9g", d);
+    std::string s = buf;
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    return s + (dt == dtypes::float64 ? "" : "f");
+  }
+  if (dt.is_unsigned()) return std::to_string(static_cast<uint64_t>(const_to_int(v))) + (dt.itemsize() == 8 ? int64_suffix(true) : "U");
+  int64_t i = const_to_int(v);
+  if (dt.itemsize() == 8 || i < INT32_MIN + 1 || i > INT32_MAX) {
+    // INT64_MIN has no literal: write it as an expression
+    if (i == INT64_MIN) return "(-9223372036854775807" + int64_suffix(false) + "-1)";
+    return std::to_string(i) + int64_suffix(false);
+  }
+  return std::to_string(i);
+}
+
+RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const std::vector<UOp>& uops, const UOp* parallel) {
+  std::unordered_map<const uop::UOpNode*, std::string> r;  // how each value is written
+  std::unordered_map<const uop::UOpNode*, int> uses;
+  for (const UOp& u : uops)
+    for (const UOp& s : u.src()) uses[s.get()]++;
+  auto val = [&](const UOp& u) -> std::string {
+    if (u.op() == Ops::CONST) return lang.literal(u);
+    return r.at(u.get());
+  };
+  auto ctype = [&](DType dt) { return lang.value_type(dt); };
+  std::string body;
+  std::vector<Param> params;
+  int depth = 1, n_alu = 0, n_val = 0, n_acc = 0;
+  Prelude prelude;
+  // the lanes where a is the max of a and b: NaN wins, as in torch.maximum
+  auto max_mask = [](const std::string& a, const std::string& b) { return "((" + a + " > " + b + ") | (" + a + " != " + a + "))"; };
+  auto line = [&](const std::string& s) { body += std::string(2 * depth, ' ') + s + "\n"; };
+  // x as a value of vector type dt: a scalar is splat
+  auto splat = [&](const UOp& x, DType dt) { return x.dtype().count() > 1 ? val(x) : lang.splat(dt, val(x)); };
+  // the value as stored bits, and back; a float rounded to the 16-bit format's precision (every 16-bit op rounds
+  // its result, as it would in memory)
+  auto to_bits = [&](DType dt, const std::string& v) {
+    prelude.half = true;
+    return std::string(dt == dtypes::float16 ? "tg_f32_to_f16(" : "tg_f32_to_bf16(") + v + ")";
+  };
+  auto from_bits = [&](DType dt, const std::string& v) {
+    prelude.half = true;
+    return std::string(dt == dtypes::float16 ? "tg_f16_to_f32(" : "tg_bf16_to_f32(") + v + ")";
+  };
+  // x * (1/y) with the reciprocal used only here is rendered as a division (IEEE exact)
+  auto reciprocal_operand = [&](const UOp& mul) -> int {
+    if (!mul.dtype().is_float()) return -1;
+    for (int i : {1, 0})
+      if (mul.src(i).op() == Ops::RECIPROCAL && uses[mul.src(i).get()] == 1) return i;
+    return -1;
+  };
+  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0
+  auto accumulate = [&](const UOp& red, const std::string& acc) {
+    std::vector<const UOp*> terms, todo{&red.src(0)};  // the sum's terms, left to right
+    while (!todo.empty()) {
+      const UOp* t = todo.back();
+      todo.pop_back();
+      if (t->op() == Ops::ADD && uses[t->get()] == 1 && t->dtype().is_float()) todo.push_back(&t->src(1)), todo.push_back(&t->src(0));
+      else terms.push_back(t);
+    }
+    DType dt = red.dtype();
+    bool fusable = dt.scalar() == dtypes::float32 || dt.scalar() == dtypes::float64;
+    for (const UOp* t : terms) {
+      if (fusable && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
+        auto operand = [&](size_t i) { return dt.count() > 1 ? splat(t->src(i), dt) : val(t->src(i)); };
+        line(acc + " = " + lang.fma(dt, operand(0), operand(1), acc, prelude) + ";");
+      } else {
+        line(acc + " += " + val(*t) + ";");
+      }
+    }
+  };
+
+  for (const UOp& u : uops) {
+    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), u.dtype().base());
+    prelude.fp64 = prelude.fp64 || u.dtype().scalar() == dtypes::float64;
+    switch (u.op()) {
+      case Ops::DEFINE_GLOBAL: {
+        std::string p = "data" + std::to_string(u.arg().get<int64_t>());
+        params.push_back({lang.storage_type(u.dtype()), p, true});
+        r[u.get()] = p;
+        break;
+      }
+      case Ops::SPECIAL: {
+        std::string v = u.arg().get<std::string>();
+        line("const " + ctype(u.dtype()) + " " + v + " = " + lang.special(u) + ";");
+        r[u.get()] = v;
+        break;
+      }
+      case Ops::RANGE: {
+        std::string v = "ridx" + std::to_string(u.arg().get<int64_t>());
+        bool split = parallel && *parallel == u;
+        line("for (" + ctype(u.dtype()) + " " + v + " = " + (split ? "core_start" : "0") + "; " + v + " < " +
+             (split ? "core_end" : val(u.src(0))) + "; " + v + "++) {");
+        depth++;
+        r[u.get()] = v;
+        break;
+      }
+      case Ops::END: depth--, line("}"); break;
+      case Ops::INDEX: {
+        // base + constant as (buffer + base)[constant]: pointer arithmetic, so the compiler sign-extends the base
+        // once and folds each constant into the addressing mode (int math under -fwrapv would be redone per read).
+        // Only for a base and constant >= 0: buffer + base then never points outside the buffer when the read is
+        // in it (C makes such a pointer undefined)
+        const UOp& addr = u.src(1);
+        if (addr.op() == Ops::ADD && addr.src(1).is_const() && !addr.src(0).is_const() && addr.src(0).vmin() >= 0 &&
+            const_to_int(addr.src(1).const_value()) >= 0)
+          r[u.get()] = "(" + val(u.src(0)) + "+" + val(addr.src(0)) + ")[" + val(addr.src(1)) + "]";
+        else r[u.get()] = val(u.src(0)) + "[" + val(addr) + "]";
+        break;
+      }
+      case Ops::LOAD: {
+        const UOp& idx = u.src(0);
+        std::string v = "val" + std::to_string(n_val++), e = val(idx);
+        if (idx.src().size() > 3) {  // a vector with a gate per lane (vectorize): one load when all are set
+          std::string all, t = ctype(u.dtype());
+          std::vector<std::string> seen;
+          for (size_t l = 2; l < idx.src().size(); l++) {
+            std::string g = val(idx.src(l));
+            if (g == "1" || std::find(seen.begin(), seen.end(), g) != seen.end()) continue;
+            seen.push_back(g);
+            all += (all.empty() ? "" : " & ") + g;
+          }
+          if (all.empty()) all = "1";
+          line(t + " " + v + " = " + lang.splat(u.dtype(), "0") + ";");
+          line("if (" + all + ") " + v + " = " + lang.vector_load(u.dtype(), e) + ";");
+          line("else {");
+          for (size_t l = 2; l < idx.src().size(); l++)
+            line("  if (" + val(idx.src(l)) + ") " + lang.element(v, static_cast<int64_t>(l - 2)) + " = " + val(idx.src(0)) +
+                 "[" + val(idx.src(1)) + " + " + std::to_string(l - 2) + "];");
+          line("}");
+          r[u.get()] = v;
+          break;
+        }
+        if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
+        else if (is_half(u.dtype())) e = from_bits(u.dtype(), e);
+        else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
+        std::string zero = u.dtype().count() > 1 ? lang.splat(u.dtype(), "0") : "(" + ctype(u.dtype()) + ")0";
+        if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : " + zero + ")";
+        line(ctype(u.dtype()) + " " + v + " = " + e + ";");
+        r[u.get()] = v;
+        break;
+      }
+      case Ops::STORE: {
+        DType dt = u.src(1).dtype();
+        if (dt.count() > 1) line(lang.vector_store(dt, val(u.src(0)), val(u.src(1))) + ";");
+        else line(val(u.src(0)) + " = " + (is_half(dt) ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
+        break;
+      }
+      case Ops::DEFINE_REG: {
+        const UOp& red = u.src(0);
+        std::string acc = "acc" + std::to_string(n_acc++);
+        std::string init = val(red.src().back());
+        if (red.dtype().count() > 1) init = lang.splat(red.dtype(), init);  // every element
+        line(ctype(red.dtype()) + " " + acc + " = " + init + ";");
+        r[red.get()] = acc;
+        break;
+      }
+      case Ops::REDUCE: {
+        std::string acc = r.at(u.get()), x = val(u.src(0));
+        Ops op = u.arg().get<Ops>();
+        if (op == Ops::ADD) accumulate(u, acc);
+        else if (op == Ops::MUL) line(acc + " *= " + x + ";");
+        else if (u.dtype().count() > 1) line(acc + " = " + lang.select(u.dtype(), max_mask(x, acc), x, acc, prelude) + ";");
+        else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins
+        break;
+      }
+      default: {
+        // ALU: an expression, inlined into its one user or named (used more than once, or nested too deep)
+        std::string e;
+        auto s = [&](size_t i) { return val(u.src(i)); };
+        // ops that write a source more than once get it as a name: inlined, a chain of them would grow exponentially
+        bool repeats = u.op() == Ops::MAX || u.op() == Ops::IDIV || u.op() == Ops::MOD || (u.op() == Ops::WHERE && u.dtype().count() > 1);
+        for (size_t i = 0; repeats && i < u.src().size(); i++) {
+          const UOp& x = u.src(i);
+          if (x.op() == Ops::CONST || x.op() == Ops::LOAD || x.op() == Ops::RANGE || x.op() == Ops::SPECIAL || uses[x.get()] > 1) continue;
+          std::string v = "alu" + std::to_string(n_alu++);
+          line("const " + ctype(x.dtype()) + " " + v + " = " + r.at(x.get()) + ";");
+          r[x.get()] = v;
+        }
+        DType in = u.src().empty() ? u.dtype() : u.src(0).dtype();
+        // a vector op: a scalar operand is splat; selects go through the lanes' bits
+        bool vector = u.dtype().count() > 1;
+        auto select = [&](const std::string& mask, size_t a, size_t b) {
+          return lang.select(u.dtype(), mask, splat(u.src(a), u.dtype()), splat(u.src(b), u.dtype()), prelude);
+        };
+        if (vector && u.op() == Ops::MAX) e = select(max_mask(s(0), s(1)), 0, 1);
+        else if (vector && u.op() == Ops::WHERE)
+          e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
+                                           : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
+        else if (vector && u.op() == Ops::CAST) e = lang.convert(u.dtype(), s(0));
+        else switch (u.op()) {
+          case Ops::VECTORIZE: {
+            std::vector<std::string> elems;
+            for (size_t i = 0; i < u.src().size(); i++) elems.push_back(s(i));
+            e = lang.make_vector(u.dtype(), elems);
+            break;
+          }
+          case Ops::GEP: {  // one element, or a vector of the listed elements
+            const std::vector<int64_t>& idx = u.arg().get<std::vector<int64_t>>();
+            e = idx.size() == 1 ? lang.element(s(0), idx[0]) : lang.shuffle(u.dtype(), s(0), idx);
+            break;
+          }
+          case Ops::NEG: e = "(-" + s(0) + ")"; break;
+          case Ops::RECIPROCAL: e = "(1" + std::string(in == dtypes::float64 ? ".0" : ".0f") + "/" + s(0) + ")"; break;
+          case Ops::SQRT:
+          case Ops::EXP2:
+          case Ops::LOG2:
+          case Ops::SIN: e = lang.math(u.op(), u.dtype(), s(0), prelude); break;
+          case Ops::CAST: e = u.dtype().is_bool() ? "(" + s(0) + " != 0)" : "((" + ctype(u.dtype()) + ")" + s(0) + ")"; break;
+          case Ops::BITCAST: {
+            // 16-bit floats live as float in registers: go through their bits
+            std::string x = is_half(in) ? to_bits(in, s(0)) : s(0);
+            e = lang.bitcast(is_half(in) ? dtypes::uint16 : in, is_half(u.dtype()) ? dtypes::uint16 : u.dtype(), x);
+            if (is_half(u.dtype())) e = from_bits(u.dtype(), e);
+            break;
+          }
+          case Ops::MAX:
+            // NaN wins, as in torch.maximum and the constant folder
+            e = in.is_float() ? "((" + s(0) + " > " + s(1) + " || " + s(0) + " != " + s(0) + ") ? " + s(0) + " : " + s(1) + ")"
+                              : "((" + s(0) + " > " + s(1) + ") ? " + s(0) + " : " + s(1) + ")";
+            break;
+          case Ops::MUL: {
+            int r = reciprocal_operand(u);
+            e = r < 0 ? "(" + s(0) + "*" + s(1) + ")" : "(" + s(1 - r) + "/" + val(u.src(r).src(0)) + ")";
+            break;
+          }
+          case Ops::WHERE: e = "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")"; break;
+          case Ops::MULACC: e = "((" + s(0) + "*" + s(1) + ")+" + s(2) + ")"; break;
+          case Ops::IDIV:
+          case Ops::MOD: {
+            const char* sym = uop::infix_symbol(u.op());
+            // a divisor that may be 0 would trap (and -1 under INT_MIN for signed types): those give 0 and -x
+            bool safe = u.src(1).is_const() && const_to_int(u.src(1).const_value()) > 0;
+            std::string zero = "(" + s(1) + " == 0) ? (" + ctype(u.dtype()) + ")0";
+            std::string neg1 = in.is_unsigned() ? ""
+                               : " : (" + s(1) + " == -1) ? (" + ctype(u.dtype()) + ")" +
+                                     (u.op() == Ops::IDIV ? "(0 - " + s(0) + ")" : std::string("0"));
+            e = safe ? "(" + s(0) + sym + s(1) + ")" : "(" + zero + neg1 + " : (" + s(0) + sym + s(1) + "))";
+            break;
+          }
+          case Ops::SHL:  // of a negative signed value is undefined in C: shifted as its unsigned bits
+            if (u.dtype().is_int() && !u.dtype().is_unsigned() && u.dtype().count() == 1) {
+              static const DType unsigned_of[] = {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
+              DType ut = unsigned_of[std::countr_zero(static_cast<unsigned>(u.dtype().itemsize()))];
+              e = "((" + ctype(u.dtype()) + ")((" + ctype(ut) + ")" + s(0) + "<<" + s(1) + "))";
+              break;
+            }
+            [[fallthrough]];
+          default: {
+            const char* sym = uop::infix_symbol(u.op());
+            if (!sym) throw InternalError("render", "no " + lang.name() + " rendering for " + std::string(uop::op_name(u.op())));
+            e = "(" + s(0) + sym + s(1) + ")";
+          }
+        }
+        // every 16-bit float result is rounded to its format, except where the op cannot change the value
+        if (is_half(u.dtype()) && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE)
+          e = from_bits(u.dtype(), to_bits(u.dtype(), e));
+        // C computes narrow ints as int and bools as int: bring the result back to the op's type
+        if (u.dtype().count() == 1 && ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&
+                                                                u.op() != Ops::CAST && u.op() != Ops::WHERE)))
+          e = "((" + ctype(u.dtype()) + ")" + e + ")";
+        // named when used more than once, or when inlining it would nest its users past kMaxInlineNesting
+        if (uses[u.get()] > 1 || bracket_nesting(e) > kMaxInlineNesting) {
+          std::string v = "alu" + std::to_string(n_alu++);
+          line("const " + ctype(u.dtype()) + " " + v + " = " + e + ";");
+          e = v;
+        }
+        r[u.get()] = e;
+      }
+    }
+  }
+  return lang.finish(name, params, body, prelude, parallel ? val(parallel->src(0)) : "");
+}
+
+}  // namespace tg::renderer

@@ -1,0 +1,93 @@
+// Rendering linear uops as source in a C-family language (tinygrad's CStyleLanguage): cstyle.cpp writes the kernel
+// body once for every dialect, and a dialect (c.cpp, opencl.cpp) says how its language spells what differs: types,
+// literals, math functions, vectors, the hardware indices of a grid, and the kernel's signature.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace tg::renderer {
+
+struct RenderedKernel {
+  std::string name;    // the kernel function
+  std::string entry;   // the symbol a Program calls: C's "name_call(void* const* bufs, const int64_t* vars)",
+                       // OpenCL's kernel itself
+  std::string source;  // self-contained source in the dialect's language
+};
+
+// What a kernel's source needs besides its body, collected while rendering it.
+struct Prelude {
+  std::map<std::string, DType> vectors;      // vector types used, by their name in the dialect
+  std::map<std::string, std::string> helpers;  // functions the kernel calls, by name: their definitions
+  bool half = false;                         // the 16-bit float conversion helpers
+  bool fp64 = false;                         // float64 values (OpenCL enables cl_khr_fp64)
+};
+
+// A kernel parameter: a buffer (DEFINE_GLOBAL, a pointer) or a symbolic variable (int64).
+struct Param {
+  std::string type, name;
+  bool buffer;
+};
+
+class CStyleLanguage {
+ public:
+  virtual ~CStyleLanguage() = default;
+  virtual std::string name() const = 0;
+
+  // Types. A value in registers: bool as the language's bool, 16-bit floats computed as float; in memory: bool as
+  // one byte, 16-bit floats as their bits.
+  virtual std::string scalar_type(DType dt) const = 0;  // a scalar value dtype: "float", "int64_t" / "long"
+  virtual std::string bool_type() const = 0;
+  virtual std::string vector_type(DType dt) const = 0;  // a vector of dt.count() elements
+  std::string value_type(DType dt) const;               // registers: one of the three above
+  std::string storage_type(DType dt) const;             // a buffer's element type
+
+  // Literals: NaN and infinities, and the suffix of a 64-bit integer literal.
+  virtual std::string nan_literal(DType dt) const = 0;
+  virtual std::string inf_literal(DType dt) const = 0;
+  virtual std::string int64_suffix(bool is_unsigned) const = 0;
+  std::string literal(const uop::UOp& c) const;  // a CONST of its dtype ("5.0f", "-3", "7ULL")
+
+  // Ops whose spelling differs. `x` etc. are rendered operands; `p` collects what the kernel must define.
+  virtual std::string math(uop::Ops op, DType dt, const std::string& x, Prelude& p) const = 0;  // EXP2 LOG2 SQRT SIN
+  virtual std::string bitcast(DType from, DType to, const std::string& x) const = 0;  // same-size value types
+  virtual std::string fma(DType dt, const std::string& a, const std::string& b, const std::string& c, Prelude& p) const = 0;
+  virtual std::string special(const uop::UOp& u) const;  // a grid index (SPECIAL); only grid dialects have them
+
+  // Vectors (dt is the vector dtype). A mask is the int vector of a comparison: -1 where true, 0 where false.
+  virtual std::string splat(DType dt, const std::string& scalar) const = 0;
+  virtual std::string select(DType dt, const std::string& mask, const std::string& a, const std::string& b, Prelude& p) const = 0;
+  virtual std::string convert(DType to, const std::string& x) const = 0;
+  virtual std::string make_vector(DType dt, const std::vector<std::string>& elems) const = 0;
+  virtual std::string element(const std::string& v, int64_t i) const = 0;  // one lane, assignable
+  virtual std::string shuffle(DType to, const std::string& v, const std::vector<int64_t>& lanes) const = 0;
+  virtual std::string vector_load(DType dt, const std::string& first) const = 0;  // n elements from `first` on
+  virtual std::string vector_store(DType dt, const std::string& first, const std::string& v) const = 0;
+
+  // The whole source: prelude, the kernel (its parameters in order) and whatever entry the runtime calls.
+  // `parallel_size`, when not empty, is the trip count of the outer loop threads split (core_start, core_end).
+  virtual RenderedKernel finish(const std::string& name, const std::vector<Param>& params, const std::string& body,
+                                const Prelude& p, const std::string& parallel_size) const = 0;
+};
+
+const CStyleLanguage& c_language();       // c.cpp
+const CStyleLanguage& opencl_language();  // opencl.cpp
+// The dialect called `dialect` (a DeviceCaps::dialect: "C", "OpenCL"); throws InternalError for an unknown one.
+const CStyleLanguage& language(const std::string& dialect);
+
+// The kernel in the dialect's language. `parallel`, when not null, is the outermost loop (a RANGE in uops): it runs
+// over [core_start, core_end) so that threads can each run a part of it (the C dialect's entry reads them from
+// vars[0] and vars[1]: the whole loop when vars is null).
+RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const std::vector<uop::UOp>& uops,
+                      const uop::UOp* parallel = nullptr);
+
+// The C dialect (c.cpp): GNU C for clang and gcc.
+RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops, const uop::UOp* parallel = nullptr);
+
+// Shared by dialects (cstyle.cpp): float <-> 16-bit float conversions with round to nearest even, written in the
+// C subset every dialect accepts.
+extern const char* kHalfHelpers;
+
+}  // namespace tg::renderer
