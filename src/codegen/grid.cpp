@@ -1,6 +1,7 @@
 #include "codegen/grid.h"
 
 #include <algorithm>
+#include <map>
 
 #include "uop/symbolic.h"
 
@@ -9,34 +10,77 @@ namespace tg::codegen {
 using uop::Ops;
 using uop::UOp;
 
+namespace {
+
+int64_t size_of(const UOp& range) { return const_to_int(range.src(0).const_value()); }
+
+// `ranges` (outermost first, any may be null) as one index `idx` of their product: the innermost is idx % size,
+// the next (idx / size) % its size, the outermost takes no modulo
+void unmerge(const std::vector<UOp>& ranges, const UOp& idx, std::vector<std::pair<UOp, UOp>>& replace) {
+  DType dt = idx.dtype();
+  int64_t inner = 1;
+  size_t first = 0;
+  while (first < ranges.size() && !ranges[first]) first++;
+  for (size_t i = ranges.size(); i-- > first;) {
+    if (!ranges[i]) continue;
+    UOp v = inner == 1 ? idx : idx / UOp::const_(dt, inner);
+    replace.push_back({ranges[i], i == first ? v : v % UOp::const_(dt, size_of(ranges[i]))});
+    inner *= size_of(ranges[i]);
+  }
+}
+
+}  // namespace
+
 runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, const std::string& device) {
-  std::vector<UOp> loops;  // outermost first
-  for (const UOp& u : k.sink.toposort())
-    if (u.op() == Ops::RANGE &&
-        std::find(k.reduce_axes.begin(), k.reduce_axes.end(), u.arg().get<int64_t>()) == k.reduce_axes.end())
-      loops.push_back(u);
-  std::sort(loops.begin(), loops.end(), [](const UOp& a, const UOp& b) { return a.arg().get<int64_t>() < b.arg().get<int64_t>(); });
+  // per global axis: the RANGE over its groups (or over all of it) and, with a LOCAL opt, the one over its work-items
+  std::map<int64_t, std::pair<UOp, UOp>> axes;
+  bool locals = false;
+  for (const UOp& u : k.sink.toposort()) {
+    if (u.op() != Ops::RANGE) continue;
+    int64_t a = u.arg().get<int64_t>();
+    if (a >= kLocalAxis) axes[a - kLocalAxis].second = u, locals = true;
+    else if (std::find(k.reduce_axes.begin(), k.reduce_axes.end(), a) == k.reduce_axes.end()) axes[a].first = u;
+  }
+  std::vector<std::pair<UOp, UOp>> order;  // outermost axis first
+  for (const auto& [a, r] : axes) order.push_back(r);
   runtime::LaunchDims dims;
   std::vector<std::pair<UOp, UOp>> replace;
-  // grid dimension d holds loops [first, last): dimension 0 the innermost loop, 2 everything outside dimension 1
-  size_t n = loops.size();
+  // grid dimension d holds axes [first, last): dimension 0 the innermost axis (neighbouring work-items read
+  // neighbouring memory), 1 the next, 2 every axis outside those
+  size_t n = order.size();
   for (size_t d = 0; d < std::min<size_t>(n, 3); d++) {
     size_t last = n - d, first = d == 2 ? 0 : last - 1;
-    int64_t size = 1;
-    for (size_t i = first; i < last; i++) size *= const_to_int(loops[i].src(0).const_value());
-    if (size > caps.max_global[d])
-      throw CompileError(device, "a kernel with " + std::to_string(size) + " work-items in grid dimension " + std::to_string(d) +
-                                     " (the device has " + std::to_string(caps.max_global[d]) + ")");
-    dims.global[d] = size;
-    DType dt = loops[first].dtype();
-    UOp idx = UOp::make(Ops::SPECIAL, dt, {UOp::const_(dt, size)}, uop::Arg(std::string("idx") + std::to_string(d)));
-    int64_t inner = 1;  // the loops inside loop i in this dimension: idx = ... + loop_i * inner + ...
-    for (size_t i = last; i-- > first;) {
-      int64_t s = const_to_int(loops[i].src(0).const_value());
-      UOp v = inner == 1 ? idx : idx / UOp::const_(dt, inner);
-      replace.push_back({loops[i], i == first ? v : v % UOp::const_(dt, s)});
-      inner *= s;
+    std::vector<UOp> groups, items;
+    int64_t group_count = 1, group_size = 1;
+    for (size_t i = first; i < last; i++) {
+      groups.push_back(order[i].first), items.push_back(order[i].second);
+      if (order[i].first) group_count *= size_of(order[i].first);
+      if (order[i].second) group_size *= size_of(order[i].second);
     }
+    int64_t total = group_count * group_size;
+    if (total > caps.max_global[d] || group_size > caps.max_local[d])
+      throw CompileError(device, "a kernel with " + std::to_string(total) + " work-items (work-groups of " + std::to_string(group_size) +
+                                     ") in grid dimension " + std::to_string(d) + ": the device has at most " +
+                                     std::to_string(caps.max_global[d]) + " (groups of " + std::to_string(caps.max_local[d]) + ")");
+    dims.global[d] = total;
+    DType dt = (order[first].first ? order[first].first : order[first].second).dtype();
+    auto special = [&](const std::string& name, int64_t size) {
+      return UOp::make(Ops::SPECIAL, dt, {UOp::const_(dt, size)}, uop::Arg(name + std::to_string(d)));
+    };
+    if (!locals) {  // one global index per dimension; the driver picks the work-groups
+      unmerge(groups, special("idx", total), replace);
+      continue;
+    }
+    dims.local[d] = group_size;
+    if (group_count > 1) unmerge(groups, special("gidx", group_count), replace);
+    if (group_size > 1) unmerge(items, special("lidx", group_size), replace);
+  }
+  if (locals) {
+    int64_t group = dims.local[0] * dims.local[1] * dims.local[2];
+    if (group > caps.max_local_size)
+      throw CompileError(device, "work-groups of " + std::to_string(group) + " work-items: the device has at most " +
+                                     std::to_string(caps.max_local_size));
+    for (int64_t& l : dims.local) l = std::max<int64_t>(l, 1);
   }
   if (!replace.empty()) k.sink = n > 3 ? uop::simplify(k.sink.substitute(replace)) : k.sink.substitute(replace);
   return dims;

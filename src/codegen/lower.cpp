@@ -108,10 +108,11 @@ UOp merge_adjacent_dims(const UOp& ast) {
 
 }  // namespace
 
-LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts) {
+LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const runtime::DeviceCaps& caps) {
   if (input_ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
   UOp ast = merge_adjacent_dims(input_ast);
   LoweredKernel k;
+  k.caps = caps;
   std::vector<UOp> nodes = ast.toposort();
   // the loop space
   bool wide = false;
@@ -139,27 +140,31 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts) {
   // or none) and its index. The vector axis has a vector lane variable too, innermost: index = loop * lane * width
   // + copy_lane * width + vector_lane (a VECTOR may share its axis with an UPCAST or UNROLL: more vectors of it).
   size_t ndim = k.full_shape.size();
-  std::vector<int64_t> lane(ndim, 1);
+  std::vector<int64_t> lane(ndim, 1), local(ndim, 1);
   int64_t vector_axis = -1, width = 1;
   for (const Opt& o : opts) {
     bool vector = o.op == OptOp::VECTOR, bad_vector = vector && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
-    bool taken = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim) && !vector && lane[o.axis] != 1;
-    if (o.axis < 0 || o.axis >= static_cast<int64_t>(ndim) || o.amount < 2 || taken || bad_vector)
+    bool in = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim), is_local = o.op == OptOp::LOCAL;
+    bool taken = in && !vector && (is_local ? local[o.axis] : lane[o.axis]) != 1;
+    if (!in || o.amount < 2 || taken || bad_vector || (is_local && !caps.grid))
       throw InternalError("lower", "illegal opt " + opts_str({o}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
     if (vector) vector_axis = o.axis, width = o.amount;
-    else lane[o.axis] = o.amount;
-    if (k.full_shape[o.axis] % (lane[o.axis] * (o.axis == vector_axis ? width : 1)))
+    else (is_local ? local : lane)[o.axis] = o.amount;
+    if (k.full_shape[o.axis] % (lane[o.axis] * local[o.axis] * (o.axis == vector_axis ? width : 1)))
       throw InternalError("lower", "illegal opts " + opts_str(opts) + " for a kernel of shape " + shape::shape_str(k.full_shape));
   }
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim);
   UOp vector_lane = vector_axis >= 0 ? UOp::variable("vlane", 0, width - 1, idx_dt) : UOp();
   for (size_t i = 0; i < ndim; i++) {
-    int64_t w = static_cast<int64_t>(i) == vector_axis ? width : 1, outer = k.full_shape[i] / lane[i] / w;
+    int64_t w = static_cast<int64_t>(i) == vector_axis ? width : 1, outer = k.full_shape[i] / lane[i] / w / local[i];
     if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
     if (lane[i] > 1) lanes[i] = UOp::variable("lane" + std::to_string(i), 0, lane[i] - 1, idx_dt);
     UOp idx = UOp::const_(idx_dt, int64_t{0});
-    if (loops[i]) idx = loops[i] * UOp::const_(idx_dt, lane[i] * w);
+    if (loops[i]) idx = loops[i] * UOp::const_(idx_dt, local[i] * lane[i] * w);
+    if (local[i] > 1)  // the work-item within its group: to_grid() makes it a local index
+      idx = idx + UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, local[i])}, uop::Arg(kLocalAxis + static_cast<int64_t>(i))) *
+                      UOp::const_(idx_dt, lane[i] * w);
     if (lanes[i]) idx = idx + lanes[i] * UOp::const_(idx_dt, w);
     if (w > 1) idx = idx + vector_lane;
     ranges[i] = uop::simplify(idx);
@@ -260,10 +265,10 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts) {
   std::vector<Opt> copies;
   for (const Opt& o : opts)
     if (o.op != OptOp::VECTOR) copies.push_back(o);
-  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == vector_axis; });
+  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == vector_axis && o.op != OptOp::LOCAL; });
   if (shared != copies.end()) shared->amount *= width;
   else copies.push_back({reduced ? OptOp::UNROLL : OptOp::UPCAST, vector_axis, width});
-  LoweredKernel fallback = lower(ast, copies);
+  LoweredKernel fallback = lower(ast, copies, caps);
   fallback.opts = opts;
   return fallback;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/opts.h"
+#include "runtime/device.h"
 #include "shape/shapetracker.h"
 #include "uop/uop.h"
 
@@ -25,13 +26,18 @@ struct LoweredKernel {
   std::vector<uop::UOp> globals;     // DEFINE_GLOBALs by position
   std::vector<Opt> opts;             // the optimizations applied (opts.h)
   bool vectorized = false;           // whether a VECTOR opt made vector code (else its lanes are copies)
+  runtime::DeviceCaps caps;          // what the device offers (which opts are legal; grid devices: LOCAL)
 };
+
+// A LOCAL opt's work-item loop is a RANGE with arg kLocalAxis + axis (the axis' own RANGE loops over its groups);
+// to_grid() makes it the local index of the launch grid.
+constexpr int64_t kLocalAxis = int64_t{1} << 20;
 
 // Lowers with `opts` applied: an axis cut by UPCAST/UNROLL n loops over size / n, and the body is copied for the
 // n values of the axis' lane (tinygrad's expander): UNROLL's copies are combined inside the REDUCE, UPCAST's
 // give n STOREs (and n REDUCEs: n accumulators). VECTOR's lanes become one vector value (vectorize()) when every
 // op on them has a vector form, else copies as UPCAST's (UNROLL's on a reduce axis). Throws InternalError for opts that are not legal().
-LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {});
+LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {}, const runtime::DeviceCaps& caps = {});
 
 // sum_r where(idx == r, x[r], 0) (indexing by a tensor of indices) folded into the gated read x[idx]
 // (fold_gather.cpp); lower() applies it.

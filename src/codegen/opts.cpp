@@ -82,7 +82,7 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
   }
   if (!unit) return 0;
   for (int64_t n : {16, 8, 4})
-    if (k.full_shape[a] % n == 0) return n;
+    if (k.full_shape[a] % n == 0 && n <= k.caps.max_vector) return n;
   return 0;
 }
 
@@ -91,7 +91,8 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
 std::string opts_str(const std::vector<Opt>& opts) {
   std::string s;
   for (const Opt& o : opts)
-    s += (s.empty() ? "" : " ") + std::string(o.op == OptOp::UPCAST ? "UPCAST(" : o.op == OptOp::UNROLL ? "UNROLL(" : "VECTOR(") +
+    s += (s.empty() ? "" : " ") +
+         std::string(o.op == OptOp::UPCAST ? "UPCAST(" : o.op == OptOp::UNROLL ? "UNROLL(" : o.op == OptOp::VECTOR ? "VECTOR(" : "LOCAL(") +
          std::to_string(o.axis) + "," +
          std::to_string(o.amount) + ")";
   return s;
@@ -99,15 +100,24 @@ std::string opts_str(const std::vector<Opt>& opts) {
 
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   KernelFacts f = facts(k);
-  std::vector<int64_t> copied;  // axes with an UPCAST or UNROLL
+  std::vector<int64_t> copied, locals;  // axes with an UPCAST or UNROLL, with a LOCAL
   std::unordered_map<int64_t, int64_t> lanes;  // per axis, the lanes all its opts take
   int vectors = 0;
+  int64_t group = 1;  // work-items per work-group
+  // which grid dimension an axis lands in is to_grid's choice: every LOCAL must fit the smallest
+  int64_t max_local = std::min({k.caps.max_local[0], k.caps.max_local[1], k.caps.max_local[2]});
   for (const Opt& o : opts) {
     if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || o.amount < 2) return false;
-    if (o.op != OptOp::VECTOR && contains(copied, o.axis)) return false;
+    if (o.op == OptOp::LOCAL && (!k.caps.grid || contains(locals, o.axis) || o.amount > max_local ||
+                                 (group *= o.amount) > k.caps.max_local_size))
+      return false;
+    if ((o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) && contains(copied, o.axis)) return false;
     if (!contains(o.op == OptOp::UNROLL ? f.reduced : f.globals, o.axis) && !(o.op == OptOp::VECTOR && contains(f.reduced, o.axis))) return false;
-    if (o.op == OptOp::VECTOR && (vectors++ || (o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16))) return false;
-    if (o.op != OptOp::VECTOR) copied.push_back(o.axis);
+    if (o.op == OptOp::VECTOR && (vectors++ || (o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16) ||
+                                  o.amount > k.caps.max_vector))
+      return false;
+    if (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) copied.push_back(o.axis);
+    if (o.op == OptOp::LOCAL) locals.push_back(o.axis);
     int64_t& n = lanes.emplace(o.axis, 1).first->second;
     n *= o.amount;
     if (k.full_shape[o.axis] % n != 0) return false;
@@ -207,7 +217,7 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
   auto maybe_vector = [&](int64_t a, OptOp op) {
     std::vector<int64_t> widths;
     for (int64_t n : {2, 4, 8, 16})
-      if (k.full_shape[a] % n == 0) widths.push_back(n);
+      if (k.full_shape[a] % n == 0 && n <= k.caps.max_vector) widths.push_back(n);
     int64_t width = 1;
     if (!vector_used && !widths.empty() && rng() % 3 == 0) {
       width = widths[rng() % widths.size()];
@@ -218,6 +228,19 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
   };
   for (int64_t a : f.globals) maybe_vector(a, OptOp::UPCAST);
   for (int64_t a : f.reduced) maybe_vector(a, OptOp::UNROLL);
+  // grid devices: global axes may be cut into work-groups by what is left of them, within the device's limits
+  for (int64_t a : f.globals) {
+    if (!k.caps.grid || rng() % 2) continue;
+    int64_t taken = 1;
+    for (const Opt& o : opts)
+      if (o.axis == a) taken *= o.amount;
+    std::vector<int64_t> divisors;
+    for (int64_t n = 2; n <= std::min<int64_t>(k.full_shape[a] / taken, 64); n++)
+      if ((k.full_shape[a] / taken) % n == 0) divisors.push_back(n);
+    if (divisors.empty()) continue;
+    opts.push_back({OptOp::LOCAL, a, divisors[rng() % divisors.size()]});
+    if (!legal(k, opts)) opts.pop_back();
+  }
   return opts;
 }
 

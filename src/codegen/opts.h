@@ -8,6 +8,9 @@
 //   VECTOR(axis, n)  a global axis cut as by UPCAST, its n lanes one float32 vector value (n = 2, 4, 8 or 16): loads
 //                    that move one element per lane are one vector load (AVX on x86), invariant values are
 //                    broadcast, others gathered. Where some op on the lanes has no vector form, the same as UPCAST.
+//   LOCAL(axis, n)   grid devices only: a global axis cut into work-groups of n work-items (the axis' index is
+//                    group * n + local index, outside its UPCAST/VECTOR lanes). Legal while the work-group, every
+//                    LOCAL multiplied, fits the device (DeviceCaps max_local_size, and max_local per dimension).
 //
 // Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
 // it off, and tests apply random legal opts (random_opts) to check that results do not change.
@@ -21,7 +24,7 @@ namespace tg::codegen {
 
 struct LoweredKernel;
 
-enum class OptOp { UPCAST, UNROLL, VECTOR };
+enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL };
 
 struct Opt {
   OptOp op;
@@ -35,7 +38,7 @@ std::string opts_str(const std::vector<Opt>& opts);
 
 // Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST and
 // VECTOR on a global axis, UNROLL on an axis that a REDUCE of the lowered kernel loops over; one VECTOR at most,
-// by 2, 4, 8 or 16.
+// by 2, 4, 8 or 16; LOCAL on a global axis of a kernel lowered for a grid device, within its work-group limits.
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
 
 // The opts for a kernel lowered without any: for kernels with a reduction, upcast global axes that some input

@@ -34,6 +34,7 @@ std::vector<Opt> parse_opts(const std::string& s) {
     if (std::sscanf(tok.c_str(), "UPCAST(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UPCAST, axis, amount});
     else if (std::sscanf(tok.c_str(), "UNROLL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UNROLL, axis, amount});
     else if (std::sscanf(tok.c_str(), "VECTOR(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::VECTOR, axis, amount});
+    else if (std::sscanf(tok.c_str(), "LOCAL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::LOCAL, axis, amount});
     else return {};
   }
   return out;
@@ -50,7 +51,7 @@ std::vector<std::shared_ptr<CompiledKernel>> build_all(const uop::UOp& ast, cons
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < cands.size();) {
       try {
-        lowered[i] = codegen::lower(ast, cands[i]);
+        lowered[i] = codegen::lower(ast, cands[i], device.caps());
         device.compiler().compile_cached(render_kernel(*lowered[i], "beam_candidate", device)->rendered.source);
       } catch (const Error&) {
         lowered[i].reset();
@@ -146,7 +147,7 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   std::vector<Opt> actions;
   for (size_t a = 0; a < base.full_shape.size(); a++)
     for (int64_t n : {2, 3, 4, 5, 6, 8, 16})
-      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR})
+      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR, OptOp::LOCAL})
         if (codegen::legal(base, {{op, static_cast<int64_t>(a), n}})) actions.push_back({op, static_cast<int64_t>(a), n});
   auto started = std::chrono::steady_clock::now();
   double budget = static_cast<double>(getenv_int("BEAM_BUDGET", 60));  // seconds of search per kernel

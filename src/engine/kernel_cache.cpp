@@ -100,7 +100,7 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   Key key{ast.get(), device.name(), noopt, random_seed, beam};
   auto it = cache.find(key);
   if (it != cache.end()) return it->second.second;
-  codegen::LoweredKernel lowered = codegen::lower(ast);
+  codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
   std::vector<codegen::Opt> opts;
   bool searched = false;
   if (random_seed > 0 && !noopt) {
@@ -112,7 +112,7 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   } else {
     opts = codegen::choose_opts(lowered);
   }
-  if (!opts.empty()) lowered = codegen::lower(ast, opts);
+  if (!opts.empty()) lowered = codegen::lower(ast, opts, device.caps());
   std::string name = kernel_name(lowered);
   if (int n = name_count[name]++) name += "n" + std::to_string(n);
   if (getenv_int("DEBUG") >= 3)

@@ -53,8 +53,8 @@ static inline uint16_t tg_f32_to_f16(float f) {
   if (ne <= 0) {
     if (ne < -10) return (uint16_t)s;
     m |= 0x800000u;
-    uint32_t shift = (uint32_t)(14 - ne), hm = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (hm & 1u))) hm++;
+    uint32_t shift = (uint32_t)(14 - ne), hm = m >> shift, rem = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (hm & 1u))) hm++;
     return (uint16_t)(s | hm);
   }
   uint32_t hm = m >> 13, rem = m & 0x1fffu, r = s | ((uint32_t)ne << 10) | hm;

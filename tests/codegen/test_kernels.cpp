@@ -1,10 +1,11 @@
-// Kernel ASTs built by hand, lowered, rendered to C, compiled and run on the CPU device; results against plain
-// C++ loops over the same data.
+// Kernel ASTs built by hand, lowered, rendered, compiled and run on the default device (DEV: the CPU, or OpenCL in
+// the ctest that runs the value suites there); results against plain C++ loops over the same data.
 #include <gtest/gtest.h>
 
 #include <numeric>
 
 #include "engine/kernel_cache.h"
+#include "engine/realize.h"
 #include "runtime/buffer.h"
 #include "shape/view_arg.h"
 #include "uop/reduce_arg.h"
@@ -29,7 +30,7 @@ UOp reduce(const UOp& x, Ops op, std::vector<int64_t> axes) {
 
 // Runs ast over buffers: bufs[0] is the output of out_size floats, the rest are the inputs.
 std::vector<float> run(const UOp& ast, size_t out_size, const std::vector<std::vector<float>>& inputs) {
-  runtime::Device& cpu = runtime::get_device("CPU");
+  runtime::Device& cpu = runtime::get_device(runtime::default_device());
   std::vector<std::unique_ptr<runtime::Buffer>> bufs;
   bufs.push_back(std::make_unique<runtime::Buffer>(cpu, out_size, dtypes::float32));
   for (const auto& in : inputs) {
@@ -37,9 +38,9 @@ std::vector<float> run(const UOp& ast, size_t out_size, const std::vector<std::v
     bufs.back()->copyin(in.data(), in.size() * 4);
   }
   auto k = engine::get_kernel(UOp::sink({ast}), cpu);
-  std::vector<void*> ptrs;
-  for (auto& b : bufs) ptrs.push_back(b->ptr());
-  (*k->program)(ptrs.data(), nullptr);
+  std::vector<runtime::Buffer*> ptrs;
+  for (auto& b : bufs) ptrs.push_back(b.get());
+  engine::run_program(*k, ptrs);
   std::vector<float> out(out_size);
   bufs[0]->copyout(out.data(), out_size * 4);
   return out;
@@ -102,18 +103,17 @@ TEST(Kernels, MatmulIsOneReduceKernel) {
     for (int j = 0; j < N; j++)
       for (int k = 0; k < N; k++) want[i * N + j] += a[i * N + k] * b[k * N + j];
   EXPECT_EQ(run(ast, N * N, {a, b}), want);
-  EXPECT_EQ(engine::get_kernel(UOp::sink({ast}), runtime::get_device("CPU"))->name, "r_5_5_5");
+  EXPECT_EQ(engine::get_kernel(UOp::sink({ast}), runtime::get_device(runtime::default_device()))->name, "r_5_5_5");
 }
 
 TEST(Kernels, IntegerDivisionByZeroDoesNotTrap) {
-  runtime::Device& cpu = runtime::get_device("CPU");
+  runtime::Device& cpu = runtime::get_device(runtime::default_device());
   ShapeTracker st = ShapeTracker::from_shape({4});
   UOp ast = UOp::sink({store(st, load(1, st, dtypes::int32) / load(2, st, dtypes::int32))});
   runtime::Buffer out(cpu, 4, dtypes::int32), a(cpu, 4, dtypes::int32), b(cpu, 4, dtypes::int32);
   int32_t av[] = {7, -7, INT32_MIN, 9}, bv[] = {2, 0, -1, -3}, got[4];
   a.copyin(av, 16), b.copyin(bv, 16);
-  void* ptrs[] = {out.ptr(), a.ptr(), b.ptr()};
-  (*engine::get_kernel(ast, cpu)->program)(ptrs, nullptr);
+  engine::run_program(*engine::get_kernel(ast, cpu), {&out, &a, &b});
   out.copyout(got, 16);
   EXPECT_EQ(got[0], 3);
   EXPECT_EQ(got[1], 0);
