@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "runtime/cpu.h"
+#include "runtime/opencl.h"
 #include "tg/context.h"
 #include "tg/device.h"
 #include "tg/error.h"
@@ -22,6 +23,7 @@ struct Entry {
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> r = {
       {"CPU", {"CLANG"}, [](const std::string& n) { return std::make_unique<CPUDevice>(n); }},
+      {"OPENCL", {"CL", "GPU"}, [](const std::string& n) { return std::make_unique<OpenCLDevice>(n); }},
   };
   return r;
 }
