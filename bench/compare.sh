@@ -4,18 +4,21 @@
 #   bench/compare.sh                       every workload at its default size
 #   bench/compare.sh matmul 2048           one workload with tg_bench's arguments
 #   ROUNDS=3 bench/compare.sh conv         tg and torch alternating three times: the median of each side
+#   DEV=OPENCL VS=CPU bench/compare.sh     our kernels on one device next to ours on another instead of PyTorch
+#                                          (OpenCL through PoCL next to the C kernels, both on this CPU)
 # Builds tg_bench (Release, in build/) and installs Debian's python3-torch when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
-if ! "$PY" -c "import torch" 2>/dev/null; then
+VS=${VS:-}
+if [ -z "$VS" ] && ! "$PY" -c "import torch" 2>/dev/null; then
   echo "installing python3-torch (Debian) for the PyTorch side"
   SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch
 fi
 # Debian's python3-torch does its matmuls through the system BLAS; with the reference libblas3 that is ~4.5 GFLOP/s
 # at 1024. OpenBLAS (libopenblas0-pthread) is what a user who cares about speed has: install it when missing.
-if ! ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
+if [ -z "$VS" ] && ! ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
   echo "installing libopenblas0-pthread (Debian) so PyTorch's matmuls use an optimized BLAS"
   SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo "sudo")
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas0-pthread
@@ -28,7 +31,8 @@ fi
 # ROUNDS=n: tg and torch alternate n times per workload and each line shows the median of the n medians (on a
 # shared machine the load changes from minute to minute; alternating exposes both sides to the same load)
 ROUNDS=${ROUNDS:-1}
-printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "tg ms" "torch ms" ratio "(GFLOP/s or GB/s: tg / torch)"
+other=${VS:-torch}
+printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "${DEV:-CPU} ms" "$other ms" ratio "(GFLOP/s or GB/s: ${DEV:-CPU} / $other)"
 for r in "${runs[@]}"; do
   tg_out="" torch_out=""
   for _ in $(seq "$ROUNDS"); do
@@ -36,7 +40,8 @@ for r in "${runs[@]}"; do
     # shellcheck disable=SC2086
     tg_out+=$(./build/bin/tg_bench $r)$'\n'
     # shellcheck disable=SC2086
-    torch_out+=$("$PY" bench/torch_bench.py $r)$'\n'
+    if [ -n "$VS" ]; then torch_out+=$(DEV=$VS ./build/bin/tg_bench $r)$'\n'
+    else torch_out+=$("$PY" bench/torch_bench.py $r)$'\n'; fi
   done
   "$PY" -c '
 import json, sys

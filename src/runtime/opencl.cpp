@@ -34,7 +34,7 @@ constexpr cl_uint CL_TRUE = 1, CL_PLATFORM_VERSION = 0x0901, CL_PLATFORM_NAME = 
                   CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005, CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010, CL_DEVICE_LOCAL_MEM_SIZE = 0x1023,
                   CL_DEVICE_NAME = 0x102B, CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F, CL_DEVICE_EXTENSIONS = 0x1030,
                   CL_PROGRAM_BINARY_SIZES = 0x1165, CL_PROGRAM_BINARIES = 0x1166, CL_PROGRAM_BUILD_LOG = 0x1183,
-                  CL_KERNEL_NUM_ARGS = 0x1191, CL_PROFILING_COMMAND_START = 0x1282, CL_PROFILING_COMMAND_END = 0x1283;
+                  CL_KERNEL_NUM_ARGS = 0x1191, CL_KERNEL_LOCAL_MEM_SIZE = 0x11B2, CL_PROFILING_COMMAND_START = 0x1282, CL_PROFILING_COMMAND_END = 0x1283;
 
 // OpenCL's float division and sqrt may be 2.5 ulp off unless asked; ours must match the CPU's IEEE results
 constexpr const char* kBuildOptions = "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt";
@@ -97,6 +97,7 @@ struct CL {
   cl_int (*ReleaseProgram)(cl_program);
   cl_kernel (*CreateKernel)(cl_program, const char*, cl_int*);
   cl_int (*GetKernelInfo)(cl_kernel, cl_uint, size_t, void*, size_t*);
+  cl_int (*GetKernelWorkGroupInfo)(cl_kernel, cl_device_id, cl_uint, size_t, void*, size_t*);
   cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void*);
   cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint,
                                  const cl_event*, cl_event*);
@@ -118,6 +119,7 @@ struct CL {
     TG_CL_LOAD(EnqueueWriteBuffer), TG_CL_LOAD(EnqueueReadBuffer), TG_CL_LOAD(CreateProgramWithSource);
     TG_CL_LOAD(CreateProgramWithBinary), TG_CL_LOAD(BuildProgram), TG_CL_LOAD(GetProgramBuildInfo), TG_CL_LOAD(GetProgramInfo);
     TG_CL_LOAD(ReleaseProgram), TG_CL_LOAD(CreateKernel), TG_CL_LOAD(GetKernelInfo), TG_CL_LOAD(SetKernelArg);
+    TG_CL_LOAD(GetKernelWorkGroupInfo);
     TG_CL_LOAD(EnqueueNDRangeKernel), TG_CL_LOAD(WaitForEvents), TG_CL_LOAD(GetEventProfilingInfo), TG_CL_LOAD(ReleaseEvent);
     TG_CL_LOAD(Finish);
 #undef TG_CL_LOAD
@@ -256,6 +258,13 @@ class CLProgram : public Program {
       api().ReleaseProgram(program_);
       throw DeviceError(s.name, "loading kernel " + function + " failed: " + err_str(e));
     }
+    // a driver may take a kernel that needs more local memory than the device has (PoCL does) and fail or
+    // corrupt memory at launch: refused here
+    cl_ulong local = 0;
+    api().GetKernelWorkGroupInfo(kernel_, s.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+    if (static_cast<int64_t>(local) > s.caps.local_memory)
+      throw DeviceError(s.name, "kernel " + function + " needs " + std::to_string(local) + " bytes of local memory; the device has " +
+                                    std::to_string(s.caps.local_memory));
   }
   // kernel and program are left to the process exit (see OpenCLDevice::State): programs are cached for its life
 

@@ -1,0 +1,254 @@
+// The OpenCL device (PoCL on CI, any driver elsewhere): hand-written kernels, the caches, launches and their
+// errors, and the LOCAL opt's kernels against plain loops. Skipped where no OpenCL platform exists.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <numeric>
+
+#include "engine/kernel_cache.h"
+#include "engine/realize.h"
+#include "runtime/buffer.h"
+#include "schedule/buffer_uop.h"
+#include "schedule/schedule.h"
+#include "tg/tg.h"
+
+using namespace tg;
+
+namespace {
+
+// The OpenCL device, or the reason there is none (the test is then skipped).
+runtime::Device* opencl(std::string* why) {
+  try {
+    return &runtime::get_device("OPENCL");
+  } catch (const DeviceError& e) {
+    *why = e.what();
+    return nullptr;
+  }
+}
+#define NEED_OPENCL(dev)                   \
+  std::string why;                         \
+  runtime::Device* dev = opencl(&why);     \
+  if (!dev) GTEST_SKIP() << why
+
+constexpr const char* kAdd = R"CL(
+__kernel void add(__global float* restrict out, __global const float* restrict a, __global const float* restrict b) {
+  int i = get_global_id(0);
+  out[i] = a[i] + b[i];
+}
+)CL";
+
+std::vector<float> read(runtime::Buffer& b) {
+  std::vector<float> out(b.size());
+  b.copyout(out.data(), b.nbytes());
+  return out;
+}
+
+// a + b on the device through the hand-written kernel
+void run_add(runtime::Device& dev) {
+  const size_t n = 1000;
+  std::vector<float> a(n), b(n);
+  std::iota(a.begin(), a.end(), 0.0f), std::iota(b.begin(), b.end(), -500.0f);
+  runtime::Buffer out(dev, n, dtypes::float32), ba(dev, n, dtypes::float32), bb(dev, n, dtypes::float32);
+  ba.copyin(a.data(), n * 4), bb.copyin(b.data(), n * 4);
+  void* bufs[] = {out.ptr(), ba.ptr(), bb.ptr()};
+  runtime::LaunchDims dims;
+  dims.global = {static_cast<int64_t>(n), 1, 1};
+  (*dev.program("add", kAdd))(bufs, nullptr, dims);
+  std::vector<float> got = read(out);
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(got[i], a[i] + b[i]) << i;
+}
+
+}  // namespace
+
+TEST(OpenCL, AHandWrittenKernelAddsOnTheDevice) {
+  NEED_OPENCL(dev);
+  run_add(*dev);
+  EXPECT_TRUE(dev->caps().grid);
+  EXPECT_EQ(dev->caps().dialect, "OpenCL");
+  EXPECT_GE(dev->caps().max_local_size, 1);
+}
+
+TEST(OpenCL, VariablesFollowTheBuffersAndTimedLaunchesMeasure) {
+  NEED_OPENCL(dev);
+  const char* src = "__kernel void fill(__global long* out, const long v) { out[get_global_id(0)] = v * (long)get_global_id(0); }";
+  runtime::Buffer out(*dev, 64, dtypes::int64);
+  void* bufs[] = {out.ptr()};
+  int64_t vars[] = {int64_t{1} << 40};
+  runtime::LaunchDims dims;
+  dims.global = {64, 1, 1}, dims.n_vars = 1;
+  double t = (*dev->program("fill", src))(bufs, vars, dims, true);
+  EXPECT_GT(t, 0.0);
+  std::vector<int64_t> got(64);
+  out.copyout(got.data(), out.nbytes());
+  for (int64_t i = 0; i < 64; i++) EXPECT_EQ(got[i], vars[0] * i);
+}
+
+TEST(OpenCL, ABuildFailureNamesTheLogAndTheSource) {
+  NEED_OPENCL(dev);
+  try {
+    dev->program("broken", "__kernel void broken(__global float* out) { out[0] = undeclared_thing; }");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("undeclared_thing"), std::string::npos) << m;
+    EXPECT_NE(m.find("source:"), std::string::npos) << m;
+    EXPECT_NE(m.find("OPENCL"), std::string::npos) << m;
+  }
+  run_add(*dev);  // the device goes on
+}
+
+TEST(OpenCL, AProgramIsBuiltOnce) {
+  NEED_OPENCL(dev);
+  // a source no earlier run has seen (a second process finding it on disk: ctest opencl.second_process_compiles_nothing)
+  std::string src = std::string(kAdd) + "\n// " + std::to_string(::getpid()) + " " + std::to_string(std::rand());
+  int64_t compiled = runtime::compile_stats().compiled;
+  std::string first = dev->compiler().compile_cached(src);
+  EXPECT_EQ(runtime::compile_stats().compiled, compiled + 1);
+  EXPECT_EQ(dev->compiler().compile_cached(src), first);
+  EXPECT_EQ(runtime::compile_stats().compiled, compiled + 1);
+  EXPECT_FALSE(first.empty());
+}
+
+TEST(OpenCL, AnAllocationBeyondTheDeviceIsOutOfMemory) {
+  NEED_OPENCL(dev);
+  try {
+    runtime::Buffer huge(*dev, size_t{1} << 60, dtypes::uint8);
+    huge.ptr();
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("OPENCL"), std::string::npos) << e.what();
+  }
+  run_add(*dev);
+}
+
+TEST(OpenCL, DeviceNamesAndIndices) {
+  NEED_OPENCL(dev);
+  EXPECT_EQ(Device::canonicalize("cl"), "OPENCL");
+  EXPECT_EQ(Device::canonicalize("GPU"), "OPENCL");
+  EXPECT_EQ(Device::canonicalize("opencl:0"), "OPENCL");
+  try {
+    runtime::get_device("OPENCL:77");
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("OpenCL device"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OpenCL, LaunchErrorsNameTheKernelAndTheDeviceGoesOn) {
+  NEED_OPENCL(dev);
+  runtime::Buffer out(*dev, 16, dtypes::float32), a(*dev, 16, dtypes::float32), b(*dev, 16, dtypes::float32);
+  void* bufs[] = {out.ptr(), a.ptr(), b.ptr()};
+  runtime::LaunchDims dims;
+  dims.global = {16, 1, 1};
+  dims.local = {dev->caps().max_local_size * 2, 1, 1};  // a work-group larger than the device allows
+  try {
+    (*dev->program("add", kAdd))(bufs, nullptr, dims);
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel add"), std::string::npos) << e.what();
+  }
+  // more local memory than the device has: refused when the kernel is loaded, never run
+  std::string big = "__kernel void big(__global float* out) { __local float tmp[" + std::to_string(dev->caps().local_memory / 4 + 1024) +
+                    "]; tmp[get_local_id(0)] = 1.0f; barrier(CLK_LOCAL_MEM_FENCE); out[get_global_id(0)] = tmp[0]; }";
+  try {
+    runtime::LaunchDims one;
+    (*dev->program("big", big))(bufs, nullptr, one, true);
+    dev->synchronize();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.kind() == ErrorKind::Compile || e.kind() == ErrorKind::Device) << e.what();
+  }
+  run_add(*dev);
+}
+
+// Run by the next test in a fresh process whose TG_OPENCL_LIBRARY names no library (a library once loaded stays
+// loaded in a process); skipped otherwise.
+TEST(OpenCLMissing, TheDeviceSaysWhatToInstall) {
+  const char* lib = std::getenv("TG_OPENCL_LIBRARY");
+  if (!lib || std::string(lib) != "/nonexistent/libOpenCL.so.1") GTEST_SKIP() << "run by OpenCL.WithoutTheLibrary...";
+  try {
+    runtime::get_device("OPENCL");
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("apt-get install ocl-icd-libopencl1"), std::string::npos) << m;
+    EXPECT_NE(m.find("/nonexistent/libOpenCL.so.1"), std::string::npos) << m;
+  }
+  EXPECT_EQ((Tensor({1.0f, 2.0f}) * 2).to_vector<float>(), (std::vector<float>{2, 4}));  // the CPU goes on
+}
+
+TEST(OpenCL, WithoutTheLibraryTheDeviceSaysWhatToInstall) {
+  std::string cmd = "TG_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1 DEV= /proc/" + std::to_string(::getpid()) +
+                    "/exe --gtest_filter=OpenCLMissing.TheDeviceSaysWhatToInstall 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = ::pclose(p);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("[       OK ] OpenCLMissing.TheDeviceSaysWhatToInstall"), std::string::npos) << out;
+}
+
+TEST(OpenCL, TensorsMoveBetweenDevicesAndOpsBetweenThemRaise) {
+  NEED_OPENCL(dev);
+  Tensor a = Tensor({1.0f, 2.0f, 3.0f}).to("OPENCL");
+  EXPECT_EQ(a.device(), "OPENCL");
+  Tensor b = (a * 2 + 1).to("CPU");
+  EXPECT_EQ(b.device(), "CPU");
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{3, 5, 7}));
+  try {
+    (void)(a + Tensor({1.0f, 1.0f, 1.0f}));
+    FAIL() << "no error";
+  } catch (const ArgumentError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("OPENCL"), std::string::npos) << m;
+    EXPECT_NE(m.find("CPU"), std::string::npos) << m;
+  }
+}
+
+// LOCAL cuts a global axis into work-groups: the values are a plain loop's
+TEST(OpenCL, LocalWorkGroupsKeepTheValues) {
+  NEED_OPENCL(dev);
+  Tensor x = Tensor::arange(0, 48 * 20, 1, dtypes::float32, "CPU").reshape({48, 20});
+  Tensor w = Tensor::arange(0, 20 * 36, 1, dtypes::float32, "CPU").reshape({20, 36}) / 100;
+  std::vector<float> want = x.matmul(w).to_vector<float>();
+  Tensor xc = x.to("OPENCL").realize(), wc = w.to("OPENCL").realize();
+  schedule::Schedule s = schedule::create_schedule({xc.matmul(wc).uop()});
+  const uop::UOp& ast = s.items.back().ast;
+  codegen::LoweredKernel plain = codegen::lower(ast, {}, dev->caps());
+  for (std::vector<codegen::Opt> opts : std::vector<std::vector<codegen::Opt>>{
+           {{codegen::OptOp::LOCAL, 0, 4}}, {{codegen::OptOp::LOCAL, 1, 6}, {codegen::OptOp::LOCAL, 0, 2}},
+           {{codegen::OptOp::LOCAL, 1, 4}, {codegen::OptOp::UPCAST, 1, 3}, {codegen::OptOp::UPCAST, 0, 2}},
+           {{codegen::OptOp::VECTOR, 1, 4}, {codegen::OptOp::LOCAL, 1, 3}, {codegen::OptOp::UNROLL, 2, 4}}}) {
+    ASSERT_TRUE(codegen::legal(plain, opts)) << codegen::opts_str(opts);
+    auto k = engine::build_kernel(*dev, codegen::lower(ast, opts, dev->caps()), "local_test");
+    EXPECT_GT(k->dims.local[0] * k->dims.local[1] * k->dims.local[2], 1) << k->rendered.source;
+    EXPECT_NE(k->rendered.source.find("get_local_id"), std::string::npos);
+    runtime::Buffer out(*dev, 48 * 36, dtypes::float32);
+    std::vector<runtime::Buffer*> bufs{&out};
+    for (const uop::UOp& b : std::vector<uop::UOp>(s.items.back().bufs.begin() + 1, s.items.back().bufs.end()))
+      bufs.push_back(&schedule::buffer_of(b));
+    engine::run_program(*k, bufs);
+    std::vector<float> got = read(out);
+    for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-3f * std::abs(want[i]) + 1e-4f) << codegen::opts_str(opts) << " at " << i;
+  }
+}
+
+TEST(OpenCL, LocalBeyondTheDeviceIsNotLegal) {
+  NEED_OPENCL(dev);
+  Tensor x = Tensor::ones({8192}, dtypes::float32, "OPENCL").contiguous().realize();
+  schedule::Schedule s = schedule::create_schedule({(x * 2).uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast, {}, dev->caps());
+  const runtime::DeviceCaps& caps = dev->caps();
+  int64_t too_many = 2;
+  while (too_many <= caps.max_local_size && too_many <= 8192) too_many *= 2;
+  if (too_many <= 8192) EXPECT_FALSE(codegen::legal(k, {{codegen::OptOp::LOCAL, 0, too_many}}));
+  EXPECT_TRUE(codegen::legal(k, {{codegen::OptOp::LOCAL, 0, 2}}));
+  // and no LOCAL on a device without a grid
+  codegen::LoweredKernel cpu = codegen::lower(s.items.back().ast);
+  EXPECT_FALSE(codegen::legal(cpu, {{codegen::OptOp::LOCAL, 0, 2}}));
+}
