@@ -1,6 +1,7 @@
 // tinygrad's beautiful_mnist in C++: a small conv net trained on Fashion-MNIST (or MNIST) with Adam.
 //
-//   ./build/bin/beautiful_mnist [mnist_folder]     STEPS=70 BS=512 by default
+//   ./build/bin/beautiful_mnist [mnist_folder]     STEPS=70 BS=512 by default; SEED=n fixes the random numbers
+//                                                  (else they come from the clock); DEV=OPENCL trains on OpenCL
 //
 // Without a folder it reads Fashion-MNIST from Debian's dataset-fashion-mnist package.
 #include <unistd.h>
@@ -27,6 +28,7 @@ int64_t env_int(const char* name, int64_t fallback) {
 int main(int argc, char** argv) try {
   tg::datasets::MNIST data = tg::datasets::mnist(argc > 1 ? argv[1] : "");
   int64_t steps = env_int("STEPS", 70), bs = env_int("BS", 512);
+  if (std::getenv("SEED")) Tensor::manual_seed(static_cast<uint64_t>(env_int("SEED", 0)));
   MnistModel model;
   tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));
 
