@@ -252,3 +252,36 @@ TEST(OpenCL, LocalBeyondTheDeviceIsNotLegal) {
   codegen::LoweredKernel cpu = codegen::lower(s.items.back().ast);
   EXPECT_FALSE(codegen::legal(cpu, {{codegen::OptOp::LOCAL, 0, 2}}));
 }
+
+// BEAM times its candidates on the device; LOCAL is among the actions there, and the choice keeps the values
+TEST(OpenCL, BeamSearchesOnTheDevice) {
+  NEED_OPENCL(dev);
+  Context ctx{{"BEAM_MIN_US", 0}, {"BEAM", 2}, {"XDG_CACHE_HOME", ::testing::TempDir() + "opencl_beam_" + std::to_string(::getpid())}};
+  Tensor a = Tensor::arange(0, 64 * 32, 1, dtypes::float32, "OPENCL").reshape({64, 32}) / 1000;
+  Tensor b = Tensor::arange(0, 32 * 48, 1, dtypes::float32, "OPENCL").reshape({32, 48}) / 1000;
+  std::vector<float> got = a.matmul(b).to_vector<float>();
+  std::vector<float> want = a.to("CPU").matmul(b.to("CPU")).to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4f * std::abs(want[i]) + 1e-5f) << i;
+}
+
+// TinyJit captures OpenCL kernels and the copies between devices, and replays them
+TEST(OpenCL, TinyJitReplaysMixedDeviceWork) {
+  NEED_OPENCL(dev);
+  Tensor w = Tensor::arange(0, 12, 1, dtypes::float32, "CPU").reshape({3, 4}).realize();
+  TinyJit<Tensor> f([&](const std::vector<Tensor>& in) {
+    Tensor on_cl = (in[0].to("OPENCL") * 2).relu();  // copy to OpenCL, a kernel there
+    return (on_cl.to("CPU") + w).sum(1).realize();   // back to the CPU, a kernel here
+  });
+  for (int call = 0; call < 4; call++) {
+    std::vector<float> x(12);
+    for (int i = 0; i < 12; i++) x[i] = static_cast<float>((i * 7 + call * 3) % 11) - 5.0f;
+    Tensor in = Tensor(x, {3, 4});
+    std::vector<float> got = f({in}).to_vector<float>();
+    for (int r = 0; r < 3; r++) {
+      float want = 0;
+      for (int c = 0; c < 4; c++) want += std::max(0.0f, 2 * x[r * 4 + c]) + static_cast<float>(r * 4 + c);
+      EXPECT_EQ(got[r], want) << "call " << call << " row " << r;
+    }
+  }
+}
