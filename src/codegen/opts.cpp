@@ -125,8 +125,10 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   return true;
 }
 
-std::vector<Opt> choose_opts(const LoweredKernel& k) {
-  if (getenv_int("NOOPT")) return {};
+namespace {
+
+// The heuristic's vector, upcast and unroll opts (every device).
+std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   KernelFacts f = facts(k);
   // the vector axis: one along which every load is contiguous or invariant (one vector load, or a broadcast), the
   // widest vector first, then one whose stores are contiguous too, then one without padded loads along it
@@ -197,6 +199,32 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   int64_t size = k.full_shape[r];
   if (size <= 8 && upcast * size <= 256) opts.push_back({OptOp::UNROLL, r, size});
   else if (size % 4 == 0 && upcast * 4 <= 256) opts.push_back({OptOp::UNROLL, r, 4});
+  return opts;
+}
+
+// Grid devices: the innermost global axis (what is left of it after the other opts) cut into work-groups of up to
+// 32 work-items, a warp or wavefront's worth of neighbouring outputs; the driver picks the groups when no divisor
+// of 2 or more is left.
+void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
+  KernelFacts f = facts(k);
+  if (!k.caps.grid || f.globals.empty()) return;
+  int64_t a = f.globals.back(), left = k.full_shape[a];
+  for (const Opt& o : opts)
+    if (o.axis == a) left /= o.amount;
+  for (int64_t n = std::min<int64_t>(32, left); n >= 2; n--)
+    if (left % n == 0) {
+      opts.push_back({OptOp::LOCAL, a, n});
+      if (legal(k, opts)) return;
+      opts.pop_back();
+    }
+}
+
+}  // namespace
+
+std::vector<Opt> choose_opts(const LoweredKernel& k) {
+  if (getenv_int("NOOPT")) return {};
+  std::vector<Opt> opts = blocking_opts(k);
+  add_local(k, opts);
   return opts;
 }
 

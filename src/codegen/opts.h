@@ -43,7 +43,7 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
 
 // The opts for a kernel lowered without any: for kernels with a reduction, upcast global axes that some input
 // does not depend on (each copy reuses its loads) up to 64 accumulators, and unroll the innermost reduce loop
-// when short. Empty under NOOPT=1.
+// when short; on grid devices, work-groups along the innermost global axis (LOCAL). Empty under NOOPT=1.
 std::vector<Opt> choose_opts(const LoweredKernel& k);
 
 // A random legal list (for tests): each candidate axis upcast or unrolled by a random divisor, or left alone; one
