@@ -33,7 +33,7 @@ struct CompiledKernel {
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
                                                  const std::vector<runtime::Buffer*>* bufs = nullptr);
 
-// A lowered kernel (opts applied) linearized and rendered under `name` for a device that offers `caps` (on a grid
+// A lowered kernel (opts applied) linearized and rendered under `name` for `device` (on a grid
 // device its global loops become the launch grid), not compiled (no program).
 std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,
                                               const runtime::Device& device);
