@@ -14,6 +14,29 @@ namespace {
 
 bool is_free(const UOp& u) { return u.op() == Ops::CONST || u.op() == Ops::RANGE || u.op() == Ops::DEFINE_GLOBAL || u.op() == Ops::SINK; }
 
+// What a reduction's value is computed from, sources first, stopping at other REDUCEs: a reduction over the
+// results of another (GROUP's second stage) reads them once they are done, outside their loops.
+std::vector<UOp> body(const UOp& root) {
+  std::vector<UOp> order;  // UOp::toposort's order, which the kernels' statements follow
+  std::unordered_set<const uop::UOpNode*> done;
+  std::vector<std::pair<UOp, bool>> stack{{root, false}};  // (node, its sources are pushed)
+  while (!stack.empty()) {
+    auto [u, expanded] = stack.back();
+    stack.pop_back();
+    if (done.count(u.get())) continue;
+    if (expanded) {
+      done.insert(u.get());
+      order.push_back(u);
+      continue;
+    }
+    stack.push_back({u, true});
+    if (u.op() != Ops::REDUCE)
+      for (auto it = u.src().rbegin(); it != u.src().rend(); ++it)
+        if (!done.count(it->get())) stack.push_back({*it, false});
+  }
+  return order;
+}
+
 }  // namespace
 
 std::vector<UOp> linearize(const LoweredKernel& k) {
@@ -24,6 +47,9 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
   for (int64_t a : k.reduce_axes)
     for (const UOp& u : nodes)
       if (u.op() == Ops::RANGE && u.arg().get<int64_t>() == a) reduce_ranges.insert(u.get());
+  for (const UOp& u : nodes)  // and the loops of reductions that are no axis of the kernel (GROUP's second stage)
+    if (u.op() == Ops::REDUCE)
+      for (size_t i = 1; i + 1 < u.src().size(); i++) reduce_ranges.insert(u.src(i).get());
   for (const UOp& u : nodes) {
     std::vector<UOp>& l = loops[u.get()];
     if (u.op() == Ops::RANGE && reduce_ranges.count(u.get())) l.push_back(u);
@@ -60,7 +86,7 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
   for (const auto& [my_ranges, reds] : nests) {
     std::vector<UOp> below;
     for (const UOp& red : reds)
-      for (const UOp& u : red.src(0).toposort()) below.push_back(u);
+      for (const UOp& u : body(red.src(0))) below.push_back(u);
     for (const UOp& u : below)
       if (!is_free(u) && !inside(u)) emit(u);
     for (const UOp& red : reds) out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));

@@ -32,6 +32,21 @@ UOp combine_lanes(const UOp& x, const UOp& lane, int64_t n, Ops op) {
   return out;
 }
 
+// GROUP's second stage: each work-item's partial result `partial` (over its share of the axis) goes to local memory
+// at (item, slot), the group waits at a barrier, and every work-item reduces the n partials of its slot; one of
+// them stores the result (lower's STORE gate). `id` numbers the kernel's local buffers.
+UOp combine_group(const UOp& partial, const UOp& item, Ops op, const std::pair<UOp, int64_t>& slot, int64_t id) {
+  DType dt = partial.dtype(), idx_dt = item.dtype();
+  int64_t n = const_to_int(item.src(0).const_value());
+  UOp temp = UOp::make(Ops::DEFINE_LOCAL, dt.ptr(AddrSpace::Local), {}, uop::Arg(std::vector<int64_t>{id, n * slot.second}));
+  UOp base = slot.first * UOp::const_(idx_dt, n);
+  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, temp.dtype(), {temp, uop::simplify(base + item)}), partial});
+  UOp barrier = UOp::make(Ops::BARRIER, dtypes::void_, {store});
+  UOp j = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, n)}, uop::Arg(kGroupReduceAxis + id));
+  UOp v = UOp::make(Ops::LOAD, dt, {UOp::make(Ops::INDEX, temp.dtype(), {temp, uop::simplify(base + j)}), barrier});
+  return UOp::make(Ops::REDUCE, dt, {v, j, reduce_identity(op, dt)}, uop::Arg(op));
+}
+
 // Adjacent loop dimensions that every VIEW reads as one become one dimension (tinygrad's merge of adjacent dims):
 // fewer loops, and a longer innermost axis to vectorize (a (512, 64, 6, 6) elementwise kernel is one loop of
 // 1179648). A pair merges when each VIEW has both at their full sizes (or both 1: a store's reduced dims) and its
@@ -141,10 +156,13 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   // + copy_lane * width + vector_lane (a VECTOR may share its axis with an UPCAST or UNROLL: more vectors of it).
   size_t ndim = k.full_shape.size();
   std::vector<int64_t> lane(ndim, 1), local(ndim, 1);
+  std::vector<bool> top(ndim, false);  // GROUPTOP: the work-items take the axis' outer part
   int64_t vector_axis = -1, width = 1;
   for (const Opt& o : opts) {
     bool vector = o.op == OptOp::VECTOR, bad_vector = vector && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
-    bool in = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim), is_local = o.op == OptOp::LOCAL;
+    bool in = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim);
+    bool is_local = o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
+    if (in && o.op == OptOp::GROUPTOP) top[o.axis] = true;
     bool taken = in && !vector && (is_local ? local[o.axis] : lane[o.axis]) != 1;
     if (!in || o.amount < 2 || taken || bad_vector || (is_local && !caps.grid))
       throw InternalError("lower", "illegal opt " + opts_str({o}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
@@ -154,17 +172,22 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       throw InternalError("lower", "illegal opts " + opts_str(opts) + " for a kernel of shape " + shape::shape_str(k.full_shape));
   }
   k.opts = opts;
-  std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim);
+  std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim), items(ndim);
   UOp vector_lane = vector_axis >= 0 ? UOp::variable("vlane", 0, width - 1, idx_dt) : UOp();
   for (size_t i = 0; i < ndim; i++) {
     int64_t w = static_cast<int64_t>(i) == vector_axis ? width : 1, outer = k.full_shape[i] / lane[i] / w / local[i];
     if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
     if (lane[i] > 1) lanes[i] = UOp::variable("lane" + std::to_string(i), 0, lane[i] - 1, idx_dt);
+    // the work-item within its group (LOCAL, GROUP): to_grid() makes it a local index
+    if (local[i] > 1) items[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, local[i])}, uop::Arg(kLocalAxis + static_cast<int64_t>(i)));
     UOp idx = UOp::const_(idx_dt, int64_t{0});
-    if (loops[i]) idx = loops[i] * UOp::const_(idx_dt, local[i] * lane[i] * w);
-    if (local[i] > 1)  // the work-item within its group: to_grid() makes it a local index
-      idx = idx + UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, local[i])}, uop::Arg(kLocalAxis + static_cast<int64_t>(i))) *
-                      UOp::const_(idx_dt, lane[i] * w);
+    if (top[i]) {  // GROUPTOP: work-item j takes the j-th contiguous part of the axis
+      idx = items[i] * UOp::const_(idx_dt, k.full_shape[i] / local[i]);
+      if (loops[i]) idx = idx + loops[i] * UOp::const_(idx_dt, lane[i] * w);
+    } else {
+      if (loops[i]) idx = loops[i] * UOp::const_(idx_dt, local[i] * lane[i] * w);
+      if (items[i]) idx = idx + items[i] * UOp::const_(idx_dt, lane[i] * w);
+    }
     if (lanes[i]) idx = idx + lanes[i] * UOp::const_(idx_dt, w);
     if (w > 1) idx = idx + vector_lane;
     ranges[i] = uop::simplify(idx);
@@ -176,6 +199,16 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
     return st.to_indexed(idxs);
   };
 
+  // GROUP: the slot of this work-item among the work-items that share one reduction's partial results: its
+  // position among the LOCAL work-items of the global axes (a group reduces one value per such position)
+  int64_t n_locals = 0;
+  auto group_slot = [&]() {
+    std::pair<UOp, int64_t> slot{UOp::const_(idx_dt, int64_t{0}), 1};
+    for (size_t i = 0; i < ndim; i++)
+      if (items[i] && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(i)) == k.reduce_axes.end())
+        slot = {slot.first + items[i] * UOp::const_(idx_dt, slot.second), slot.second * local[i]};
+    return slot;
+  };
   std::unordered_map<const uop::UOpNode*, UOp> out;
   auto get = [&](const UOp& u) { return out.at(u.get()); };
   for (const UOp& u : nodes) {
@@ -206,7 +239,12 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       }
       case Ops::STORE: {
         auto [idx, valid] = indexed(u.src(1));
-        r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), {u.src(0), idx}), get(u.src(2))});
+        std::vector<UOp> isrc{u.src(0), idx};
+        // with a GROUP every work-item of the group holds the whole reduction: the first one stores it
+        for (int64_t a : k.reduce_axes)
+          if (items[a]) isrc.push_back(items[a] < UOp::const_(idx_dt, int64_t{1}));
+        if (isrc.size() > 3) isrc = {isrc[0], isrc[1], uop::simplify(isrc[2] & isrc[3])};
+        r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc), get(u.src(2))});
         break;
       }
       case Ops::REDUCE_AXIS: {
@@ -225,6 +263,8 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
         // the accumulator's start value rides along as the last source
         src.push_back(reduce_identity(ra.op, u.dtype()));
         r = src.size() == 2 && !vector_lanes ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
+        for (int64_t a : ra.axes)
+          if (items[a]) r = combine_group(r, items[a], ra.op, group_slot(), n_locals++);
         break;
       }
       case Ops::SINK: {

@@ -29,9 +29,11 @@ struct LoweredKernel {
   runtime::DeviceCaps caps;          // what the device offers (which opts are legal; grid devices: LOCAL)
 };
 
-// A LOCAL opt's work-item loop is a RANGE with arg kLocalAxis + axis (the axis' own RANGE loops over its groups);
-// to_grid() makes it the local index of the launch grid.
+// A LOCAL or GROUP opt's work-item loop is a RANGE with arg kLocalAxis + axis (the axis' own RANGE loops over what
+// is left); to_grid() makes it the local index of the launch grid.
 constexpr int64_t kLocalAxis = int64_t{1} << 20;
+// GROUP's reduction over the partial results of a group's work-items is a RANGE with arg kGroupReduceAxis + id.
+constexpr int64_t kGroupReduceAxis = int64_t{2} << 20;
 
 // Lowers with `opts` applied: an axis cut by UPCAST/UNROLL n loops over size / n, and the body is copied for the
 // n values of the axis' lane (tinygrad's expander): UNROLL's copies are combined inside the REDUCE, UPCAST's

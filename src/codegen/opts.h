@@ -11,6 +11,12 @@
 //   LOCAL(axis, n)   grid devices only: a global axis cut into work-groups of n work-items (the axis' index is
 //                    group * n + local index, outside its UPCAST/VECTOR lanes). Legal while the work-group, every
 //                    LOCAL multiplied, fits the device (DeviceCaps max_local_size, and max_local per dimension).
+//   GROUP(axis, n)   grid devices only: a reduce axis shared by n work-items of a group (work-item j takes elements
+//                    j, j + n, ...: neighbours read neighbouring memory); each reduces its share, the n partial
+//                    results meet in local memory after a barrier, every work-item sums them and the first stores.
+//                    GROUPTOP(axis, n) the same with work-item j taking the j-th contiguous part. One per kernel,
+//                    not with UPCAST or VECTOR (their copies would share the local buffer), legal while the group
+//                    and its local memory fit the device.
 //
 // Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
 // it off, and tests apply random legal opts (random_opts) to check that results do not change.
@@ -24,7 +30,7 @@ namespace tg::codegen {
 
 struct LoweredKernel;
 
-enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL };
+enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL, GROUP, GROUPTOP };
 
 struct Opt {
   OptOp op;

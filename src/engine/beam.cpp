@@ -35,6 +35,8 @@ std::vector<Opt> parse_opts(const std::string& s) {
     else if (std::sscanf(tok.c_str(), "UNROLL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UNROLL, axis, amount});
     else if (std::sscanf(tok.c_str(), "VECTOR(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::VECTOR, axis, amount});
     else if (std::sscanf(tok.c_str(), "LOCAL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::LOCAL, axis, amount});
+    else if (std::sscanf(tok.c_str(), "GROUP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::GROUP, axis, amount});
+    else if (std::sscanf(tok.c_str(), "GROUPTOP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::GROUPTOP, axis, amount});
     else return {};
   }
   return out;
@@ -147,7 +149,7 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   std::vector<Opt> actions;
   for (size_t a = 0; a < base.full_shape.size(); a++)
     for (int64_t n : {2, 3, 4, 5, 6, 8, 16})
-      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR, OptOp::LOCAL})
+      for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR, OptOp::LOCAL, OptOp::GROUP, OptOp::GROUPTOP})
         if (codegen::legal(base, {{op, static_cast<int64_t>(a), n}})) actions.push_back({op, static_cast<int64_t>(a), n});
   auto started = std::chrono::steady_clock::now();
   double budget = static_cast<double>(getenv_int("BEAM_BUDGET", 60));  // seconds of search per kernel

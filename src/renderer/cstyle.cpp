@@ -88,6 +88,11 @@ std::string CStyleLanguage::storage_type(DType dt) const {
   return scalar_type(dt.scalar());
 }
 
+std::string CStyleLanguage::local_array(const std::string&, const std::string& array, int64_t) const {
+  throw InternalError("render", name() + " kernels have no local memory (" + array + ")");
+}
+std::string CStyleLanguage::barrier() const { throw InternalError("render", name() + " kernels have no barriers"); }
+
 std::string CStyleLanguage::special(const UOp& u) const {
   throw InternalError("render", name() + " kernels have no grid index (" + u.arg().repr() + ")");
 }
@@ -183,6 +188,14 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         r[u.get()] = p;
         break;
       }
+      case Ops::DEFINE_LOCAL: {
+        const std::vector<int64_t>& a = u.arg().get<std::vector<int64_t>>();  // (id, elements)
+        std::string v = "temp" + std::to_string(a[0]);
+        line(lang.local_array(ctype(u.dtype().scalar()), v, a[1]) + ";");
+        r[u.get()] = v;
+        break;
+      }
+      case Ops::BARRIER: line(lang.barrier() + ";"); break;
       case Ops::SPECIAL: {
         std::string v = u.arg().get<std::string>();
         line("const " + ctype(u.dtype()) + " " + v + " = " + lang.special(u) + ";");
@@ -235,7 +248,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           break;
         }
         if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
-        else if (is_half(u.dtype())) e = from_bits(u.dtype(), e);
+        else if (is_half(u.dtype()) && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
         std::string zero = u.dtype().count() > 1 ? lang.splat(u.dtype(), "0") : "(" + ctype(u.dtype()) + ")0";
         if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : " + zero + ")";
@@ -245,8 +258,12 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       }
       case Ops::STORE: {
         DType dt = u.src(1).dtype();
-        if (dt.count() > 1) line(lang.vector_store(dt, val(u.src(0)), val(u.src(1))) + ";");
-        else line(val(u.src(0)) + " = " + (is_half(dt) ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
+        // a gated store (GROUP: the first work-item of the group) writes only where its gate holds
+        std::string gate = u.src(0).src().size() > 2 ? "if (" + val(u.src(0).src(2)) + ") " : "";
+        // local memory holds values as they are in registers (16-bit floats as float)
+        bool bits = is_half(dt) && u.src(0).dtype().addr_space() != AddrSpace::Local;
+        if (dt.count() > 1) line(gate + lang.vector_store(dt, val(u.src(0)), val(u.src(1))) + ";");
+        else line(gate + val(u.src(0)) + " = " + (bits ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
         break;
       }
       case Ops::DEFINE_REG: {

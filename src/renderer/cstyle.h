@@ -55,6 +55,9 @@ class CStyleLanguage {
   virtual std::string bitcast(DType from, DType to, const std::string& x) const = 0;  // same-size value types
   virtual std::string fma(DType dt, const std::string& a, const std::string& b, const std::string& c, Prelude& p) const = 0;
   virtual std::string special(const uop::UOp& u) const;  // a grid index (SPECIAL); only grid dialects have them
+  // A work-group's shared array and the barrier its work-items wait at (GROUP); only grid dialects have them.
+  virtual std::string local_array(const std::string& type, const std::string& name, int64_t size) const;
+  virtual std::string barrier() const;
 
   // Vectors (dt is the vector dtype). A mask is the int vector of a comparison: -1 where true, 0 where false.
   virtual std::string splat(DType dt, const std::string& scalar) const = 0;

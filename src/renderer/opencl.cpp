@@ -51,6 +51,11 @@ class OpenCLLanguage : public CStyleLanguage {
     return "(" + value_type(u.dtype()) + ")" + fn + "(" + d + ")";
   }
 
+  std::string local_array(const std::string& type, const std::string& name, int64_t size) const override {
+    return "__local " + type + " " + name + "[" + std::to_string(size) + "]";
+  }
+  std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE)"; }
+
   std::string splat(DType dt, const std::string& x) const override { return "((" + vector_type(dt) + ")(" + x + "))"; }
   std::string select(DType dt, const std::string& mask, const std::string& a, const std::string& b, Prelude&) const override {
     return "select(" + b + ", " + a + ", " + mask + ")";  // per lane: the mask's top bit set picks a

@@ -50,6 +50,7 @@ struct DeviceCaps {
   bool half = true;                             // computes in float16 (else float16 is storage, math in float)
   bool fp64 = true;                             // has float64
   int64_t max_vector = 16;                      // widest float32 vector the renderer writes (1: none)
+  bool gpu = false;  // many work-items per core: the heuristic shares small reductions' axes between them (GROUP)
 };
 
 // Where a grid kernel runs: work-items per dimension and per work-group (local all 0: the driver picks), and how

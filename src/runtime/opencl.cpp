@@ -30,7 +30,8 @@ using cl_event = struct _cl_event*;
 
 constexpr cl_int CL_SUCCESS = 0, CL_PLATFORM_NOT_FOUND_KHR = -1001;
 constexpr cl_ulong CL_DEVICE_TYPE_ALL = 0xFFFFFFFF, CL_MEM_READ_WRITE = 1, CL_QUEUE_PROFILING_ENABLE = 2;
-constexpr cl_uint CL_TRUE = 1, CL_PLATFORM_VERSION = 0x0901, CL_PLATFORM_NAME = 0x0902, CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004,
+constexpr cl_ulong CL_DEVICE_TYPE_GPU = 4, CL_DEVICE_TYPE_ACCELERATOR = 8;
+constexpr cl_uint CL_TRUE = 1, CL_DEVICE_TYPE = 0x1000, CL_PLATFORM_VERSION = 0x0901, CL_PLATFORM_NAME = 0x0902, CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004,
                   CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005, CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010, CL_DEVICE_LOCAL_MEM_SIZE = 0x1023,
                   CL_DEVICE_NAME = 0x102B, CL_DRIVER_VERSION = 0x102D, CL_DEVICE_VERSION = 0x102F, CL_DEVICE_EXTENSIONS = 0x1030,
                   CL_PROGRAM_BINARY_SIZES = 0x1165, CL_PROGRAM_BINARIES = 0x1166, CL_PROGRAM_BUILD_LOG = 0x1183,
@@ -355,6 +356,7 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   s.caps.half = extensions.find("cl_khr_fp16") != std::string::npos;
   s.caps.fp64 = extensions.find("cl_khr_fp64") != std::string::npos;
   s.caps.max_vector = 16;
+  s.caps.gpu = (device_value<cl_ulong>(s.device, CL_DEVICE_TYPE) & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) != 0;
   s.key = "opencl v1\n" + platform_string(s.platform, CL_PLATFORM_NAME) + " " + platform_string(s.platform, CL_PLATFORM_VERSION) + "\n" +
           device_string(s.device, CL_DEVICE_NAME) + "\n" + device_string(s.device, CL_DEVICE_VERSION) + " driver " +
           device_string(s.device, CL_DRIVER_VERSION) + "\n" + kBuildOptions;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 
 #include "engine/kernel_cache.h"
@@ -284,4 +285,84 @@ TEST(OpenCL, TinyJitReplaysMixedDeviceWork) {
       EXPECT_EQ(got[r], want) << "call " << call << " row " << r;
     }
   }
+}
+
+namespace {
+
+// `make` realized on the CPU, and its last kernel on OpenCL with each list of opts, element by element
+void check_opts_on_opencl(runtime::Device& dev, const std::function<Tensor(const std::string&)>& make,
+                          const std::vector<std::vector<codegen::Opt>>& cases, float tol) {
+  std::vector<float> want = make("CPU").to_vector<float>();
+  Tensor t = make("OPENCL");
+  schedule::Schedule s = schedule::create_schedule({t.uop()});
+  for (size_t i = 0; i + 1 < s.items.size(); i++) {  // the inputs of the last kernel
+    schedule::Schedule one;
+    one.items = {s.items[i]};
+    engine::run_schedule(one);
+  }
+  const schedule::ScheduleItem& last = s.items.back();
+  codegen::LoweredKernel plain = codegen::lower(last.ast, {}, dev.caps());
+  for (const std::vector<codegen::Opt>& opts : cases) {
+    ASSERT_TRUE(codegen::legal(plain, opts)) << codegen::opts_str(opts);
+    auto k = engine::build_kernel(dev, codegen::lower(last.ast, opts, dev.caps()), "opts_test");
+    std::vector<runtime::Buffer*> bufs;
+    for (const uop::UOp& b : last.bufs) bufs.push_back(&schedule::buffer_of(b));
+    engine::run_program(*k, bufs);
+    ASSERT_EQ(bufs[0]->dtype(), dtypes::float32);
+    std::vector<float> got(bufs[0]->size());
+    bufs[0]->copyout(got.data(), bufs[0]->nbytes());
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t j = 0; j < want.size(); j++)
+      ASSERT_NEAR(got[j], want[j], tol * (1 + std::abs(want[j]))) << codegen::opts_str(opts) << " at " << j << "\n" << k->rendered.source;
+  }
+}
+
+}  // namespace
+
+// GROUP / GROUPTOP share a reduce axis between a group's work-items through local memory and a barrier
+TEST(OpenCL, GroupedReductionsKeepTheValues) {
+  NEED_OPENCL(dev);
+  using codegen::Opt;
+  using codegen::OptOp;
+  auto x = [](const std::string& d) { return (Tensor::arange(0, 24 * 96, 1, dtypes::float32, d).reshape({24, 96}) * 0.37f).sin(); };
+  check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).sum(1); },
+                       {{{OptOp::GROUP, 1, 16}}, {{OptOp::GROUPTOP, 1, 8}}, {{OptOp::GROUP, 1, 96}},
+                        {{OptOp::GROUP, 1, 4}, {OptOp::LOCAL, 0, 6}}, {{OptOp::GROUPTOP, 1, 3}, {OptOp::UNROLL, 1, 4}, {OptOp::LOCAL, 0, 2}}},
+                       1e-5f);
+  check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).max(1); },
+                       {{{OptOp::GROUP, 1, 32}}, {{OptOp::GROUPTOP, 1, 12}, {OptOp::LOCAL, 0, 4}}}, 0);
+  // a column sum: the reduce axis is the outer one
+  check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).sum(0); }, {{{OptOp::GROUP, 0, 8}}, {{OptOp::GROUPTOP, 0, 6}}}, 1e-5f);
+  // a matmul's k axis shared by 8 work-items
+  auto mm = [&](const std::string& d) { return x(d).reshape({24, 96}).matmul(x(d).reshape({96, 24})); };
+  check_opts_on_opencl(*dev, mm, {{{OptOp::GROUP, 2, 8}}, {{OptOp::GROUP, 2, 4}, {OptOp::LOCAL, 1, 4}, {OptOp::LOCAL, 0, 2}}}, 1e-4f);
+  // float16 values: partial results in local memory as float
+  check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).cast(dtypes::float16).sum(1).cast(dtypes::float32); }, {{{OptOp::GROUP, 1, 16}}}, 2e-3f);
+}
+
+TEST(OpenCL, GroupIsLegalOnlyWhereItFits) {
+  NEED_OPENCL(dev);
+  using codegen::OptOp;
+  Tensor x = Tensor::ones({64, 64}, dtypes::float32, "OPENCL").contiguous().realize();
+  schedule::Schedule s = schedule::create_schedule({x.sum(1).uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast, {}, dev->caps());
+  EXPECT_TRUE(codegen::legal(k, {{OptOp::GROUP, 1, 16}}));
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 0, 16}}));                            // not a reduce axis
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}, {OptOp::UPCAST, 0, 4}}));     // copies share no buffer
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 4}, {OptOp::GROUPTOP, 1, 4}}));    // one per kernel
+  runtime::DeviceCaps small = dev->caps();
+  small.local_memory = 16 * 8 - 1;  // one float64 per work-item of the group does not fit
+  k.caps = small;
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}}));
+  codegen::LoweredKernel cpu = codegen::lower(s.items.back().ast);
+  EXPECT_FALSE(codegen::legal(cpu, {{OptOp::GROUP, 1, 16}}));
+  // the heuristic groups a reduction with few outputs on a GPU (not on PoCL's CPU device, where it is slower)
+  Tensor wide = Tensor::ones({4, 4096}, dtypes::float32, "OPENCL").contiguous().realize();
+  schedule::Schedule ws = schedule::create_schedule({wide.sum(1).uop()});
+  runtime::DeviceCaps gpu = dev->caps();
+  gpu.gpu = true;
+  std::vector<codegen::Opt> chosen = codegen::choose_opts(codegen::lower(ws.items.back().ast, {}, gpu));
+  EXPECT_EQ(codegen::opts_str(chosen), "GROUP(1,64)");
+  gpu.gpu = false;
+  EXPECT_EQ(codegen::opts_str(codegen::choose_opts(codegen::lower(ws.items.back().ast, {}, gpu))).find("GROUP"), std::string::npos);
 }
