@@ -285,7 +285,7 @@ emit("getitem", "tensor_dim1", [x, i2], out(v[:, i2.numpy()], F32))
 i3, i4 = T(np.array([0, 1, 2]), "int32"), T(np.array([[4], [0]]), "int64")
 emit("getitem", "two_tensors", [x, i3, i4], out(v[i3.numpy(), i4.numpy()], F32))
 emit("getitem", "split_tensors", [x, i3, i4], out(v[i3.numpy(), :, i4.numpy()], F32))
-emit("getitem", "tensor_and_int", [x, i3], out(v[1, :, i3.numpy()], F32))
+emit("getitem", "tensor_and_int", [x, i3], out(x.v[1, :, i3.v.long()], F32))  # an int is basic indexing (PyTorch), not numpy's
 for name, (idx, val) in {"slice": ((slice(1, 3),), 7.5), "step": ((slice(None, None, 2), 1), -1.0),
                          "neg_step": ((0, slice(None, None, -2)), 2.0), "int": ((2, 3, 4), 9.0)}.items():
     y = v.copy()

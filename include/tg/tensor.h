@@ -293,7 +293,8 @@ class Tensor {
   Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5, Loc where = Loc::current()) const;
   Tensor logsigmoid(Loc where = Loc::current()) const;
   Tensor hardtanh(double min_val = -1, double max_val = 1, Loc where = Loc::current()) const;
-  Tensor gelu(Loc where = Loc::current()) const;  // the tanh approximation, as tinygrad
+  // approximate "tanh" (tinygrad's default) or "none" (the erf form, PyTorch's default)
+  Tensor gelu(const std::string& approximate = "tanh", Loc where = Loc::current()) const;
   Tensor quick_gelu(Loc where = Loc::current()) const;
   Tensor silu(Loc where = Loc::current()) const;
   Tensor swish(Loc where = Loc::current()) const;
@@ -305,6 +306,9 @@ class Tensor {
   // ---- reductions: over all axes (the default), one axis, or a list; negative axes count from the end ----
   Tensor sum(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
   Tensor prod(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
+  // ... computed in dtype (the input cast to it first; PyTorch's and tinygrad's dtype argument)
+  Tensor sum(Axes axis, bool keepdim, DType dtype, Loc where = Loc::current()) const;
+  Tensor prod(Axes axis, bool keepdim, DType dtype, Loc where = Loc::current()) const;
   Tensor max(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
   Tensor min(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
   Tensor mean(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
@@ -325,7 +329,10 @@ class Tensor {
   // Running reductions along one axis.
   Tensor cumsum(int64_t axis = 0, Loc where = Loc::current()) const;
   Tensor cumprod(int64_t axis = 0, Loc where = Loc::current()) const;
-  Tensor cummax(int64_t axis = 0, Loc where = Loc::current()) const;  // the values, as tinygrad's
+  // (values, int32 indices): the running maximum (minimum) and the last index where it was reached (PyTorch's);
+  // NaN is the extreme once seen
+  std::pair<Tensor, Tensor> cummax(int64_t axis = 0, Loc where = Loc::current()) const;
+  std::pair<Tensor, Tensor> cummin(int64_t axis = 0, Loc where = Loc::current()) const;
   Tensor logcumsumexp(int64_t axis = 0, Loc where = Loc::current()) const;
 
   // ---- movement: zero copy, through the ShapeTracker ----

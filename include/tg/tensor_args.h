@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "tg/error.h"
@@ -43,12 +44,18 @@ class Ints {
   std::vector<int64_t> v_;
 };
 
-// A slice start:stop:step as Python writes it; an absent start or stop means "from the edge".
-//   tg::Slice(1, 5)   tg::Slice({}, {}, -1)   tg::Slice()   (the last is `:`)
+// A slice start:stop:step as Python writes it; an absent start or stop means "from the edge". The bounds may be
+// 0-d integer tensors (tinygrad's x[a:b] with tensors a, b), read when the index is applied (that realizes them).
+//   tg::Slice(1, 5)   tg::Slice({}, {}, -1)   tg::Slice()   (the last is `:`)   tg::Slice(start_t, stop_t)
 struct Slice {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
+  std::shared_ptr<const Tensor> start_tensor, stop_tensor;  // set by the tensor form, until the index is applied
   Slice(std::optional<int64_t> b = {}, std::optional<int64_t> e = {}, int64_t s = 1) : start(b), stop(e), step(s) {}
+  template <class T>
+    requires std::is_same_v<T, Tensor>
+  Slice(const T& b, const T& e, int64_t s = 1)
+      : step(s), start_tensor(std::make_shared<const T>(b)), stop_tensor(std::make_shared<const T>(e)) {}
 };
 struct NewAxis {};   // Python's None inside an index: a new dimension of size 1
 struct Ellipsis {};  // Python's ...: as many full slices as needed

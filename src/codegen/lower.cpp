@@ -249,6 +249,17 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       }
       case Ops::REDUCE_AXIS: {
         const uop::ReduceArg& ra = uop::get_reduce_arg(u);
+        // over an empty axis (a zero-element input kept in the graph for its gradient) the loop never runs. The
+        // loop space says 1 there (the output's size), the views below the reduce say 0
+        auto empty_axis = [&](int64_t a) {
+          for (const UOp& v : u.src(0).toposort())
+            if (v.op() == Ops::VIEW && shape::get_view(v).shape()[static_cast<size_t>(a)] == 0) return true;
+          return false;
+        };
+        if (std::any_of(ra.axes.begin(), ra.axes.end(), empty_axis)) {
+          r = reduce_identity(ra.op, u.dtype());
+          break;
+        }
         UOp value = get(u.src(0));
         // an unrolled axis: its copies are combined before the accumulator sees them; a vector axis' lanes are
         // one vector accumulator, summed across after the loop (vectorize)

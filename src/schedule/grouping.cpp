@@ -11,7 +11,7 @@ using uop::Ops;
 using uop::UOp;
 
 bool passes_through(Ops op) {
-  return op == Ops::DETACH || op == Ops::CONTIGUOUS || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::CONV_GRAD;
+  return op == Ops::DETACH || op == Ops::CONTIGUOUS || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::CUSTOM_GRAD;
 }
 
 const UOp& movement_base(const UOp& u) {
@@ -92,7 +92,7 @@ Grouping group(const std::vector<UOp>& outputs) {
   g.nodes.pop_back();  // the SINK itself
   std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>> users;  // distinct users
   for (const UOp& u : g.nodes)
-    for (size_t i = 0; i < (u.op() == Ops::CONV_GRAD ? 1 : u.src().size()); i++) {  // CONV_GRAD computes src 0 only
+    for (size_t i = 0; i < (u.op() == Ops::CUSTOM_GRAD ? 1 : u.src().size()); i++) {  // CUSTOM_GRAD computes src 0 only
       bool seen = false;
       for (size_t j = 0; j < i; j++) seen = seen || u.src(j) == u.src(i);
       if (!seen) users[u.src(i).get()].push_back(&u);

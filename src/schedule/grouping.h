@@ -18,7 +18,7 @@ struct Grouping {
 
 Grouping group(const std::vector<uop::UOp>& outputs);
 
-// Ops whose value is their first source's (DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD, CONV_GRAD): a kernel computes
+// Ops whose value is their first source's (DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD, CUSTOM_GRAD): a kernel computes
 // that source; they differ only in where the value is stored or how it differentiates.
 bool passes_through(uop::Ops op);
 // Movement ops (and DETACH, which changes no value) down to the node they move.

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "schedule/schedule.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/custom_grad.h"
 
 namespace tg {
 
@@ -187,7 +187,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   if (groups == 1 && symmetric && unit && r.dtype().is_float() && !Tensor::no_grad) {
     std::vector<int64_t> per_dim_pad;
     for (const auto& q : p) per_dim_pad.push_back(q.first);
-    r = tensor::wrap(uop::UOp::make(uop::Ops::CONV_GRAD, r.dtype(), {r.uop(), input.uop(), weight.uop()}, uop::Arg(per_dim_pad)), device(), where);
+    r = tensor::with_gradient_rule(r, tensor::GradRule::conv, {input, weight}, per_dim_pad);
   } else if (!Tensor::no_grad) {
     // the gradient through the window gather: realized channels-last (contiguous_backward), so its kernels read the
     // output gradient with the channel innermost, as a vector
@@ -324,5 +324,20 @@ Tensor Tensor::max_pool2d(Ints kernel_size, std::optional<Ints> stride, Ints dil
 } catch (const Error& e) {
   tensor::rethrow_in(e, "max_pool2d", where);
 }
+
+namespace tensor {
+
+// out = conv(x, w), stride 1: dx = conv_transpose(g, w), dw = conv(x^T, g^T)^T
+std::vector<Tensor> conv_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& pad) {
+  Tensor x = source_of(u, 1), w = source_of(u, 2);
+  // both convolutions read g, each element k^2 times: computed once. Stored NCHW: the windows of a channels-last view
+  // reach memory through div/mod index math (the view stack does not merge)
+  Tensor gc = g.contiguous();
+  Tensor dx = gc.conv_transpose2d(w, std::nullopt, 1, 1, 1, pad);
+  Tensor dw = x.transpose(0, 1).conv2d(gc.transpose(0, 1), std::nullopt, 1, 1, 1, pad).transpose(0, 1);
+  return {Tensor(), dx, dw};
+}
+
+}  // namespace tensor
 
 }  // namespace tg

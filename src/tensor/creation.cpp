@@ -22,13 +22,22 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
   return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 
+namespace {
+
+// [lo, hi): the values an integer dtype holds
+std::pair<double, double> int_range(DType dtype) {
+  int bits = 8 * static_cast<int>(dtype.itemsize());
+  return {dtype.is_unsigned() ? 0 : -std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - (dtype.is_unsigned() ? 0 : 1))};
+}
+
+}  // namespace
+
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device, Loc where) {
   check_shape(shape, "full", where);
   check_value_dtype(dtype, "full", where);
   // as PyTorch: an integer dtype takes a value it can hold (truncated toward 0), not NaN, inf or one that wraps
   if (dtype.is_int()) {
-    double lo = dtype.is_unsigned() ? 0 : -std::ldexp(1.0, 8 * static_cast<int>(dtype.itemsize()) - 1);
-    double hi = std::ldexp(1.0, 8 * static_cast<int>(dtype.itemsize()) - (dtype.is_unsigned() ? 0 : 1));
+    auto [lo, hi] = int_range(dtype);
     if (!(std::trunc(value) >= lo && std::trunc(value) < hi))
       throw ArgumentError("full", "value " + tensor::num_str(value) + " cannot be converted to " + dtype.name() +
                                       " without overflow", where);
@@ -52,14 +61,24 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
     throw ArgumentError("arange", "needs finite start, stop and a nonzero step (got " + tensor::num_str(start) + ", " +
                                       tensor::num_str(stop) + ", " + tensor::num_str(step) + ")", where);
   bool integral = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
-  DType dt = dtype.value_or(integral ? dtypes::default_int : dtypes::default_float);
-  check_value_dtype(dt, "arange", where);
+  std::string range = "(start " + tensor::num_str(start) + ", stop " + tensor::num_str(stop) + ", step " + tensor::num_str(step) + ")";
   double count = std::ceil((stop - start) / step);  // checked as a double: the cast of a larger one is undefined
   if (count > static_cast<double>(tensor::kMaxElements))
-    throw ArgumentError("arange", "needs at most 2^60 elements, got " + tensor::num_str(count) + " (start " +
-                                      tensor::num_str(start) + ", stop " + tensor::num_str(stop) + ", step " +
-                                      tensor::num_str(step) + ")", where);
+    throw ArgumentError("arange", "needs at most 2^60 elements, got " + tensor::num_str(count) + " " + range, where);
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  // the first and last values: an integer range beyond int32 is int64 (tinygrad's), and an integer dtype must hold
+  // them all (tinygrad raises; PyTorch wraps silently)
+  double first = start, last = start + static_cast<double>(n - 1) * step;
+  auto [lo, hi] = int_range(dtypes::default_int);
+  bool beyond_int = n > 0 && (std::min(first, last) < lo || std::max(first, last) >= hi);
+  DType dt = dtype.value_or(!integral ? dtypes::default_float : beyond_int ? dtypes::int64 : dtypes::default_int);
+  check_value_dtype(dt, "arange", where);
+  if (dt.is_int() && n > 0) {
+    auto [dlo, dhi] = int_range(dt);
+    if (std::min(first, last) < dlo || std::max(first, last) >= dhi)
+      throw ArgumentError("arange", "values from " + tensor::num_str(first) + " to " + tensor::num_str(last) + " " + range +
+                                        " do not fit in " + dt.name(), where);
+  }
   std::string dev = tensor::resolve_device(device);
   DType idt = n > INT32_MAX ? dtypes::int64 : dtypes::int32;
   Tensor x = tensor::wrap(UOp::make(Ops::IOTA, idt, {tensor::device_uop(dev)}, uop::Arg(n)), dev).cast(dt, where);
@@ -83,6 +102,7 @@ Tensor Tensor::eye(int64_t n, int64_t m, DType dtype, const std::string& device,
 Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, const std::string& device, Loc where) {
   if (steps < 0) throw ArgumentError("linspace", "needs a non-negative number of steps, got " + std::to_string(steps), where);
   check_value_dtype(dtype, "linspace", where);
+  if (dtype.is_bool()) throw DTypeError("linspace", "cannot make a bool range (as tinygrad)", where);
   if (steps == 1) return full({1}, start, dtype, device, where);
   // in float64, so float32 results round once
   double step = (stop - start) / static_cast<double>(std::max<int64_t>(steps - 1, 1));

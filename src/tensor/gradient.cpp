@@ -11,7 +11,7 @@
 #include <unordered_set>
 
 #include "schedule/buffer_uop.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/custom_grad.h"
 #include "uop/reduce_arg.h"
 
 namespace tg {
@@ -56,11 +56,20 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
       Tensor ge = g.expand(in_shape);
       if (ra.op == Ops::ADD) return {ge};
       Tensor x = src(0), ret = view(u).expand(in_shape);
-      if (ra.op == Ops::MUL) return {ge * ret / x};
+      // the same axes reduced by another op, expanded back
+      auto reduced = [&](Ops op, const Tensor& t) {
+        return tensor::wrap(UOp::make(Ops::REDUCE_AXIS, t.dtype(), {t.uop()}, uop::reduce_arg(op, ra.axes)), g.device()).expand(in_shape);
+      };
+      if (ra.op == Ops::MUL) {
+        // the product of the others: ret / x where x is not 0; at a zero, the product of the rest if it is the only
+        // zero, else 0 (ret / x would be 0/0)
+        Tensor zero = x == 0, safe = zero.where(x.ones_like(), x);
+        Tensor zeros = reduced(Ops::ADD, zero.cast(dtypes::int32));
+        return {ge * zero.where((zeros == 1).where(reduced(Ops::MUL, safe), x.zeros_like()), ret / safe)};
+      }
       // MAX: the gradient goes to the maxima, split equally between ties
       Tensor hit = (x == ret).cast(g.dtype());
-      Tensor count = tensor::wrap(UOp::make(Ops::REDUCE_AXIS, hit.dtype(), {hit.uop()}, u.arg()), g.device()).expand(in_shape);
-      return {ge * hit / count};
+      return {ge * hit / reduced(Ops::ADD, hit)};
     }
     case Ops::RESHAPE: return {g.reshape(in_shape_of())};
     case Ops::EXPAND: {
@@ -99,16 +108,7 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
     }
     case Ops::CONTIGUOUS: return {g};
     case Ops::CONTIGUOUS_BACKWARD: return {g.contiguous()};
-    case Ops::CONV_GRAD: {  // out = conv(x, w), stride 1: dx = conv_transpose(g, w), dw = conv(x^T, g^T)^T
-      Tensor x = src(1), w = src(2);
-      const std::vector<int64_t>& pad = ints_arg(u);
-      // both convolutions read g, each element k^2 times: computed once. Stored NCHW: the windows of a
-      // channels-last view reach memory through div/mod index math (the view stack does not merge)
-      Tensor gc = g.contiguous();
-      Tensor dx = gc.conv_transpose2d(w, std::nullopt, 1, 1, 1, pad);
-      Tensor dw = x.transpose(0, 1).conv2d(gc.transpose(0, 1), std::nullopt, 1, 1, 1, pad).transpose(0, 1);
-      return {Tensor(), dx, dw};
-    }
+    case Ops::CUSTOM_GRAD: return tensor::custom_gradient(u, g);
     case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};
     default: return std::vector<Tensor>(u.src().size());  // comparisons, integer ops, DETACH, leaves: no gradient
   }
@@ -117,6 +117,28 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
 }  // namespace
 
 namespace tensor {
+
+Tensor source_of(const UOp& u, size_t i) { return view(u.src(i)); }
+
+Tensor with_gradient_rule(const Tensor& value, GradRule rule, const std::vector<Tensor>& inputs, std::vector<int64_t> params) {
+  if (Tensor::no_grad || !value.dtype().is_float()) return value;
+  std::vector<UOp> src{value.uop()};
+  for (const Tensor& t : inputs) src.push_back(t.uop());
+  params.insert(params.begin(), static_cast<int64_t>(rule));
+  return wrap(UOp::make(Ops::CUSTOM_GRAD, value.dtype(), src, uop::Arg(std::move(params))), value.device());
+}
+
+std::vector<Tensor> custom_gradient(const UOp& u, const Tensor& g) {
+  std::vector<int64_t> arg = ints_arg(u);
+  std::vector<int64_t> params(arg.begin() + 1, arg.end());
+  switch (static_cast<GradRule>(arg[0])) {
+    case GradRule::conv: return conv_gradient(u, g, params);
+    case GradRule::pow: return pow_gradient(u, g, params);
+    case GradRule::clamp: return clamp_gradient(u, g, params);
+    case GradRule::hardswish: return hardswish_gradient(u, g, params);
+  }
+  throw InternalError("gradient", "unknown gradient rule " + std::to_string(arg[0]));
+}
 
 std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<UOp>& targets) {
   std::vector<UOp> order = root.uop().toposort();

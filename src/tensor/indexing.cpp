@@ -27,8 +27,9 @@ struct Plan {
   Shape out_shape;                  // the shape of the basic-indexed result
   std::vector<int64_t> tensor_out;  // for each tensor index, its dimension in out_shape
   std::vector<Tensor> tensors;
-  // numpy: ints and tensors are the advanced indices; next to each other, their result dims go where the first
-  // was (first_advanced dims of the result come before it), else first
+  // tensors are the advanced indices (ints are basic, as PyTorch's); next to each other (or with only ints
+  // between them), their result dims go where the first was (first_advanced dims of the result come before it),
+  // else first
   bool adjacent = true;
   int64_t first_advanced = -1;
 };
@@ -71,7 +72,27 @@ DimSel slice_sel(const Slice& s, int64_t n) {
   return d;
 }
 
-Plan make_plan(const Tensor& x, const std::vector<Index>& idx, const char* op, SourceLocation where) {
+// slice bounds given as tensors, read: each must be a 0-d integer tensor
+std::vector<Index> read_tensor_bounds(const std::vector<Index>& idx, const char* op, SourceLocation where) {
+  std::vector<Index> out = idx;
+  for (Index& i : out) {
+    if (i.kind() != Index::Kind::Slice || !i.slice().start_tensor) continue;
+    Slice s = i.slice();
+    auto read = [&](const Tensor& t) {
+      if (t.ndim() != 0 || !t.dtype().is_int())
+        throw ArgumentError(op, "slice bounds must be 0-d integer tensors, got " + t.dtype().name() + " of shape " +
+                                    shape_str(t.shape()), where);
+      return t.cast(dtypes::int64, where).item<int64_t>(where);
+    };
+    s.start = read(*s.start_tensor), s.stop = read(*s.stop_tensor);
+    s.start_tensor = s.stop_tensor = nullptr;
+    i = Index(s);
+  }
+  return out;
+}
+
+Plan make_plan(const Tensor& x, const std::vector<Index>& given, const char* op, SourceLocation where) {
+  std::vector<Index> idx = read_tensor_bounds(given, op, where);
   int64_t consumed = 0, ellipses = 0;
   for (const Index& i : idx) {
     if (i.kind() == Index::Kind::Ellipsis) ellipses++;
@@ -98,8 +119,11 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& idx, const char* op, S
     }
     int64_t n = x.shape()[d];
     DimSel s;
-    if (i.kind() == Index::Kind::Int || i.kind() == Index::Kind::Tensor) {
-      if (last_advanced_pos >= 0 && last_advanced_pos != static_cast<int64_t>(pos) - 1) p.adjacent = false;
+    if (i.kind() == Index::Kind::Tensor) {
+      // only ints between two tensor indices keep them adjacent: an int is basic indexing (PyTorch's and
+      // tinygrad's rule; numpy would count it as advanced and move the tensor's dims to the front)
+      for (int64_t q = last_advanced_pos + 1; last_advanced_pos >= 0 && q < static_cast<int64_t>(pos); q++)
+        if (full[q].kind() != Index::Kind::Int) p.adjacent = false;
       if (p.first_advanced < 0) p.first_advanced = static_cast<int64_t>(p.out_shape.size());
       last_advanced_pos = static_cast<int64_t>(pos);
     }

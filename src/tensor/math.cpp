@@ -2,7 +2,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "tensor/tensor_impl.h"
+#include "tensor/custom_grad.h"
 
 namespace tg {
 
@@ -86,8 +86,8 @@ Tensor Tensor::erf(Loc where) const {
 
 Tensor Tensor::abs(Loc where) const {
   if (dtype().is_bool() || dtype().is_unsigned()) return *this;
-  // the sign bit clears for -0.0 too
-  return (*this < 0).where(neg(where), *this);
+  // the sign bit clears for -0.0 too (x - x is +0 there, NaN for NaN), and the gradient at 0 is 0, as PyTorch's
+  return (*this < 0).where(neg(where), (*this > 0).where(*this, sub(*this, where)));
 }
 Tensor Tensor::sign(Loc where) const {
   if (dtype().is_bool()) return *this;
@@ -140,30 +140,55 @@ Tensor Tensor::bitwise_not(Loc where) const {
 Tensor Tensor::pow(const Tensor& exponent, Loc where) const try {
   DType dt = least_upper_dtype({dtype(), exponent.dtype()});
   if (dt.is_bool()) throw DTypeError("pow", "needs number tensors, not bool", where);
-  // a small integer constant exponent is repeated multiplication: exact, and cheap once fused
   if (exponent.uop().op() == uop::Ops::CONST) {
     double e = const_to_double(exponent.uop().const_value());
-    if (e == std::floor(e) && std::abs(e) <= 8 && (e >= 0 || dt.is_float())) {
+    if (dt.is_int() && e < 0)
+      throw DTypeError("pow", "integers to negative integer powers are not allowed (" + dt.name() + " ** " + tensor::num_str(e) +
+                                  "; use a float base)", where);
+    // square roots as PyTorch computes them (sqrt(-inf) is NaN, 1/sqrt(-0.0) is -inf, unlike C's pow), with pow's
+    // gradient (PyTorch's too)
+    if (dt.is_float() && (e == 0.5 || e == -0.5))
+      return tensor::with_gradient_rule(e > 0 ? sqrt(where) : rsqrt(where), tensor::GradRule::pow, {*this, exponent.cast(dt, where)});
+    // a small integer constant exponent is repeated multiplication: exact, and cheap once fused
+    if (e == std::floor(e) && e >= 0 && e <= 8) {
       Tensor b = cast(dt, where), r = b.ones_like();
       if (e == 0) return b.isnan().where(r, r);  // 1 even for NaN, with x kept in the graph: a zero gradient, as PyTorch
-      for (int i = 0; i < std::abs(e); i++) r = r * b;
-      return e < 0 ? r.reciprocal(where) : r;
+      for (int i = 0; i < e; i++) r = r * b;
+      return r;
     }
   }
-  // computed in float64 for integers (exact results up to 2^53), float32 for 16-bit floats
+  // computed in float64 for integers (exact results up to 2^53), float32 for 16-bit floats; C's pow at the special
+  // points (as PyTorch): the magnitude from exp2(e * log2|b|), then the sign and the exact cases
   DType fdt = dt.is_float() ? tensor::compute_float(dt) : dtypes::float64;
-  Tensor b = cast(fdt, where), e = exponent.cast(fdt, where);
+  auto [b, e] = tensor::broadcasted(cast(fdt, where), exponent.cast(fdt, where), "pow", where);
   Tensor r = (e * b.abs().log2(where)).exp2(where);
-  // negative bases: the sign of an odd integer power; NaN for a fractional one
-  Tensor e_int = e.trunc() == e, e_odd = (e - (e * 0.5).trunc() * 2.0) != 0;
-  r = (b < 0).where(e_int.where(e_odd.where(-r, r), r.full_like(NAN)), r);
-  r = ((e == 0) | (b == 1)).where(r.ones_like(), r);  // x^0 = 1 and 1^y = 1, even for NaN
+  Tensor neg = (b < 0) | ((b == 0) & (b.reciprocal() < 0));  // -0.0 too: (-0)^-1 is -inf
+  Tensor e_int = e.trunc() == e;                              // inf counts as an even integer
+  Tensor e_odd = e_int & (e.abs() < INFINITY) & ((e - (e * 0.5).trunc() * 2.0) != 0);
+  r = (neg & e_odd).where(-r, r);
+  r = ((b < 0) & (b > -INFINITY) & e_int.logical_not()).where(r.full_like(NAN), r);  // (-8)^(1/3): NaN; (-inf)^0.5 = inf
+  r = ((e == 0) | (b == 1) | ((b.abs() == 1) & e.isinf())).where(r.ones_like(), r);  // 1 even for NaN
+  r = tensor::with_gradient_rule(r, tensor::GradRule::pow, {b, e});
   if (dt.is_float()) return r.cast(dt, where);
   // integers: exact where the float result is (round), truncated toward zero for negative exponents
   return (e < 0).where(r.trunc(), r.round()).cast(dt, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "pow", where);
 }
+
+namespace tensor {
+
+// PyTorch's: d/db = e * b^(e-1) (0 where e = 0), d/de = b^e * ln(b) (0 where b = 0 and e >= 0)
+std::vector<Tensor> pow_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>&) {
+  Tensor r = source_of(u, 0), b = source_of(u, 1), e = source_of(u, 2);
+  // b^(e-1) with a constant exponent as pow computes it for one (x^-0.5 as 1/sqrt(x): -inf at -0.0, as PyTorch)
+  Tensor shifted = u.src(2).op() == uop::Ops::CONST ? b.pow(const_to_double(u.src(2).const_value()) - 1) : b.pow(e - 1.0);
+  Tensor db = (e == 0).where(g.zeros_like(), g * (e * shifted));
+  Tensor de = ((b == 0) & (e >= 0)).where(g.zeros_like(), g * (r * b.log()));
+  return {Tensor(), db, de};
+}
+
+}  // namespace tensor
 
 Tensor Tensor::lerp(const Tensor& end, const Tensor& weight, Loc where) const try {
   return add(end.sub(*this, where).mul(weight, where), where);
@@ -174,15 +199,51 @@ Tensor Tensor::lerp(const Tensor& end, double weight, Loc where) const {
   return lerp(end, Tensor(weight, least_upper_float(dtype()), device(), where), where);
 }
 
+namespace {
+
+// a bound of clip or hardtanh as a weak scalar: integral bounds keep an integer tensor's dtype (as PyTorch),
+// fractional ones promote it to float
+Tensor bound_of(const Tensor& x, double v, SourceLocation where) {
+  return v == std::floor(v) && !x.dtype().is_float() ? x.scalar_like(static_cast<int64_t>(v), where) : x.scalar_like(v, where);
+}
+
+}  // namespace
+
+namespace {
+
+// x limited to [lo, hi] by comparison (NaN stays NaN), with clamp's gradient rule: the gradient passes where
+// lo <= x <= hi (PyTorch's clamp: at a bound too; NaN gets none), or only strictly inside (hardtanh)
+Tensor limited(const Tensor& x, std::optional<double> min, std::optional<double> max, bool exclusive, SourceLocation where) {
+  Tensor r = x;
+  if (min) r = (r < bound_of(r, *min, where)).where(bound_of(r, *min, where), r, where);
+  if (max) r = (r > bound_of(r, *max, where)).where(bound_of(r, *max, where), r, where);
+  if (!r.dtype().is_float()) return r;
+  Tensor lo = r.scalar_like(min.value_or(-INFINITY), where), hi = r.scalar_like(max.value_or(INFINITY), where);
+  return tensor::with_gradient_rule(r, tensor::GradRule::clamp, {x.cast(r.dtype(), where), lo, hi}, {exclusive});
+}
+
+}  // namespace
+
 Tensor Tensor::clip(std::optional<double> min, std::optional<double> max, Loc where) const {
   if (!min && !max) throw ArgumentError("clip", "needs a min or a max", where);
-  // integral bounds keep an integer tensor's dtype (as PyTorch); fractional ones promote it to float
-  auto bound = [&](double v) { return v == std::floor(v) && !dtype().is_float() ? scalar_like(static_cast<int64_t>(v), where) : scalar_like(v, where); };
-  Tensor r = *this;
-  if (min) r = r.maximum(bound(*min), where);
-  if (max) r = r.minimum(bound(*max), where);
-  return r;
+  if (dtype().is_bool()) throw DTypeError("clip", "needs a number tensor, not bool", where);
+  return limited(*this, min, max, false, where);
 }
+Tensor Tensor::hardtanh(double min_val, double max_val, Loc where) const {
+  if (dtype().is_bool()) throw DTypeError("hardtanh", "needs a number tensor, not bool", where);
+  return limited(*this, min_val, max_val, true, where);  // at a bound the gradient is 0 (relu6, hardsigmoid too)
+}
+
+namespace tensor {
+
+std::vector<Tensor> clamp_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& exclusive) {
+  Tensor x = source_of(u, 1), lo = source_of(u, 2), hi = source_of(u, 3);
+  Tensor inside = exclusive[0] ? (x > lo) & (x < hi) : (x >= lo) & (x <= hi);
+  return {Tensor(), inside.where(g, g.zeros_like()), Tensor(), Tensor()};
+}
+
+}  // namespace tensor
+
 Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max, Loc where) const { return clip(min, max, where); }
 
 }  // namespace tg

@@ -110,11 +110,13 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
   if (ax.empty()) {
     r = x;
   } else if (empty) {
-    // nothing to reduce over: the identity, without a kernel
-    if (op == Ops::MAX)
+    // nothing to reduce over: each result is the identity. A max has none, except for bool (any: false), unless
+    // there is no result to give. Still a REDUCE_AXIS node (a kernel that loops zero times), not a constant: the
+    // input stays in the graph, so its gradient is zeros of its shape, as PyTorch's
+    if (op == Ops::MAX && !x.dtype().is_bool() && tensor::prod(out) != 0)
       throw ArgumentError(name, "cannot reduce over an empty axis of shape " + tensor::shape_str(x.shape()) +
                                     " (the result has no identity)", where);
-    r = tensor::const_tensor(int64_t{op == Ops::MUL ? 1 : 0}, x.dtype(), out, x.device());
+    r = reduce_node(x, op, ax, where);
   } else if (auto c = op == Ops::MUL ? std::nullopt : broadcast_constant(x.uop())) {
     // n * c for a sum (integers wrap as the kernel's adds would), c for a max
     int64_t n = 1;
@@ -156,6 +158,13 @@ int64_t reduced_count(const Tensor& x, const Axes& axes, const char* name, Sourc
 
 Tensor Tensor::sum(Axes axis, bool keepdim, Loc where) const { return accumulate(*this, Ops::ADD, axis, keepdim, "sum", where); }
 Tensor Tensor::prod(Axes axis, bool keepdim, Loc where) const { return accumulate(*this, Ops::MUL, axis, keepdim, "prod", where); }
+// accumulated as the plain forms do (int8 in int32, float16 in float32), then cast: integers wrap as PyTorch's
+Tensor Tensor::sum(Axes axis, bool keepdim, DType dt, Loc where) const {
+  return accumulate(cast(dt, where), Ops::ADD, axis, keepdim, "sum", where).cast(dt, where);
+}
+Tensor Tensor::prod(Axes axis, bool keepdim, DType dt, Loc where) const {
+  return accumulate(cast(dt, where), Ops::MUL, axis, keepdim, "prod", where).cast(dt, where);
+}
 Tensor Tensor::max(Axes axis, bool keepdim, Loc where) const { return reduce(*this, Ops::MAX, axis, keepdim, "max", where); }
 Tensor Tensor::min(Axes axis, bool keepdim, Loc where) const {
   return inverse(reduce(inverse(*this, where), Ops::MAX, axis, keepdim, "min", where), where);
@@ -234,6 +243,8 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim, Loc where) cons
 }
 
 Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const try {
+  // over nothing: log(0) = -inf, as PyTorch (there is no max to shift by)
+  if (reduced_count(*this, axis, "logsumexp", where) == 0) return exp(where).sum(axis, keepdim, where).log(where);
   Tensor m = max(axis, true, where);
   // an all -inf slice has m = -inf: shift by 0 there instead of producing nan
   Tensor shift = m.isinf().where(0.0, m);
@@ -250,6 +261,7 @@ Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const try {
 
 Tensor Tensor::softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);
+  if (numel() == 0) return tensor::normalize_axis(axis, ndim(), "softmax", where), x;  // nothing to normalize (no max to take)
   Tensor e = (x - x.max(axis, true, where)).exp(where);
   return e.div(e.sum(axis, true, where), where);
 } catch (const Error& e) {
@@ -258,6 +270,7 @@ Tensor Tensor::softmax(int64_t axis, Loc where) const try {
 
 Tensor Tensor::log_softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);
+  if (numel() == 0) return tensor::normalize_axis(axis, ndim(), "log_softmax", where), x;
   Tensor m = x - x.max(axis, true, where);
   return m - m.exp(where).sum(axis, true, where).log(where);
 } catch (const Error& e) {

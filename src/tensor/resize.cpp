@@ -71,7 +71,10 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
   if (!linear && mode != "nearest" && mode != "nearest-exact")
     throw ArgumentError("interpolate", "mode is nearest, nearest-exact, linear, bilinear or trilinear; not \"" + mode + "\"", where);
   std::vector<int64_t> sz = target_sizes(*this, size, "interpolate", where);
-  Tensor x = cast(least_upper_float(dtype()), where);
+  // nearest modes select elements (weights of exactly 1): integers keep their dtype, as PyTorch's, through float64
+  // (exact up to 2^53)
+  bool keep_int = !linear && !dtype().is_float();
+  Tensor x = cast(keep_int ? dtypes::float64 : least_upper_float(dtype()), where);
   for (size_t j = 0; j < sz.size(); j++) {
     int64_t axis = x.ndim() - static_cast<int64_t>(sz.size() - j), in = x.shape()[axis], out = sz[j];
     if (in == 0) throw ShapeError("interpolate", "cannot resize an empty input " + shape_str(shape()), where);
@@ -92,7 +95,7 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
     }
     x = apply_along(x, axis, w, out, where);
   }
-  return x;
+  return keep_int ? x.cast(dtype(), where) : x;
 } catch (const Error& e) {
   tensor::rethrow_in(e, "interpolate", where);
 }

@@ -12,6 +12,8 @@ using Ranges = std::vector<std::pair<int64_t, int64_t>>;
 // index must have x's ndim and no larger size than `limit` outside dim
 void check_index(const Tensor& x, int64_t dim, const Tensor& index, const Tensor* src, const char* op, SourceLocation where) {
   if (!index.dtype().is_int()) throw DTypeError(op, "index must be an integer tensor, not " + index.dtype().name(), where);
+  if (src && src->dtype() != x.dtype())  // as PyTorch: no silent cast of the values written
+    throw DTypeError(op, "src is " + src->dtype().name() + " but the tensor is " + x.dtype().name() + " (cast src first)", where);
   if (index.ndim() != x.ndim())
     throw ShapeError(op, "index " + shape_str(index.shape()) + " needs the " + std::to_string(x.ndim()) + " dimensions of " +
                              shape_str(x.shape()), where);

@@ -85,7 +85,7 @@ const std::map<std::string, Fn>& bindings() {
       {"log_softmax", [](const In& in, const Args& a) { return in[0].log_softmax(static_cast<int64_t>(a[0])); }},
       {"cumsum", [](const In& in, const Args& a) { return in[0].cumsum(static_cast<int64_t>(a[0])); }},
       {"cumprod", [](const In& in, const Args& a) { return in[0].cumprod(static_cast<int64_t>(a[0])); }},
-      {"cummax", [](const In& in, const Args& a) { return in[0].cummax(static_cast<int64_t>(a[0])); }},
+      {"cummax", [](const In& in, const Args& a) { return in[0].cummax(static_cast<int64_t>(a[0])).first; }},
       {"logcumsumexp", [](const In& in, const Args& a) { return in[0].logcumsumexp(static_cast<int64_t>(a[0])); }},
       // movement
       {"view", [](const In& in, const Args& a) { return in[0].view(ints(a)); }},
@@ -286,19 +286,8 @@ TEST_P(TensorApi, MatchesPyTorch) {
 // against PyTorch's (the "grad" lines of api.txt) and against central finite differences.
 class TensorApiGradient : public ::testing::TestWithParam<std::string> {};
 
-In float64_inputs(const GoldenCase& c) {
-  In in;
-  for (const auto& g : c.inputs) in.push_back(g.dtype.is_float() ? Tensor(g.floats, g.shape).realize() : g.make());
-  return in;
-}
-
-Tensor loss_weights(const Shape& shape) {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  std::vector<double> w(static_cast<size_t>(n));
-  for (size_t k = 0; k < w.size(); k++) w[k] = std::sin(1.0 + 0.7 * static_cast<double>(k));
-  return Tensor(w, shape).realize();
-}
+using tg::testing::float64_inputs;
+using tg::testing::loss_weights;
 
 TEST_P(TensorApiGradient, MatchesPyTorch) {
   const std::string& op = GetParam();

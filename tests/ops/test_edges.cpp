@@ -1,0 +1,255 @@
+// The Tensor API at its edges against PyTorch (tests/golden/edges.txt, from tools/gen_edge_goldens.py): activations
+// and their gradients across the whole float range, pow at its special points, ties and bounds, zeros in products,
+// stable scans, PyTorch's indexing rule, zero-size shapes, and overloads (gelu's erf form, sum/prod with a dtype,
+// cummax/cummin with indices, slice bounds as tensors). Then the errors tinygrad and PyTorch raise for bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "support/expect_error.h"
+#include "support/golden.h"
+
+using namespace tg;
+using tg::testing::GoldenCase;
+
+namespace {
+
+using In = std::vector<Tensor>;
+using Args = std::vector<double>;
+using Fn = std::function<Tensor(const In&, const Args&)>;
+
+const std::map<std::string, std::vector<GoldenCase>>& cases() { return tg::testing::golden_cases("edges.txt"); }
+
+int64_t arg(const Args& a, size_t i) { return static_cast<int64_t>(a[i]); }
+
+std::map<std::string, std::function<Tensor(const Tensor&)>> activations() {
+  return {
+      {"relu", [](const Tensor& x) { return x.relu(); }}, {"relu6", [](const Tensor& x) { return x.relu6(); }},
+      {"leaky_relu", [](const Tensor& x) { return x.leaky_relu(); }}, {"elu", [](const Tensor& x) { return x.elu(); }},
+      {"celu", [](const Tensor& x) { return x.celu(2.0); }}, {"selu", [](const Tensor& x) { return x.selu(); }},
+      {"sigmoid", [](const Tensor& x) { return x.sigmoid(); }}, {"hardsigmoid", [](const Tensor& x) { return x.hardsigmoid(); }},
+      {"logsigmoid", [](const Tensor& x) { return x.logsigmoid(); }}, {"hardtanh", [](const Tensor& x) { return x.hardtanh(); }},
+      {"gelu", [](const Tensor& x) { return x.gelu(); }}, {"gelu_none", [](const Tensor& x) { return x.gelu("none"); }},
+      {"quick_gelu", [](const Tensor& x) { return x.quick_gelu(); }}, {"silu", [](const Tensor& x) { return x.silu(); }},
+      {"mish", [](const Tensor& x) { return x.mish(); }}, {"softplus", [](const Tensor& x) { return x.softplus(); }},
+      {"softsign", [](const Tensor& x) { return x.softsign(); }}, {"hardswish", [](const Tensor& x) { return x.hardswish(); }},
+      {"tanh", [](const Tensor& x) { return x.tanh(); }},
+  };
+}
+
+Tensor zero_size(const std::string& name, const In& in) {
+  static const std::map<std::string, std::function<Tensor(const In&)>> t = {
+      {"sum_all", [](const In& i) { return i[0].sum(); }}, {"sum_axis0", [](const In& i) { return i[0].sum(0); }},
+      {"sum_axis1", [](const In& i) { return i[0].sum(1); }}, {"mean_axis0", [](const In& i) { return i[0].mean(0); }},
+      {"var_axis0", [](const In& i) { return i[0].var(0); }}, {"std_axis1", [](const In& i) { return i[0].std(1); }},
+      {"matmul_inner", [](const In& i) { return i[0].matmul(i[1]); }}, {"matmul_outer", [](const In& i) { return i[0].matmul(i[1]); }},
+      {"cat", [](const In& i) { return Tensor::cat({i[0], i[1]}, 0); }}, {"roll", [](const In& i) { return i[0].roll({1}, {1}); }},
+      {"cumsum", [](const In& i) { return i[0].cumsum(0); }}, {"cumprod", [](const In& i) { return i[0].cumprod(1); }},
+      {"tril", [](const In& i) { return i[0].tril(); }}, {"triu", [](const In& i) { return i[0].triu(); }},
+      {"slice", [](const In& i) { return i[0][{Slice(2, 2)}]; }},
+      {"slice_sum", [](const In& i) { return i[0][{Slice(), Slice(1, 1)}].sum(1); }},
+      {"expand", [](const In& i) { return i[0].expand({0, 3}); }}, {"logsumexp", [](const In& i) { return i[0].logsumexp(1); }},
+      {"max_empty_out", [](const In& i) { return i[0].max(1); }}, {"min_empty_out", [](const In& i) { return i[0].min(1); }},
+      {"prod_axis0", [](const In& i) { return i[0].prod(0); }}, {"permute", [](const In& i) { return i[0].permute({1, 0}); }},
+      {"flip", [](const In& i) { return i[0].flip(0); }}, {"pad", [](const In& i) { return i[0].pad2d({1, 1, 2, 0}); }},
+      {"reshape", [](const In& i) { return i[0].reshape({3, 0, 1}); }}, {"repeat", [](const In& i) { return i[0].repeat({2, 3}); }},
+      {"stack", [](const In& i) { return Tensor::stack({i[0], i[1]}, 1); }}, {"softmax", [](const In& i) { return i[0].softmax(1); }},
+      {"log_softmax", [](const In& i) { return i[0].log_softmax(0); }},
+      {"logcumsumexp", [](const In& i) { return i[0].logcumsumexp(0); }}, {"cummax", [](const In& i) { return i[0].cummax(1).first; }},
+      {"flatten", [](const In& i) { return i[0].flatten(); }}, {"transpose_sum", [](const In& i) { return i[0].T().sum(0); }},
+  };
+  return t.at(name)(in);
+}
+
+// The call for a golden case
+Tensor call(const GoldenCase& c, const In& in) {
+  const std::string& v = c.variant;
+  const Args& a = c.args;
+  auto has = [&](const char* s) { return v.find(s) != std::string::npos; };
+  auto acts = activations();
+  if (auto it = acts.find(c.op); it != acts.end()) {
+    // the _f32 variants compute in float32 whatever the input (the gradient test feeds float64)
+    return it->second(has("f32") ? in[0].cast(dtypes::float32) : in[0]);
+  }
+  if (c.op == "pow") {
+    if (v == "grid") return in[0].pow(in[1]);
+    if (has("base")) return in[0].scalar_like(a[0]).pow(in[0]);
+    if (v == "int_exponent_3") return in[0].pow(3);
+    return in[0].pow(a[0]);
+  }
+  if ((c.op == "sum" || c.op == "prod") && has("dtype")) {
+    DType dt = c.output.dtype;
+    return c.op == "sum" ? in[0].sum({}, false, dt) : in[0].prod({}, false, dt);
+  }
+  if (c.op == "prod") return a.empty() ? in[0].prod() : in[0].prod(arg(a, 0));
+  if (c.op == "ties") {
+    if (v == "max") return in[0].max(1);
+    if (v == "min") return in[0].min(1);
+    if (v == "max_all") return in[0].max();
+    if (v == "min_all") return in[0].min();
+    return v == "maximum" ? in[0].maximum(in[1]) : in[0].minimum(in[1]);
+  }
+  if (c.op == "clip") {
+    if (v == "at_bounds") return in[0].clip(a[0], a[1]);
+    return v == "min_at_bound" ? in[0].clip(a[0], std::nullopt) : in[0].clip(std::nullopt, a[0]);
+  }
+  if (c.op == "abs") return in[0].abs();
+  if (c.op == "logcumsumexp") return in[0].logcumsumexp(arg(a, 0));
+  if (c.op == "softmax" || c.op == "log_softmax") {
+    Tensor x = v == "f32" ? in[0].cast(dtypes::float32) : in[0];
+    return c.op == "softmax" ? x.softmax(arg(a, 0)) : x.log_softmax(arg(a, 0));
+  }
+  if (c.op == "cummax" || c.op == "cummin") {
+    auto r = c.op == "cummax" ? in[0].cummax(arg(a, 0)) : in[0].cummin(arg(a, 0));
+    return has("values") ? r.first : r.second;
+  }
+  if (c.op == "getitem") {
+    const Tensor& x = in[0];
+    if (v == "int_slice_tensor") return x[{1, Slice(), in[1]}];
+    if (v == "tensor_slice_int") return x[{in[1], Slice(), 1}];
+    if (v == "slice_int_tensor") return x[{Slice(), 1, in[1]}];
+    if (v == "tensor_int") return x[{in[1], 1}];
+    if (v == "tensor_slice_tensor") return x[{in[1], Slice(), in[1]}];
+    if (v == "tensor_bounds") {
+      Tensor one(1), three(int64_t{3}), minus4(-4, dtypes::int8), minus1(-1, dtypes::int16);
+      return x[{Slice(one, three), Slice(), Slice(minus4, minus1)}];
+    }
+  }
+  if (c.op == "interpolate") return in[0].interpolate({arg(a, 0), arg(a, 1)}, "nearest");
+  if (c.op == "zero_size") return zero_size(v, in);
+  if (c.op == "any" || c.op == "all") {
+    Axes axes = a.empty() ? Axes() : Axes(arg(a, 0));
+    return c.op == "any" ? in[0].any(axes) : in[0].all(axes);
+  }
+  throw std::runtime_error("no C++ binding for " + c.op + "/" + v);
+}
+
+std::vector<std::string> ops() {
+  std::vector<std::string> out;
+  for (const auto& [name, cs] : cases()) out.push_back(name);
+  return out;
+}
+
+class Edges : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Edges, MatchesPyTorch) {
+  for (const GoldenCase& c : cases().at(GetParam())) {
+    SCOPED_TRACE(c.op + "/" + c.variant);
+    In in;
+    for (const auto& g : c.inputs) in.push_back(g.make());
+    Tensor got = call(c, in);
+    bool half = c.output.dtype == dtypes::float16;
+    EXPECT_EQ(tg::testing::compare(got, c.output, half ? 2e-3 : 5e-6, half ? 4e-3 : 1e-3), "");
+  }
+}
+
+// PyTorch's gradients of sum(out * w): NaN exactly where PyTorch's is NaN, infinite where it is infinite. The
+// float32 softmax gradients within 1e-7 (tinygrad's test_ops tolerance for them).
+TEST_P(Edges, GradientsMatchPyTorch) {
+  int checked = 0;
+  for (const GoldenCase& c : cases().at(GetParam())) {
+    if (c.grads.empty()) continue;
+    SCOPED_TRACE(c.op + "/" + c.variant);
+    In in = tg::testing::float64_inputs(c);
+    Tensor out = call(c, in);
+    std::vector<Tensor> targets;
+    for (const auto& [i, want] : c.grads) targets.push_back(in[i]);
+    std::vector<Tensor> grads = (out * tg::testing::loss_weights(out.shape())).sum().gradient(targets);
+    double atol = c.variant == "f32" ? 1e-7 : 1e-5;
+    size_t t = 0;
+    for (const auto& [i, want] : c.grads) EXPECT_EQ(tg::testing::compare(grads[t++], want, atol, 1e-4), "") << "gradient of input " << i;
+    checked++;
+  }
+  if (checked == 0) GTEST_SKIP() << "no gradient cases for " << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Edges, ::testing::ValuesIn(ops()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// Central finite differences in float64 for the new differentiable overloads, away from their kinks.
+TEST(EdgesFiniteDifferences, NewOverloads) {
+  for (const char* name : {"gelu_none/float32", "cummax/values_axis0", "cummin/values_axis0", "logcumsumexp/large_grad",
+                           "getitem/int_slice_tensor", "softmax/f32"}) {
+    std::string op(name), variant = op.substr(op.find('/') + 1);
+    op = op.substr(0, op.find('/'));
+    const GoldenCase* found = nullptr;
+    for (const GoldenCase& c : cases().at(op))
+      if (c.variant == variant) found = &c;
+    ASSERT_NE(found, nullptr) << name;
+    const GoldenCase& c = *found;
+    SCOPED_TRACE(name);
+    In in = tg::testing::float64_inputs(c);
+    Tensor w = tg::testing::loss_weights(call(c, in).shape());
+    auto loss_of = [&](const In& x) { return (call(c, x).cast(dtypes::float64) * w).sum(); };
+    std::vector<double> analytic = loss_of(in).gradient({in[0]})[0].to_vector<double>();
+    const std::vector<double>& x0 = c.inputs[0].floats;
+    double h = variant == "f32" ? 1e-3 : 1e-6;  // through float32, a wider step
+    for (size_t j = 0; j < x0.size(); j += 3) {
+      auto at = [&](double d) {
+        In x = in;
+        std::vector<double> xs = x0;
+        xs[j] += d;
+        x[0] = Tensor(xs, c.inputs[0].shape).realize();
+        return loss_of(x).item<double>();
+      };
+      double fd = (at(h) - at(-h)) / (2 * h);
+      EXPECT_NEAR(analytic[j], fd, (variant == "f32" ? 1e-3 : 1e-5) + 1e-4 * std::fabs(fd)) << "element " << j;
+    }
+  }
+}
+
+// ---- errors ----
+
+TEST(EdgeErrors, ArangeBeyondItsDtype) {
+  tg::testing::expect_error<Error>([] { Tensor::arange(0, 200, 1, dtypes::int8); }, "arange", {"int8", "200"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::arange(0, 70000, 1, dtypes::uint16); }, "arange", {"uint16"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::arange(-129, 0, 1, dtypes::int8); }, "arange", {"-129"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::arange(127, -130, -1, dtypes::int8); }, "arange", {"-129"}, __FILE__);
+  // refused when it is made, not when it would be realized (the values would wrap)
+  tg::testing::expect_error<Error>([] { Tensor::arange(0, 8589934592.0, 1, dtypes::int32); }, "arange", {"int32"}, __FILE__);
+  EXPECT_EQ(Tensor::arange(-128, 128, 1, dtypes::int8).numel(), 256);  // exactly the range fits
+}
+
+TEST(EdgeErrors, ArangeBeyondInt32IsInt64) {
+  Tensor t = Tensor::arange(2147483646.0, 2147483650.0, 1);
+  EXPECT_EQ(t.dtype(), dtypes::int64);
+  EXPECT_EQ(t.to_vector<int64_t>(), (std::vector<int64_t>{2147483646, 2147483647, 2147483648, 2147483649}));
+  EXPECT_EQ(Tensor::arange(-2147483649.0, -2147483647.0, 1).dtype(), dtypes::int64);
+  EXPECT_EQ(Tensor::arange(0, 2147483647.0, 1e9).dtype(), dtypes::int32);
+}
+
+TEST(EdgeErrors, LinspaceToBool) {
+  tg::testing::expect_error<Error>([] { Tensor::linspace(0, 1, 3, dtypes::bool_); }, "linspace", {"bool"}, __FILE__);
+}
+
+TEST(EdgeErrors, IntegerToNegativeIntegerPower) {
+  Tensor x({1, 2, 3});
+  tg::testing::expect_error<Error>([&] { x.pow(-1); }, "pow", {"negative"}, __FILE__);
+  EXPECT_EQ(x.pow(Tensor({0, 2, 1})).to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 3}));  // non-negative ones work
+}
+
+TEST(EdgeErrors, ScatterOfAnotherDtype) {
+  Tensor x = Tensor::zeros({2, 3}), idx({{0, 1, 0}});
+  tg::testing::expect_error<Error>([&] { x.scatter(0, idx, Tensor({{1.0, 2.0, 3.0}}, dtypes::float64)); }, "scatter",
+                                   {"float64", "float32"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.scatter_reduce(0, idx, Tensor({{1, 2, 3}}), "sum"); }, "scatter_reduce",
+                                   {"int32", "float32"}, __FILE__);
+}
+
+TEST(EdgeErrors, GeluApproximation) {
+  tg::testing::expect_error<Error>([] { Tensor({1.0f}).gelu("erf"); }, "gelu", {"\"erf\"", "tanh", "none"}, __FILE__);
+}
+
+TEST(EdgeErrors, SliceBoundsMustBeIntegerScalars) {
+  Tensor x = Tensor::arange(6);
+  tg::testing::expect_error<Error>([&] { x[{Slice(Tensor({1, 2}), Tensor(3))}]; }, "getitem", {"0-d"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x[{Slice(Tensor(1.5f), Tensor(3))}]; }, "getitem", {"integer"}, __FILE__);
+}
+
+TEST(EdgeErrors, MaxOfAnEmptyAxisHasNoIdentity) {
+  tg::testing::expect_error<Error>([] { Tensor::zeros({0, 3}).max(0); }, "max", {"empty"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::zeros({0, 3}).cummax(1).first.max(0); }, "max", {"empty"}, __FILE__);
+}
+
+}  // namespace

@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""Golden values at the edges, computed by PyTorch: activations and their gradients across the whole float range,
+pow at its special points, ties, zeros in products, stable scans, PyTorch's indexing rule, zero-size shapes, and
+the overloads tinygrad has beside the plain methods.
+
+Writes tests/golden/edges.txt, read by tests/ops/test_edges.cpp (same format and "grad" lines as api.txt). Needs
+Debian's python3-torch:
+  /usr/bin/python3 tools/gen_edge_goldens.py
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden_common as g  # noqa: E402
+from golden_common import T, emit  # noqa: E402
+
+g.out_lines.clear()
+rng = np.random.default_rng(20261124)
+F32 = "float32"
+inf, nan = math.inf, math.nan
+
+
+def f32(shape, lo=-3.0, hi=3.0):
+    return T(rng.uniform(lo, hi, shape), F32)
+
+
+def out(v, dt):
+    return T(v.detach() if isinstance(v, torch.Tensor) else np.ascontiguousarray(v), dt)
+
+
+# ---------- activations over the whole float range, kinks included ----------
+# Variant "extreme": float32 values, PyTorch's float64 gradients. Variant "extreme_f32": the same computed in float32
+# (the C++ test casts the float64 input to float32 first, as the generator does), where exp overflows near 88.
+EXTREME = [-inf, -1e4, -1000, -200, -100, -90, -50, -20, -6, -3, -1, -0.5, 0, 0.5, 1, 3, 6, 20, 50, 90, 100, 200, 1000,
+           1e4, inf]
+ACTIVATIONS = {
+    "relu": F.relu, "relu6": F.relu6, "leaky_relu": F.leaky_relu, "elu": F.elu, "celu": lambda x: F.celu(x, 2.0),
+    "selu": F.selu, "sigmoid": torch.sigmoid, "hardsigmoid": F.hardsigmoid, "logsigmoid": F.logsigmoid,
+    "hardtanh": F.hardtanh, "gelu": lambda x: F.gelu(x, approximate="tanh"), "gelu_none": F.gelu,
+    "quick_gelu": lambda x: x * torch.sigmoid(1.702 * x), "silu": F.silu, "mish": F.mish, "softplus": F.softplus,
+    "softsign": F.softsign, "hardswish": F.hardswish, "tanh": torch.tanh,
+}
+xe = T(np.array(EXTREME), F32)
+for name, fn in ACTIVATIONS.items():
+    emit(name, "extreme", [xe], out(fn(xe.v.double()), F32))
+    g.grad(name, "extreme", fn)
+    emit(name, "extreme_f32", [xe], out(fn(xe.v), F32))
+    g.grad(name, "extreme_f32", lambda x, fn=fn: fn(x.float()).double())
+x = f32((3, 4))
+emit("gelu_none", "float32", [x], out(F.gelu(x.v.double()), F32))
+g.grad("gelu_none", "float32", F.gelu)
+h = T(rng.uniform(-3, 3, (2, 3)), "float16")
+emit("gelu_none", "float16", [h], out(F.gelu(h.v.float()), "float16"))
+
+# ---------- pow at its special points: every base against every exponent ----------
+BASES = [-2, -1, -0.5, -0.0, 0, 0.5, 1, 2, inf, -inf, nan]
+EXPONENTS = [-2, -1, -0.5, 0, 0.3, 0.5, 1, 2, 3, inf, -inf, nan]
+b = T(np.array(BASES).reshape(-1, 1), F32)
+e = T(np.array(EXPONENTS).reshape(1, -1), F32)
+emit("pow", "grid", [b, e], out(torch.pow(b.v.double(), e.v.double()), F32))
+g.grad("pow", "grid", torch.pow)
+bf = T(np.array(BASES), F32)
+for k in (0.3, -0.5, 2.5, -2, 0, 1, 3, 0.5):
+    tag = f"scalar_{k}".replace(".", "p").replace("-", "m")
+    emit("pow", tag, [bf], out(torch.pow(bf.v.double(), k), F32), [k])
+    g.grad("pow", tag, lambda x, k=k: torch.pow(x, k))
+ef = T(np.array(EXPONENTS), F32)
+for k in (2.0, -2.0, 0.0):
+    tag = f"base_{k}".replace(".", "p").replace("-", "m")
+    emit("pow", tag, [ef], out(torch.pow(k, ef.v.double()), F32), [k])
+    g.grad("pow", tag, lambda x, k=k: torch.pow(k, x))
+ib = T(np.array([-3, -1, 0, 1, 2, 5]), "int32")
+emit("pow", "int_exponent_3", [ib], out(ib.v ** 3, "int32"), [3])
+
+# ---------- products with zeros, ties, bounds ----------
+pz = T(np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0], [0.0, -1.0, 5.0]]), F32)
+emit("prod", "zeros_axis1", [pz], out(pz.v.double().prod(1), F32), [1])
+g.grad("prod", "zeros_axis1", lambda x: x.prod(1))
+emit("prod", "zeros_axis0", [pz], out(pz.v.double().prod(0), F32), [0])
+g.grad("prod", "zeros_axis0", lambda x: x.prod(0))
+pz1 = T(np.array([[0.0, 2.0, 3.0], [1.0, 2.0, 3.0]]), F32)
+emit("prod", "one_zero_all", [pz1], out(pz1.v.double().prod(), F32), [])
+g.grad("prod", "one_zero_all", lambda x: x.prod())
+ties = T(np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, -1.0, 0.0, 0.0]]), F32)
+for name, fn in (("max", lambda x: x.amax(1)), ("min", lambda x: x.amin(1)), ("max_all", lambda x: x.amax()),
+                 ("min_all", lambda x: x.amin())):
+    emit("ties", name, [ties], out(fn(ties.v.double()), F32))
+    g.grad("ties", name, fn)
+ta, tb = T(np.array([1.0, 2.0, 3.0, -1.0]), F32), T(np.array([1.0, 0.0, 3.0, 5.0]), F32)
+for name, fn in (("maximum", torch.maximum), ("minimum", torch.minimum)):
+    emit("ties", name, [ta, tb], out(fn(ta.v.double(), tb.v.double()), F32))
+    g.grad("ties", name, fn)
+cb = T(np.array([-2.0, -1.0, 0.0, 1.0, 1.5, 2.0, nan]), F32)
+emit("clip", "at_bounds", [cb], out(torch.clamp(cb.v.double(), -1, 1.5), F32), [-1, 1.5])
+g.grad("clip", "at_bounds", lambda x: torch.clamp(x, -1, 1.5))
+emit("clip", "min_at_bound", [cb], out(torch.clamp(cb.v.double(), min=0.0), F32), [0])
+g.grad("clip", "min_at_bound", lambda x: torch.clamp(x, min=0.0))
+emit("clip", "max_at_bound", [cb], out(torch.clamp(cb.v.double(), max=1.0), F32), [1])
+g.grad("clip", "max_at_bound", lambda x: torch.clamp(x, max=1.0))
+ab = T(np.array([-1.0, -0.0, 0.0, 2.0, -inf, nan]), F32)
+emit("abs", "at_zero", [ab], out(torch.abs(ab.v.double()), F32))
+g.grad("abs", "at_zero", torch.abs)
+
+# ---------- stable scans and softmax ----------
+ls = T(np.array([0.0, 100.0, -100.0, 1000.0, -inf, 3.0]), F32)
+emit("logcumsumexp", "wide_range", [ls], out(torch.logcumsumexp(ls.v.double(), 0), F32), [0])
+ls2 = T(np.array([[-inf, -inf, 0.0, 1.0], [50.0, -50.0, 80.0, 0.0]]), F32)
+emit("logcumsumexp", "neg_inf_axis1", [ls2], out(torch.logcumsumexp(ls2.v.double(), 1), F32), [1])
+ls3 = T(np.array([[0.0, 100.0, 0.5], [-30.0, 30.0, 60.0]]), F32)
+emit("logcumsumexp", "large_grad", [ls3], out(torch.logcumsumexp(ls3.v.double(), 1), F32), [1])
+g.grad("logcumsumexp", "large_grad", lambda x: torch.logcumsumexp(x, 1))
+sm = T(np.array([[1000.0, 0.0, -1000.0], [-inf, 0.0, 1.0], [5.0, 5.0, 5.0]]), F32)
+for name, fn in (("softmax", torch.softmax), ("log_softmax", torch.log_softmax)):
+    emit(name, "extreme", [sm], out(fn(sm.v.double(), 1), F32), [1])
+    g.grad(name, "extreme", lambda x, fn=fn: fn(x, 1))
+    xs = f32((4, 7), -4, 4)
+    emit(name, "f32", [xs], out(fn(xs.v, 1), F32), [1])  # its gradient within 1e-7 of PyTorch's float32 one
+    g.grad(name, "f32", lambda x, fn=fn: fn(x.float(), 1).double())
+
+# ---------- cummax / cummin with indices (PyTorch: the last index of the running extreme) ----------
+cm = T(np.array([[1.0, 1.0, 0.0, 1.0, nan, 2.0], [3.0, -1.0, 3.0, 2.0, 5.0, 5.0]]), F32)
+for name, fn in (("cummax", torch.cummax), ("cummin", torch.cummin)):
+    r = fn(cm.v, 1)
+    emit(name, "values_nan", [cm], out(r.values, F32), [1])
+    emit(name, "indices_nan", [cm], out(r.indices, "int32"), [1])
+    x = f32((4, 3))
+    r = fn(x.v, 0)
+    emit(name, "values_axis0", [x], out(r.values, F32), [0])
+    g.grad(name, "values_axis0", lambda t, fn=fn: fn(t, 0).values)
+    emit(name, "indices_axis0", [x], out(r.indices, "int32"), [0])
+    xi = T(rng.integers(-3, 4, (2, 5)), "int32")
+    r = fn(xi.v, 1)
+    emit(name, "values_int32", [xi], out(r.values, "int32"), [1])
+    emit(name, "indices_int32", [xi], out(r.indices, "int32"), [1])
+    e0 = T(np.zeros((0, 3)), F32)
+    emit(name, "values_empty", [e0], out(fn(e0.v, 0).values, F32), [0])
+    emit(name, "indices_empty", [e0], out(fn(e0.v, 0).indices, "int32"), [0])
+
+# ---------- indexing: ints beside tensor indices are basic indexing (PyTorch's and tinygrad's rule) ----------
+x = f32((4, 5, 6))
+i3 = T(np.array([0, 2, 1]), "int32")
+for name, fn in (("int_slice_tensor", lambda t, i: t[1, :, i]), ("tensor_slice_int", lambda t, i: t[i, :, 1]),
+                 ("slice_int_tensor", lambda t, i: t[:, 1, i]), ("tensor_int", lambda t, i: t[i, 1]),
+                 ("tensor_slice_tensor", lambda t, i: t[i, :, i])):
+    emit("getitem", name, [x, i3], out(fn(x.v, i3.v.long()), F32))
+    g.grad("getitem", name, lambda t, i, fn=fn: fn(t, i.long()))
+emit("getitem", "tensor_bounds", [x], out(x.v[1:3, :, -4:-1], F32))  # bounds given as 0-d integer tensors
+
+# ---------- dtypes ----------
+u8 = T(rng.integers(0, 256, (1, 2, 3, 4)), "uint8")
+emit("interpolate", "uint8_nearest", [u8], out(F.interpolate(u8.v, size=(5, 7), mode="nearest"), "uint8"), [5, 7])
+for name, dt, src_dt, v in (("int8_to_int8", "int8", "int8", [100, 100, 100, -7]),
+                            ("int32_to_float32", "float32", "int32", [1, 2, 3, 4]),
+                            ("float16_to_float32", "float32", "float16", [1000.0, 1000.0, 0.1, 30000.0])):
+    src = T(np.array(v), src_dt)
+    emit("sum", f"dtype_{name}", [src], out(src.v.sum(dtype=g.TORCH[dt]), dt), [])
+    emit("prod", f"dtype_{name}", [src], out(src.v.prod(dtype=g.TORCH[dt]), dt), [])
+
+# ---------- zero-size shapes: values, and gradients that are zeros of the input's shape ----------
+e03, e30 = T(np.zeros((0, 3)), F32), T(np.zeros((3, 0)), F32)
+ZERO = {  # name: (inputs, function)
+    "sum_all": ([e03], lambda x: x.sum()), "sum_axis0": ([e03], lambda x: x.sum(0)), "sum_axis1": ([e03], lambda x: x.sum(1)),
+    "mean_axis0": ([e03], lambda x: x.mean(0)), "var_axis0": ([e03], lambda x: x.var(0)), "std_axis1": ([e03], lambda x: x.std(1)),
+    "matmul_inner": ([T(np.zeros((2, 0)), F32), T(np.zeros((0, 3)), F32)], torch.matmul),
+    "matmul_outer": ([T(np.zeros((0, 2)), F32), f32((2, 3))], torch.matmul),
+    "cat": ([f32((2, 3)), e03], lambda a, b: torch.cat([a, b], 0)), "roll": ([e03], lambda x: torch.roll(x, 1, 1)),
+    "cumsum": ([e03], lambda x: x.cumsum(0)), "cumprod": ([e30], lambda x: x.cumprod(1)), "tril": ([e03], torch.tril),
+    "triu": ([e30], torch.triu), "slice": ([f32((4, 3))], lambda x: x[2:2]), "slice_sum": ([f32((4, 3))], lambda x: x[:, 1:1].sum(1)),
+    "expand": ([T(np.zeros((0, 1)), F32)], lambda x: x.expand(0, 3)), "logsumexp": ([e30], lambda x: torch.logsumexp(x, 1)),
+    "max_empty_out": ([e03], lambda x: x.amax(1)), "min_empty_out": ([e03], lambda x: x.amin(1)),
+    "prod_axis0": ([e03], lambda x: x.prod(0)), "permute": ([e03], lambda x: x.permute(1, 0)), "flip": ([e03], lambda x: x.flip(0)),
+    "pad": ([e03], lambda x: F.pad(x, (1, 1, 2, 0))), "reshape": ([e03], lambda x: x.reshape(3, 0, 1)),
+    "repeat": ([e30], lambda x: x.repeat(2, 3)), "stack": ([e03, e03], lambda a, b: torch.stack([a, b], 1)),
+    "softmax": ([e30], lambda x: torch.softmax(x, 1)), "log_softmax": ([e03], lambda x: torch.log_softmax(x, 0)),
+    "logcumsumexp": ([e03], lambda x: torch.logcumsumexp(x, 0)), "cummax": ([e30], lambda x: torch.cummax(x, 1).values),
+    "flatten": ([e30], lambda x: x.flatten()), "transpose_sum": ([e30], lambda x: x.T.sum(0)),
+}
+for name, (ins, fn) in ZERO.items():
+    emit("zero_size", name, ins, out(fn(*[t.v.double() for t in ins]), F32))
+    g.grad("zero_size", name, fn)
+eb = T(np.zeros((0, 3), dtype=bool), "bool")
+emit("any", "empty_axis", [eb], out(eb.v.any(0), "bool"), [0])
+emit("all", "empty_axis", [eb], out(eb.v.all(0), "bool"), [0])
+emit("any", "empty_all", [eb], out(eb.v.any(), "bool"), [])
+emit("all", "empty_all", [eb], out(eb.v.all(), "bool"), [])
+
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "edges.txt")
+with open(path, "w") as fh:
+    fh.write("# generated by tools/gen_edge_goldens.py (PyTorch %s); do not edit\n" % torch.__version__)
+    fh.write("\n".join(g.out_lines) + "\n")
+print(f"wrote {sum(1 for l in g.out_lines if l.startswith('case'))} cases to {os.path.normpath(path)}")
