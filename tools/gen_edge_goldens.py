@@ -151,6 +151,21 @@ for name, fn in (("int_slice_tensor", lambda t, i: t[1, :, i]), ("tensor_slice_i
     g.grad("getitem", name, lambda t, i, fn=fn: fn(t, i.long()))
 emit("getitem", "tensor_bounds", [x], out(x.v[1:3, :, -4:-1], F32))  # bounds given as 0-d integer tensors
 
+# ---------- einsum with an ellipsis (the formulas are listed again in test_edges.cpp) ----------
+ELLIPSIS = [("...ij,...jk->...ik", [(5, 2, 3), (3, 4)]), ("...ij,...jk", [(2, 2, 3), (2, 3, 4)]), ("i...->...", [(2, 3, 4)]),
+            ("...i->i", [(2, 3, 4)]), ("...", [(2, 3)]), ("b...,b...->b", [(2, 3, 1), (2, 1, 4)]), ("...i,i", [(3, 4), (4,)])]
+for k, (formula, shapes) in enumerate(ELLIPSIS):
+    ops = [f32(sh) for sh in shapes]
+    emit("einsum", f"ellipsis{k}", ops, out(torch.einsum(formula, *[o.v.double() for o in ops]), F32))
+    g.grad("einsum", f"ellipsis{k}", lambda *xs, formula=formula: torch.einsum(formula, *xs))
+
+# ---------- pad modes with negative widths (a crop) ----------
+pn = f32((1, 2, 5, 6))
+for mode in ("reflect", "replicate", "circular"):
+    for k, p in enumerate(((-1, 2, 2, -1), (2, -3, -2, 0), (-2, -1, 1, 1))):
+        emit("pad_mode", f"{mode}_negative{k}", [pn], out(F.pad(pn.v.double(), p, mode=mode), F32), list(p))
+        g.grad("pad_mode", f"{mode}_negative{k}", lambda x, p=p, mode=mode: F.pad(x, p, mode=mode))
+
 # ---------- dtypes ----------
 u8 = T(rng.integers(0, 256, (1, 2, 3, 4)), "uint8")
 emit("interpolate", "uint8_nearest", [u8], out(F.interpolate(u8.v, size=(5, 7), mode="nearest"), "uint8"), [5, 7])

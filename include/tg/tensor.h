@@ -409,7 +409,7 @@ class Tensor {
   Tensor matmul(const Tensor& w, Loc where = Loc::current()) const;
   // x @ weight + bias with weight of shape (in, out), as tinygrad's (nn::Linear stores (out, in) and transposes)
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, Loc where = Loc::current()) const;
-  // "ij,jk->ik" and the rest of numpy's notation (no ellipsis)
+  // "ij,jk->ik" and the rest of numpy's notation, with an ellipsis for any leading dimensions ("...ij,...jk")
   static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, Loc where = Loc::current());
   // The n-d convolution (spatial dims from the weight: (cout, cin/groups, k...)). padding: one value, one per
   // spatial dim, or (before, after) for each, last dimension first as PyTorch's F.pad.

@@ -43,10 +43,65 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias, L
   tensor::rethrow_in(e, "linear", where);
 }
 
+namespace {
+
+// An ellipsis in f (no spaces) replaced by letters the formula does not use, one per dimension it stands for,
+// aligned from the right across operands (numpy's broadcasting). Without "->" the output is numpy's implicit one,
+// written out: the ellipsis dimensions first, then the letters used once, in alphabetical order.
+std::string expand_ellipsis(const std::string& f, const std::vector<Tensor>& operands, const std::string& formula,
+                            SourceLocation where) {
+  size_t arrow = f.find("->");
+  std::string lhs = f.substr(0, arrow), rhs = arrow == std::string::npos ? "" : f.substr(arrow + 2);
+  std::vector<std::string> ins;
+  for (size_t b = 0;; ) {
+    size_t e = lhs.find(',', b);
+    ins.push_back(lhs.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  if (ins.size() != operands.size()) return f;  // reported by einsum itself
+  std::vector<int64_t> rank(ins.size(), 0);
+  int64_t most = 0;
+  for (size_t i = 0; i < ins.size(); i++) {
+    size_t at = ins[i].find("...");
+    if (at == std::string::npos) continue;
+    rank[i] = operands[i].ndim() - static_cast<int64_t>(ins[i].size() - 3);
+    if (rank[i] < 0)
+      throw ShapeError("einsum", "\"" + ins[i] + "\" has more letters than operand " + std::to_string(i) + " of shape " +
+                                     shape_str(operands[i].shape()) + " has dimensions", where);
+    most = std::max(most, rank[i]);
+  }
+  std::string fresh;
+  for (char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    if (f.find(c) == std::string::npos && static_cast<int64_t>(fresh.size()) < most) fresh += c;
+  if (static_cast<int64_t>(fresh.size()) < most)
+    throw ArgumentError("einsum", "\"" + formula + "\" uses too many letters to name its ellipsis dimensions", where);
+  std::string out;
+  std::map<char, int> uses;
+  for (size_t i = 0; i < ins.size(); i++) {
+    size_t at = ins[i].find("...");
+    if (at != std::string::npos) ins[i].replace(at, 3, fresh.substr(static_cast<size_t>(most - rank[i])));
+    out += (i ? "," : "") + ins[i];
+    for (char c : ins[i]) uses[c]++;
+  }
+  if (arrow != std::string::npos) {
+    size_t at = rhs.find("...");
+    if (at != std::string::npos) rhs.replace(at, 3, fresh);
+  } else {
+    rhs = fresh;
+    for (auto [c, n] : uses)
+      if (n == 1 && fresh.find(c) == std::string::npos) rhs += c;
+  }
+  return out + "->" + rhs;
+}
+
+}  // namespace
+
 Tensor Tensor::einsum(const std::string& formula, const std::vector<Tensor>& operands, Loc where) try {
   std::string f;
   for (char c : formula)
     if (c != ' ') f += c;
+  if (f.find("...") != std::string::npos) f = expand_ellipsis(f, operands, formula, where);
   size_t arrow = f.find("->");
   std::string lhs = f.substr(0, arrow);
   std::vector<std::string> ins;

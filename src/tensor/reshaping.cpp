@@ -96,17 +96,38 @@ Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim, Lo
   return unsqueeze(d + 1, where).expand(big, where).flatten(d, d + 1, where);
 }
 
+namespace {
+
+// The negative widths of `padding` as a crop of x: (begin, end) per dimension
+Tensor crop(const Tensor& x, const Pads& padding, const char* name, SourceLocation where) {
+  Pads keep;
+  for (int64_t d = 0; d < x.ndim(); d++) {
+    auto [b, a] = padding[d];
+    int64_t lo = b < 0 ? -b : 0, hi = x.shape()[d] - (a < 0 ? -a : 0);
+    if (hi < lo)
+      throw ArgumentError(name, "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") removes more than the " +
+                                    std::to_string(x.shape()[d]) + " elements of axis " + std::to_string(d), where);
+    keep.push_back({lo, hi});
+  }
+  return x.shrink(keep, where);
+}
+
+}  // namespace
+
 Tensor Tensor::pad(const Pads& padding, PadMode mode, double value, Loc where) const {
   if (mode == PadMode::constant) return pad(padding, value, where);
   const char* name = mode == PadMode::reflect ? "pad (reflect)" : mode == PadMode::replicate ? "pad (replicate)" : "pad (circular)";
   if (static_cast<int64_t>(padding.size()) != ndim())
     throw ShapeError(name, std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_str(shape()), where);
-  Tensor x = *this;
+  // negative widths crop, as PyTorch's: circular wraps what is left after the crop, reflect and replicate index the
+  // whole input (so they pad first and crop after)
+  bool has_negative = std::any_of(padding.begin(), padding.end(), [](const auto& p) { return p.first < 0 || p.second < 0; });
+  Tensor x = mode == PadMode::circular && has_negative ? crop(*this, padding, name, where) : *this;
   for (int64_t d = 0; d < ndim(); d++) {
-    auto [b, a] = padding[d];
-    int64_t n = shape()[d];
+    int64_t b = std::max<int64_t>(0, padding[d].first), a = std::max<int64_t>(0, padding[d].second);
+    int64_t n = x.shape()[d];
     int64_t limit = mode == PadMode::reflect ? n - 1 : mode == PadMode::circular ? n : (n > 0 ? INT64_MAX : 0);
-    if (b < 0 || a < 0 || b > limit || a > limit)
+    if (b > limit || a > limit)
       throw ArgumentError(name, "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") does not fit axis " +
                                     std::to_string(d) + " of size " + std::to_string(n) + " in shape " + shape_str(shape()), where);
     if (b == 0 && a == 0) continue;
@@ -125,7 +146,7 @@ Tensor Tensor::pad(const Pads& padding, PadMode mode, double value, Loc where) c
     }
     x = Tensor::cat({before, x, after}, d, where);
   }
-  return x;
+  return mode != PadMode::circular && has_negative ? crop(x, padding, name, where) : x;
 }
 
 Tensor Tensor::pad2d(const std::vector<int64_t>& padding, double value, Loc where) const {

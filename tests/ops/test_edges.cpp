@@ -116,6 +116,14 @@ Tensor call(const GoldenCase& c, const In& in) {
       return x[{Slice(one, three), Slice(), Slice(minus4, minus1)}];
     }
   }
+  if (c.op == "einsum") {
+    static const char* formulas[] = {"...ij,...jk->...ik", "...ij,...jk", "i...->...", "...i->i", "...", "b...,b...->b", "...i,i"};
+    return Tensor::einsum(formulas[std::stoi(v.substr(8))], in);
+  }
+  if (c.op == "pad_mode") {  // F.pad's (left, right, top, bottom)
+    PadMode mode = has("reflect") ? PadMode::reflect : has("replicate") ? PadMode::replicate : PadMode::circular;
+    return in[0].pad({{0, 0}, {0, 0}, {arg(a, 2), arg(a, 3)}, {arg(a, 0), arg(a, 1)}}, mode);
+  }
   if (c.op == "interpolate") return in[0].interpolate({arg(a, 0), arg(a, 1)}, "nearest");
   if (c.op == "zero_size") return zero_size(v, in);
   if (c.op == "any" || c.op == "all") {
