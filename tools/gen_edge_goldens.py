@@ -166,6 +166,32 @@ for mode in ("reflect", "replicate", "circular"):
         emit("pad_mode", f"{mode}_negative{k}", [pn], out(F.pad(pn.v.double(), p, mode=mode), F32), list(p))
         g.grad("pad_mode", f"{mode}_negative{k}", lambda x, p=p, mode=mode: F.pad(x, p, mode=mode))
 
+# ---------- loss and attention overloads ----------
+bl, by, pw = f32((3, 4), -20, 20), f32((3, 4), 0, 1), f32((4,), 0.2, 3)
+for red in ("mean", "none"):
+    emit("binary_crossentropy_logits", f"pos_weight_{red}", [bl, by, pw],
+         out(F.binary_cross_entropy_with_logits(bl.v.double(), by.v.double(), pos_weight=pw.v.double(), reduction=red), F32))
+    # torch does not differentiate pos_weight: its formula, checked against F's values by grad()
+    g.grad("binary_crossentropy_logits", f"pos_weight_{red}", lambda x, y, w, red=red: (
+        lambda l: l.mean() if red == "mean" else l)(-(w * y * F.logsigmoid(x) + (1 - y) * F.logsigmoid(-x))))
+
+
+def sdpa_gqa(q, k, v, causal=False):  # PyTorch 2.5's enable_gqa: key/value heads repeated for their query groups
+    rep = q.shape[-3] // k.shape[-3]
+    k, v = k.repeat_interleave(rep, -3), v.repeat_interleave(rep, -3)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(~torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril(), -math.inf)
+    return torch.softmax(s, -1) @ v
+
+
+gq, gk, gv = f32((2, 6, 4, 8)), f32((2, 2, 5, 8)), f32((2, 2, 5, 3))
+emit("sdpa", "gqa", [gq, gk, gv], out(sdpa_gqa(gq.v.double(), gk.v.double(), gv.v.double()), F32))
+g.grad("sdpa", "gqa", sdpa_gqa)
+gk2, gv2 = f32((2, 3, 4, 8)), f32((2, 3, 4, 3))
+emit("sdpa", "gqa_causal", [gq, gk2, gv2], out(sdpa_gqa(gq.v.double(), gk2.v.double(), gv2.v.double(), True), F32))
+g.grad("sdpa", "gqa_causal", lambda q, k, v: sdpa_gqa(q, k, v, True))
+
 # ---------- dtypes ----------
 u8 = T(rng.integers(0, 256, (1, 2, 3, 4)), "uint8")
 emit("interpolate", "uint8_nearest", [u8], out(F.interpolate(u8.v, size=(5, 7), mode="nearest"), "uint8"), [5, 7])

@@ -434,9 +434,11 @@ class Tensor {
   // (x - mean) * invstd * weight + bias with the statistics along `axis`
   Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
                    const Tensor& invstd, Axes axis = 1, Loc where = Loc::current()) const;
+  // softmax(q k^T / sqrt(d) + mask) v over the last two dims; enable_gqa: key and value may have fewer heads (dim
+  // -3) than the query, each serving a group of query heads
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
                                       const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0,
-                                      bool is_causal = false, Loc where = Loc::current()) const;
+                                      bool is_causal = false, bool enable_gqa = false, Loc where = Loc::current()) const;
   // Losses. Y holds class indices (int) or, for cross_entropy, probabilities of this tensor's shape.
   Tensor cross_entropy(const Tensor& Y, Reduction reduction = Reduction::mean, double label_smoothing = 0,
                        Loc where = Loc::current()) const;
@@ -444,6 +446,9 @@ class Tensor {
                                          Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
   Tensor binary_crossentropy(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
   Tensor binary_crossentropy_logits(const Tensor& Y, Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;
+  // ... with the positive term of each class weighted by pos_weight (broadcast to the logits, PyTorch's pos_weight)
+  Tensor binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_weight, Reduction reduction = Reduction::mean,
+                                    Loc where = Loc::current()) const;
   // this holds log-probabilities (N, C, ...)
   Tensor nll_loss(const Tensor& Y, const std::optional<Tensor>& weight = std::nullopt, int64_t ignore_index = -100,
                   Reduction reduction = Reduction::mean, Loc where = Loc::current()) const;

@@ -45,19 +45,28 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
-                                            double dropout_p, bool is_causal, Loc where) const try {
+                                            double dropout_p, bool is_causal, bool enable_gqa, Loc where) const try {
   if (ndim() < 2 || key.ndim() < 2 || value.ndim() < 2)
     throw ShapeError("scaled_dot_product_attention", "query, key and value need at least 2 dimensions, got " + shape_str(shape()) +
                                                          ", " + shape_str(key.shape()) + ", " + shape_str(value.shape()), where);
   if (is_causal && attn_mask)
     throw ArgumentError("scaled_dot_product_attention", "give attn_mask or is_causal, not both", where);
-  Tensor q = cast(least_upper_float(dtype()), where);
-  Tensor scores = q.matmul(key.transpose(-1, -2, where), where).div(std::sqrt(static_cast<double>(shape().back())), where);
-  int64_t L = shape()[ndim() - 2], S = key.shape()[key.ndim() - 2];
+  Tensor q = cast(least_upper_float(dtype()), where), k = key, v = value;
+  if (enable_gqa && ndim() >= 3 && key.ndim() >= 3 && value.ndim() >= 3) {
+    // grouped-query attention: each key/value head serves a group of query heads (dimension -3)
+    int64_t hq = shape()[ndim() - 3], hk = key.shape()[key.ndim() - 3], hv = value.shape()[value.ndim() - 3];
+    if (hk == 0 || hq % hk != 0 || hk != hv)
+      throw ShapeError("scaled_dot_product_attention", "enable_gqa needs the query's heads (" + std::to_string(hq) +
+                                                           ") a multiple of the key's and value's (" + std::to_string(hk) + ", " +
+                                                           std::to_string(hv) + ")", where);
+    k = key.repeat_interleave(hq / hk, key.ndim() - 3, where), v = value.repeat_interleave(hq / hk, value.ndim() - 3, where);
+  }
+  Tensor scores = q.matmul(k.transpose(-1, -2, where), where).div(std::sqrt(static_cast<double>(shape().back())), where);
+  int64_t L = shape()[ndim() - 2], S = k.shape()[k.ndim() - 2];
   std::optional<Tensor> mask = attn_mask;
   if (is_causal) mask = Tensor::ones({L, S}, dtypes::bool_, device(), where).tril(0, where);
   if (mask) scores = mask->dtype().is_bool() ? mask->where(scores, -INFINITY) : scores.add(*mask, where);
-  return scores.softmax(-1, where).dropout(dropout_p, where).matmul(value, where);
+  return scores.softmax(-1, where).dropout(dropout_p, where).matmul(v, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "scaled_dot_product_attention", where);
 }

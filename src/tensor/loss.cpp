@@ -94,6 +94,14 @@ Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, Reduction reduction, 
   Tensor x = cast(least_upper_float(dtype()), where);
   return reduced(x.maximum(0.0) - x * Y + (x.abs().neg().exp() + 1.0).log(), reduction);
 }
+Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_weight, Reduction reduction, Loc where) const try {
+  check_same_shape(*this, Y, "binary_crossentropy_logits", where);
+  // -(w y log(sigmoid(x)) + (1 - y) log(sigmoid(-x))), both logs stable (logsigmoid)
+  Tensor x = cast(least_upper_float(dtype()), where);
+  return reduced(-(pos_weight * Y * x.logsigmoid(where) + (1.0 - Y) * (-x).logsigmoid(where)), reduction);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "binary_crossentropy_logits", where);
+}
 
 Tensor Tensor::mse(const Tensor& Y, Reduction reduction, Loc where) const {
   check_same_shape(*this, Y, "mse", where);

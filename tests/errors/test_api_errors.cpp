@@ -100,7 +100,7 @@ const std::vector<BadCall>& bad_calls() {
       {"pad", S, __LINE__, [] { x.pad({{1, 1}}); }, {"(2, 3)"}},
       {"pad (reflect)", A, __LINE__, [] { x.pad({{0, 0}, {3, 0}}, PadMode::reflect); }, {"(3, 0)", "size 3"}},
       {"pad (circular)", A, __LINE__, [] { x.pad({{0, 0}, {4, 0}}, PadMode::circular); }, {"(4, 0)"}},
-      {"pad (replicate)", A, __LINE__, [] { x.pad({{-1, 0}, {0, 0}}, PadMode::replicate); }, {"(-1, 0)"}},
+      {"pad (replicate)", A, __LINE__, [] { x.pad({{-2, -1}, {0, 0}}, PadMode::replicate); }, {"(-2, -1)", "removes more"}},
       {"pad2d", S, __LINE__, [] { x.pad2d({1, 1, 1}); }, {"[1, 1, 1]"}},
       {"shrink", S, __LINE__, [] { x.shrink({{0, 3}, {0, 3}}); }, {"[0, 3)", "(2, 3)"}},
       {"flip", A, __LINE__, [] { x.flip(3); }, {"axis 3"}},

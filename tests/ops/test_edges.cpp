@@ -124,6 +124,9 @@ Tensor call(const GoldenCase& c, const In& in) {
     PadMode mode = has("reflect") ? PadMode::reflect : has("replicate") ? PadMode::replicate : PadMode::circular;
     return in[0].pad({{0, 0}, {0, 0}, {arg(a, 2), arg(a, 3)}, {arg(a, 0), arg(a, 1)}}, mode);
   }
+  if (c.op == "binary_crossentropy_logits")
+    return in[0].binary_crossentropy_logits(in[1], in[2], v == "pos_weight_mean" ? Reduction::mean : Reduction::none);
+  if (c.op == "sdpa") return in[0].scaled_dot_product_attention(in[1], in[2], std::nullopt, 0, v == "gqa_causal", true);
   if (c.op == "interpolate") return in[0].interpolate({arg(a, 0), arg(a, 1)}, "nearest");
   if (c.op == "zero_size") return zero_size(v, in);
   if (c.op == "any" || c.op == "all") {
@@ -243,6 +246,12 @@ TEST(EdgeErrors, ScatterOfAnotherDtype) {
                                    {"float64", "float32"}, __FILE__);
   tg::testing::expect_error<Error>([&] { x.scatter_reduce(0, idx, Tensor({{1, 2, 3}}), "sum"); }, "scatter_reduce",
                                    {"int32", "float32"}, __FILE__);
+}
+
+TEST(EdgeErrors, GroupedQueryAttentionHeads) {
+  Tensor q = Tensor::ones({1, 6, 2, 4}), kv = Tensor::ones({1, 4, 2, 4});
+  tg::testing::expect_error<Error>([&] { q.scaled_dot_product_attention(kv, kv, std::nullopt, 0, false, true); },
+                                   "scaled_dot_product_attention", {"multiple", "6", "4"}, __FILE__);
 }
 
 TEST(EdgeErrors, GeluApproximation) {
