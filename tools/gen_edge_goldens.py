@@ -192,6 +192,109 @@ gk2, gv2 = f32((2, 3, 4, 8)), f32((2, 3, 4, 3))
 emit("sdpa", "gqa_causal", [gq, gk2, gv2], out(sdpa_gqa(gq.v.double(), gk2.v.double(), gv2.v.double(), True), F32))
 g.grad("sdpa", "gqa_causal", lambda q, k, v: sdpa_gqa(q, k, v, True))
 
+# ---------- methods tinygrad has beside PyTorch's: elementwise ----------
+a, b = f32((3, 4)), T(np.array([[-1.0, 0.0, -0.0, 2.0], [3.0, -inf, inf, -2.0], [0.5, -0.5, 1.0, -3.0]]), F32)
+emit("copysign", "float32", [a, b], out(torch.copysign(a.v.double(), b.v.double()), F32))
+g.grad("copysign", "float32", lambda x, y: torch.copysign(x, y))
+ci = T(rng.integers(-5, 6, (2, 3)), "int32")
+emit("copysign", "int32", [ci, T(np.array([[1, -1, 0], [-2, 3, -4]]), "int32")],
+     out(torch.copysign(ci.v, torch.tensor([[1, -1, 0], [-2, 3, -4]])), F32))
+fa, fb = f32((3, 4), -10, 10), T(rng.uniform(0.5, 3, (3, 4)) * rng.choice([-1, 1], (3, 4)), F32)
+emit("fmod", "float32", [fa, fb], out(torch.fmod(fa.v.double(), fb.v.double()), F32))
+g.grad("fmod", "float32", torch.fmod)
+fs = T(np.array([5.0, -5.0, inf, 3.0, -0.0, 7.5]), F32)
+ft = T(np.array([inf, 3.0, 2.0, 0.0, 2.0, -2.0]), F32)
+emit("fmod", "special", [fs, ft], out(torch.fmod(fs.v, ft.v), F32))
+ia, ib = T(np.array([7, -7, 7, -7, 0, 5]), "int32"), T(np.array([3, 3, -3, -3, 2, -1]), "int32")
+emit("fmod", "int32", [ia, ib], out(torch.fmod(ia.v, ib.v), "int32"))
+la, lb = T(np.array([0.0, 1000.0, -1000.0, -inf, -inf, inf, 2.0]), F32), T(np.array([0.0, 999.0, -1001.0, -inf, 3.0, 1.0, -5.0]), F32)
+emit("logaddexp", "special", [la, lb], out(torch.logaddexp(la.v.double(), lb.v.double()), F32))
+a2, b2 = f32((3, 4)), f32((3, 4))
+emit("logaddexp", "float32", [a2, b2], out(torch.logaddexp(a2.v.double(), b2.v.double()), F32))
+g.grad("logaddexp", "float32", torch.logaddexp)
+lx = f32((3, 4), 0.01, 100)
+emit("log10", "float32", [lx], out(torch.log10(lx.v.double()), F32))
+g.grad("log10", "float32", torch.log10)
+emit("log10", "int32", [T(np.array([1, 10, 1000]), "int32")], out(torch.log10(torch.tensor([1.0, 10.0, 1000.0])), F32))
+c1 = T(np.array([1.0, 1.0, nan, inf, -inf, 1e-9, 100.0, 0.0]), F32)
+c2 = T(np.array([1.0 + 1e-6, 1.1, nan, inf, inf, 0.0, 100.001, 1e-7]), F32)
+for eq in (False, True):
+    emit("isclose", f"equal_nan{int(eq)}", [c1, c2], out(torch.isclose(c1.v, c2.v, equal_nan=eq), "bool"), [1e-5, 1e-8, int(eq)])
+emit("isclose", "tolerances", [c1, c2], out(torch.isclose(c1.v, c2.v, rtol=0.2, atol=1e-6), "bool"), [0.2, 1e-6, 0])
+sx = f32((3, 5))
+emit("softmin", "axis1", [sx], out(F.softmin(sx.v.double(), 1), F32), [1])
+g.grad("softmin", "axis1", lambda x: F.softmin(x, 1))
+nx = T(np.concatenate([rng.uniform(-3, 3, (3, 4)), np.zeros((1, 4))]), F32)
+for p_ in (2.0, 1.0, 3.0, inf, 0.0):
+    tag = f"p{p_:g}".replace("inf", "inf")
+    emit("normalize", tag, [nx], out(F.normalize(nx.v.double(), p=p_, dim=1), F32), [0 if p_ == inf else p_, 1])  # pinf: by name
+    if p_ in (2.0, 1.0, 3.0):
+        g.grad("normalize", tag, lambda x, p_=p_: F.normalize(x, p=p_, dim=1))
+emit("normalize", "dim0", [nx], out(F.normalize(nx.v.double(), dim=0), F32), [2.0, 0])
+g.grad("normalize", "dim0", lambda x: F.normalize(x, dim=0))
+
+# ---------- methods: movement ----------
+dx = f32((3, 4, 5))
+for k, (off, d1, d2) in enumerate(((0, 0, 1), (1, 1, 2), (-2, 2, 0), (7, 0, 1), (-1, -1, -2))):
+    emit("diagonal", f"v{k}", [dx], out(torch.diagonal(dx.v, off, d1, d2), F32), [off, d1, d2])
+    g.grad("diagonal", f"v{k}", lambda x, off=off, d1=d1, d2=d2: torch.diagonal(x, off, d1, d2))
+dv, dm = f32((4,)), f32((3, 5))
+for off in (0, 2, -1):
+    emit("diag", f"vector_{off}".replace("-", "m"), [dv], out(torch.diag(dv.v, off), F32), [off])
+    g.grad("diag", f"vector_{off}".replace("-", "m"), lambda x, off=off: torch.diag(x, off))
+    emit("diag", f"matrix_{off}".replace("-", "m"), [dm], out(torch.diag(dm.v, off), F32), [off])
+ux = f32((3, 7))
+for k, (d, size, step) in enumerate(((1, 3, 2), (1, 2, 1), (0, 2, 1), (1, 7, 3), (-1, 1, 4))):
+    emit("unfold", f"v{k}", [ux], out(ux.v.unfold(d, size, step), F32), [d, size, step])
+    g.grad("unfold", f"v{k}", lambda x, d=d, size=size, step=step: x.unfold(d, size, step))
+rk = f32((2, 3, 4))
+emit("reshape", "keep_dim", [rk], out(rk.v.reshape(2, 3, 2, 2), F32))
+
+# ---------- methods: selection ----------
+mv = f32((3, 4))
+mm = T(rng.integers(0, 2, (3, 4)).astype(bool), "bool")
+sel = torch.masked_select(mv.v, mm.v)
+for size in (3, 9):
+    want = torch.full((size,), -1.5)
+    want[:min(size, sel.numel())] = sel[:size]
+    emit("masked_select", f"size{size}", [mv, mm], out(want, F32), [size, -1.5])
+nz = T(np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]]), F32)
+emit("nonzero", "2d", [nz], out(torch.nonzero(nz.v), "int32"), [])
+nz3 = T(rng.integers(0, 2, (2, 2, 3)), "int32")
+emit("nonzero", "3d_int", [nz3], out(torch.nonzero(nz3.v), "int32"), [])
+emit("nonzero", "empty", [T(np.zeros((2, 3)), F32)], out(torch.nonzero(torch.zeros(2, 3)), "int32"), [])
+want = torch.full((6, 2), 7, dtype=torch.int64)
+want[:3] = torch.nonzero(nz.v)
+emit("nonzero", "size6", [nz], out(want, "int32"), [6, 7])
+emit("nonzero", "size2", [nz], out(torch.nonzero(nz.v)[:2], "int32"), [2, 0])
+sc, sidx = f32((3, 4)), T(np.array([[0, 1, 2, 0], [2, 2, 1, 0]]), "int64")
+ssrc = f32((2, 4))
+for red in ("add", "multiply"):
+    emit("scatter", f"reduce_{red}", [sc, sidx, ssrc], out(sc.v.scatter(0, sidx.v, ssrc.v, reduce=red), F32), [0])
+    emit("scatter", f"reduce_{red}_value", [sc, sidx], out(sc.v.scatter(0, sidx.v, 1.5, reduce=red), F32), [0, 1.5])
+
+# ---------- methods: pooling with indices ----------
+px = f32((2, 3, 6, 7))
+px.v[0, 0, 0, :2] = 5.0  # a tie inside one window: the first index wins (PyTorch's)
+px.v[1, 2, 3, 3] = nan
+for k, (kk, st, pd, dil, ceil) in enumerate(((2, None, 0, 1, False), (3, 2, 1, 1, False), (3, 2, 1, 1, True), (2, 1, 0, 2, False))):
+    v_, i_ = F.max_pool2d(px.v, kk, st, pd, dil, ceil, return_indices=True)
+    args = [kk, st or 0, pd, dil, int(ceil)]
+    emit("max_pool2d_with_indices", f"values{k}", [px], out(v_, F32), args)
+    emit("max_pool2d_with_indices", f"indices{k}", [px], out(i_, "int32"), args)
+    if k < 3:  # the indices are flat positions in the 6x7 input plane: unpooled to that size
+        emit("max_unpool2d", f"v{k}", [out(v_, F32), out(i_, "int32")],
+             out(F.max_unpool2d(v_, i_, kk, st, pd, output_size=(6, 7)), F32), args + [6, 7])
+pd_ = f32((2, 1, 4, 6))
+v_, i_ = F.max_pool2d(pd_.v, 2, return_indices=True)
+emit("max_unpool2d", "default_size", [out(v_, F32), out(i_, "int32")], out(F.max_unpool2d(v_, i_, 2), F32), [2, 0, 0, 1, 0])
+pxg = f32((1, 2, 5, 5))
+emit("max_pool2d_with_indices", "grad", [pxg], out(F.max_pool2d(pxg.v, 2, 2), F32), [2, 0, 0, 1, 0])
+g.grad("max_pool2d_with_indices", "grad", lambda x: F.max_pool2d(x, 2, 2))
+ug, ui = f32((1, 2, 2, 2)), F.max_pool2d(pxg.v, 2, 2, return_indices=True)[1]
+emit("max_unpool2d", "sized", [ug, out(ui, "int32")], out(F.max_unpool2d(ug.v.double(), ui, 2, 2, output_size=(5, 5)), F32), [2, 0, 0, 1, 0, 5, 5])
+g.grad("max_unpool2d", "sized", lambda x, i: F.max_unpool2d(x, i.long(), 2, 2, output_size=(5, 5)))
+
 # ---------- dtypes ----------
 u8 = T(rng.integers(0, 256, (1, 2, 3, 4)), "uint8")
 emit("interpolate", "uint8_nearest", [u8], out(F.interpolate(u8.v, size=(5, 7), mode="nearest"), "uint8"), [5, 7])

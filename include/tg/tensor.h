@@ -37,6 +37,8 @@ Tensor handle(std::shared_ptr<TensorImpl> impl);  // a Tensor sharing impl
 }
 
 using Shape = std::vector<int64_t>;
+// In a reshape: this dimension as it is (tinygrad's None): x.reshape({tg::keep_dim, -1})
+inline constexpr int64_t keep_dim = INT64_MIN;
 
 template <class T>
 concept TensorScalar = std::is_arithmetic_v<T>;
@@ -272,6 +274,16 @@ class Tensor {
   Tensor isinf(bool detect_positive = true, bool detect_negative = true, Loc where = Loc::current()) const;
   Tensor isfinite(Loc where = Loc::current()) const;
   Tensor bitwise_not(Loc where = Loc::current()) const;
+  Tensor log10(Loc where = Loc::current()) const;
+  // |this| with the sign of other (-0.0 counts as negative); a float result, as PyTorch
+  Tensor copysign(const Tensor& other, Loc where = Loc::current()) const;
+  // C's fmod: the remainder with the dividend's sign (mod() takes the divisor's, as Python's %)
+  Tensor fmod(const Tensor& other, Loc where = Loc::current()) const;
+  Tensor logaddexp(const Tensor& other, Loc where = Loc::current()) const;  // log(exp(this) + exp(other)), stable
+  // |this - other| <= atol + rtol * |other| elementwise (infinities equal to themselves; NaN equal to NaN only with
+  // equal_nan); allclose: all of them, read back as a bool (this realizes)
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false, Loc where = Loc::current()) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false, Loc where = Loc::current()) const;
   // x ** e. Negative bases work with integer exponents; integer tensors give integers.
   Tensor pow(const Tensor& exponent, Loc where = Loc::current()) const;
   template <TensorScalar T> Tensor pow(T e, Loc w = Loc::current()) const { return pow(scalar_like(e, w), w); }
@@ -326,6 +338,7 @@ class Tensor {
   Tensor logsumexp(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
   Tensor softmax(int64_t axis = -1, Loc where = Loc::current()) const;
   Tensor log_softmax(int64_t axis = -1, Loc where = Loc::current()) const;
+  Tensor softmin(int64_t axis = -1, Loc where = Loc::current()) const;  // softmax(-x)
   // Running reductions along one axis.
   Tensor cumsum(int64_t axis = 0, Loc where = Loc::current()) const;
   Tensor cumprod(int64_t axis = 0, Loc where = Loc::current()) const;
@@ -336,7 +349,8 @@ class Tensor {
   Tensor logcumsumexp(int64_t axis = 0, Loc where = Loc::current()) const;
 
   // ---- movement: zero copy, through the ShapeTracker ----
-  Tensor reshape(const Shape& shape, Loc where = Loc::current()) const;  // one dimension may be -1
+  // one dimension may be -1; tg::keep_dim keeps that dimension's size (tinygrad's None)
+  Tensor reshape(const Shape& shape, Loc where = Loc::current()) const;
   Tensor view(const Shape& shape, Loc where = Loc::current()) const;     // = reshape
   Tensor permute(const std::vector<int64_t>& order, Loc where = Loc::current()) const;
   Tensor expand(const Shape& shape, Loc where = Loc::current()) const;  // -1 keeps a dimension; may add leading ones
@@ -370,6 +384,12 @@ class Tensor {
   static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij",
                                       Loc where = Loc::current());
   Tensor triu(int64_t diagonal = 0, Loc where = Loc::current()) const;
+  // The diagonal of dims dim1 and dim2 (offset above it when positive, below when negative), as the last dimension
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, Loc where = Loc::current()) const;
+  // PyTorch's diag: a 1-d tensor becomes a square matrix with it on the offset diagonal; a 2-d one gives its diagonal
+  Tensor diag(int64_t offset = 0, Loc where = Loc::current()) const;
+  // Every window of `size` elements along dim, `step` apart, as a new last dimension (torch.Tensor.unfold)
+  Tensor unfold(int64_t dim, int64_t size, int64_t step, Loc where = Loc::current()) const;
   Tensor tril(int64_t diagonal = 0, Loc where = Loc::current()) const;
 
   // ---- indexing ----
@@ -388,6 +408,9 @@ class Tensor {
   // out[index[i][j]][j] = src[i][j] (dim 0), and so on; the last write wins where indices repeat.
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, Loc where = Loc::current()) const;
   Tensor scatter(int64_t dim, const Tensor& index, double value, Loc where = Loc::current()) const;
+  // reduce "add" or "multiply": accumulated into this tensor's values (scatter_reduce "sum"/"prod" with self)
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce, Loc where = Loc::current()) const;
+  Tensor scatter(int64_t dim, const Tensor& index, double value, const std::string& reduce, Loc where = Loc::current()) const;
   // reduce: "sum", "prod", "mean", "amax", "amin"
   Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                         bool include_self = true, Loc where = Loc::current()) const;
@@ -395,6 +418,12 @@ class Tensor {
   Tensor masked_fill(const Tensor& mask, double value, Loc where = Loc::current()) const;
   // The elements where mask is true, flattened (realizes the mask to learn the count).
   Tensor masked_select(const Tensor& mask, Loc where = Loc::current()) const;
+  // ... into exactly `size` elements, the rest fill_value (lazy: nothing is realized)
+  Tensor masked_select(const Tensor& mask, int64_t size, double fill_value = 0, Loc where = Loc::current()) const;
+  // The int32 indices (n, ndim) of the nonzero elements, row-major (realizes the tensor to learn n); with a size,
+  // exactly that many rows, the rest fill_value (lazy)
+  Tensor nonzero(Loc where = Loc::current()) const;
+  Tensor nonzero(int64_t size, int64_t fill_value = 0, Loc where = Loc::current()) const;
   // int tensor -> one more dimension of num_classes (max + 1 when -1; that realizes the tensor)
   Tensor one_hot(int64_t num_classes = -1, Loc where = Loc::current()) const;
   // (values, int32 indices), stable; NaN sorts as the largest value
@@ -424,6 +453,16 @@ class Tensor {
                     Ints padding = 0, bool ceil_mode = false, bool count_include_pad = true, Loc where = Loc::current()) const;
   Tensor max_pool2d(Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt, Ints dilation = 1,
                     Ints padding = 0, bool ceil_mode = false, Loc where = Loc::current()) const;
+  // (values, int32 indices): each maximum's flat index within its input plane (the last len(kernel) dims), PyTorch's
+  // return_indices=True
+  std::pair<Tensor, Tensor> max_pool2d_with_indices(Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt,
+                                                    Ints dilation = 1, Ints padding = 0, bool ceil_mode = false,
+                                                    Loc where = Loc::current()) const;
+  // The inverse: each value written at its index of an output plane (zeros elsewhere); the output size is computed
+  // from the pool's arguments unless given (its last len(kernel) dims)
+  Tensor max_unpool2d(const Tensor& indices, Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt,
+                      Ints dilation = 1, Ints padding = 0, std::optional<Shape> output_size = std::nullopt,
+                      Loc where = Loc::current()) const;
   Tensor adaptive_avg_pool2d(Ints output_size, Loc where = Loc::current()) const;
   // Resizes the last len(size) dims; mode "nearest", "linear" (any number of dims: bilinear, trilinear)
   Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false,
@@ -431,6 +470,8 @@ class Tensor {
   // Zeroes elements with probability p and scales the rest by 1/(1-p) while Tensor::training is on.
   Tensor dropout(double p = 0.5, Loc where = Loc::current()) const;
   Tensor layernorm(Axes axis = -1, double eps = 1e-5, Loc where = Loc::current()) const;
+  // x / max(||x||_p, eps) along dim (F.normalize); p = 0 counts the nonzero elements, p = inf takes the largest
+  Tensor normalize(double p = 2, int64_t dim = 1, double eps = 1e-12, Loc where = Loc::current()) const;
   // (x - mean) * invstd * weight + bias with the statistics along `axis`
   Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
                    const Tensor& invstd, Axes axis = 1, Loc where = Loc::current()) const;

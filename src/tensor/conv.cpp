@@ -325,6 +325,81 @@ Tensor Tensor::max_pool2d(Ints kernel_size, std::optional<Ints> stride, Ints dil
   tensor::rethrow_in(e, "max_pool2d", where);
 }
 
+std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(Ints kernel_size, std::optional<Ints> stride, Ints dilation, Ints padding,
+                                                          bool ceil_mode, Loc where) const try {
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d", where);
+  Pairs total = pool_pads(shape(), a.k, a.s, a.d, a.pads, ceil_mode);
+  std::vector<int64_t> axes = last_axes(a.k.size());
+  Tensor windows = pool(pad(full_pads(*this, total), const_to_double(dtype().min()), where), a.k, a.s, a.d, "max_pool2d", where);
+  Tensor values = windows.max(axes, true, where);
+  // each element's flat index in its plane, counted down so the max over a window's maxima is its first one
+  Shape plane(shape().end() - static_cast<int64_t>(a.k.size()), shape().end());
+  int64_t n = tensor::prod(plane);
+  Tensor down = Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, device(), where).reshape(plane, where);
+  Tensor idx = pool(down.pad(total, 0, where), a.k, a.s, a.d, "max_pool2d", where);
+  Tensor hit = windows == values;
+  if (dtype().is_float()) hit = hit | (windows.isnan() & values.isnan());  // a NaN is the maximum (its first one)
+  Tensor first = hit.where(idx, 0).max(axes, false, where);
+  Shape out = values.shape();
+  out.resize(out.size() - a.k.size());
+  return {values.reshape(out, where), first.scalar_like(static_cast<int>(n), where) - first};
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "max_pool2d", where);
+}
+
+Tensor Tensor::max_unpool2d(const Tensor& indices, Ints kernel_size, std::optional<Ints> stride, Ints dilation, Ints padding,
+                            std::optional<Shape> output_size, Loc where) const try {
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_unpool2d", where);
+  size_t n = a.k.size();
+  if (indices.shape() != shape())
+    throw ShapeError("max_unpool2d", "indices " + shape_str(indices.shape()) + " for values " + shape_str(shape()), where);
+  if (!indices.dtype().is_int()) throw DTypeError("max_unpool2d", "indices must be integers, not " + indices.dtype().name(), where);
+  Shape lead(shape().begin(), shape().end() - static_cast<int64_t>(n)), spatial;
+  if (output_size) {
+    if (output_size->size() < n)
+      throw ShapeError("max_unpool2d", "output_size " + shape_str(*output_size) + " has fewer than " + std::to_string(n) + " dimensions", where);
+    spatial.assign(output_size->end() - static_cast<int64_t>(n), output_size->end());
+  } else {  // the input size of the pool that made this (the inverse of its output size)
+    for (size_t j = 0; j < n; j++)
+      spatial.push_back((shape()[lead.size() + j] - 1) * a.s[j] - a.pads[j].first - a.pads[j].second + a.d[j] * (a.k[j] - 1) + 1);
+  }
+  int64_t plane = tensor::prod(spatial), count = tensor::prod(Shape(shape().begin() + static_cast<int64_t>(lead.size()), shape().end()));
+  Shape flat = lead, column = lead;
+  flat.insert(flat.end(), {1, count}), column.insert(column.end(), {plane, 1});
+  // out[p] = the pooled value whose index is p; overlapping windows can name one index twice (the same value): the
+  // last one is written, as PyTorch's loop does
+  Tensor slot = Tensor::arange(0, static_cast<double>(plane), 1, dtypes::int64, device(), where).reshape({plane, 1}, where);
+  Tensor hit = indices.cast(dtypes::int64, where).reshape(flat, where) == slot;
+  Tensor j = Tensor::arange(0, static_cast<double>(count), 1, dtypes::int32, device(), where);
+  Tensor chosen = hit & (j == hit.where(j, -1).max(-1, true, where));
+  Tensor r = chosen.where(reshape(flat, where), zeros_like().reshape(flat, where)).sum(-1, false, where).cast(dtype(), where);
+  Shape out = lead;
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  return r.reshape(out, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "max_unpool2d", where);
+}
+
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step, Loc where) const try {
+  int64_t d = tensor::normalize_axis(dim, ndim(), "unfold", where);
+  if (size < 0 || step <= 0)
+    throw ArgumentError("unfold", "needs size >= 0 and step > 0, got size " + std::to_string(size) + ", step " + std::to_string(step), where);
+  if (ndim() == 0) return reshape({1}, where).unfold(0, size, step, where).squeeze(0, where);  // PyTorch: a 0-d is one window
+  if (size > shape()[d])
+    throw ShapeError("unfold", "size " + std::to_string(size) + " is larger than dimension " + std::to_string(d) + " of " + shape_str(shape()), where);
+  if (size == 0) {  // PyTorch: n + 1 empty windows
+    Shape out = shape();
+    out[d] = shape()[d] / step + 1;
+    out.push_back(0);
+    return Tensor::zeros(out, dtype(), device(), where);
+  }
+  // the dim moved last, windowed (..., n) -> (..., windows, size), and the windows moved back to dim
+  Tensor w = pool(transpose(d, -1, where), {size}, {step}, {1}, "unfold", where);
+  return w.transpose(d, -2, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "unfold", where);
+}
+
 namespace tensor {
 
 // out = conv(x, w), stride 1: dx = conv_transpose(g, w), dw = conv(x^T, g^T)^T

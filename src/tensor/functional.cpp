@@ -71,4 +71,23 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   tensor::rethrow_in(e, "scaled_dot_product_attention", where);
 }
 
+Tensor Tensor::normalize(double p, int64_t dim, double eps, Loc where) const try {
+  Tensor x = cast(least_upper_float(dtype()), where);
+  tensor::normalize_axis(dim, ndim(), "normalize", where);
+  Tensor norm;
+  if (p == 0) norm = (x != 0.0).sum(dim, true, where).cast(x.dtype());
+  else if (std::isinf(p)) norm = p > 0 ? x.abs().max(dim, true, where) : x.abs().min(dim, true, where);
+  else if (p == 1) norm = x.abs().sum(dim, true, where);
+  // p = 2 through the squared sum limited by eps^2: for an all-zero row the gradient is 1/eps (PyTorch's), where
+  // the square root's would be 0/0
+  else if (p == 2) return x * x.square().sum(dim, true, where).clip(eps * eps, std::nullopt, where).rsqrt(where);
+  else {  // the root of an all-zero row taken of 1 instead: its gradient there is 0, not 0 * inf (PyTorch's norm)
+    Tensor sum = x.abs().pow(p, where).sum(dim, true, where), zero = sum == 0.0;
+    norm = zero.where(sum.zeros_like(), zero.where(sum.ones_like(), sum).pow(1.0 / p, where));
+  }
+  return x / norm.clip(eps, std::nullopt, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "normalize", where);
+}
+
 }  // namespace tg

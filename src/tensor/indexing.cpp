@@ -302,18 +302,74 @@ Tensor Tensor::masked_fill(const Tensor& mask, double value, Loc where) const {
   return masked_fill(mask, Tensor(value, dtype(), device(), where), where);
 }
 
-Tensor Tensor::masked_select(const Tensor& mask, Loc where) const try {
-  if (!mask.dtype().is_bool()) throw DTypeError("masked_select", "the mask must be bool, not " + mask.dtype().name(), where);
-  Shape s = tensor::broadcast_shape({this, &mask}, "masked_select", where);
-  Tensor m = tensor::broadcast_to(mask, s).flatten(), x = tensor::broadcast_to(*this, s).flatten();
-  // the count decides the shape: the mask is realized here
-  int64_t count = m.sum().item<int32_t>();
+namespace {
+
+// x's elements where m is true (both flat, of one length), into `size` slots: slot j holds the element whose
+// running count of selected elements is j + 1 (0 where none is)
+Tensor select_into(const Tensor& x, const Tensor& m, int64_t size, SourceLocation where) {
   Tensor pos = m.cast(dtypes::int32).cumsum(0) - 1;  // output slot of each selected element
-  Tensor slot = Tensor::arange(0, static_cast<double>(count), 1, dtypes::int32, device(), where).reshape({count, 1});
+  Tensor slot = Tensor::arange(0, static_cast<double>(size), 1, dtypes::int32, x.device(), where).reshape({size, 1});
   Tensor hit = (pos.reshape({1, -1}) == slot) & m.reshape({1, -1});
-  return hit.where(x.reshape({1, -1}), x.zeros_like().reshape({1, -1})).sum(1).cast(dtype(), where);
+  return hit.where(x.reshape({1, -1}), x.zeros_like().reshape({1, -1})).sum(1).cast(x.dtype(), where);
+}
+
+std::pair<Tensor, Tensor> flat_masked(const Tensor& x, const Tensor& mask, SourceLocation where) {
+  if (!mask.dtype().is_bool()) throw DTypeError("masked_select", "the mask must be bool, not " + mask.dtype().name(), where);
+  Shape s = tensor::broadcast_shape({&x, &mask}, "masked_select", where);
+  return {tensor::broadcast_to(x, s).flatten(), tensor::broadcast_to(mask, s).flatten()};
+}
+
+// every element's index along each dimension, (numel, ndim), row-major
+Tensor all_indices(const Tensor& t, SourceLocation where) {
+  std::vector<Tensor> cols;
+  for (int64_t i = 0; i < t.ndim(); i++) {
+    Shape s(t.ndim(), 1);
+    s[i] = t.shape()[i];
+    cols.push_back(Tensor::arange(0, static_cast<double>(t.shape()[i]), 1, dtypes::int32, t.device(), where).reshape(s).expand(t.shape()).flatten());
+  }
+  return Tensor::stack(cols, 1, where);
+}
+
+}  // namespace
+
+Tensor Tensor::masked_select(const Tensor& mask, Loc where) const try {
+  auto [x, m] = flat_masked(*this, mask, where);
+  // the count decides the shape: the mask is realized here
+  return select_into(x, m, m.sum().item<int32_t>(), where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "masked_select", where);
+}
+
+Tensor Tensor::masked_select(const Tensor& mask, int64_t size, double fill_value, Loc where) const try {
+  if (size < 0) throw ArgumentError("masked_select", "size must be non-negative, got " + std::to_string(size), where);
+  auto [x, m] = flat_masked(*this, mask, where);
+  Tensor slot = Tensor::arange(0, static_cast<double>(size), 1, dtypes::int32, device(), where);
+  return (slot < m.sum()).where(select_into(x, m, size, where), x.scalar_like(fill_value, where)).cast(dtype(), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "masked_select", where);
+}
+
+Tensor Tensor::nonzero(Loc where) const try {
+  Tensor m = ne(zeros_like(), where).flatten();
+  int64_t n = m.sum().item<int32_t>();
+  if (ndim() == 0) return Tensor::zeros({n, 0}, dtypes::int32, device(), where);
+  std::vector<Tensor> cols;
+  Tensor idx = all_indices(*this, where);
+  for (int64_t i = 0; i < ndim(); i++) cols.push_back(select_into(idx[{Slice(), i}], m, n, where));
+  return Tensor::stack(cols, 1, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "nonzero", where);
+}
+
+Tensor Tensor::nonzero(int64_t size, int64_t fill_value, Loc where) const try {
+  if (size < 0) throw ArgumentError("nonzero", "size must be non-negative, got " + std::to_string(size), where);
+  if (ndim() == 0) return Tensor::zeros({size, 0}, dtypes::int32, device(), where);
+  Tensor m = ne(zeros_like(), where).flatten(), idx = all_indices(*this, where);
+  std::vector<Tensor> cols;
+  for (int64_t i = 0; i < ndim(); i++) cols.push_back(idx[{Slice(), i}].masked_select(m, size, static_cast<double>(fill_value), where));
+  return Tensor::stack(cols, 1, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "nonzero", where);
 }
 
 Tensor Tensor::one_hot(int64_t num_classes, Loc where) const {

@@ -246,4 +246,61 @@ std::vector<Tensor> clamp_gradient(const uop::UOp& u, const Tensor& g, const std
 
 Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max, Loc where) const { return clip(min, max, where); }
 
+Tensor Tensor::log10(Loc where) const {
+  return tensor::float_math(*this, where, [](const Tensor& x) { return x.log2() * (std::numbers::ln2 / std::numbers::ln10); });
+}
+
+Tensor Tensor::copysign(const Tensor& other, Loc where) const try {
+  auto [a, b] = tensor::broadcasted(*this, other, "copysign", where);
+  DType dt = least_upper_float(a.dtype());
+  Tensor mag = a.cast(dt, where).abs(where);
+  // negative, or -0.0 (whose reciprocal is -inf); the gradient is sign(a) sign(b), 0 at a = 0 (PyTorch's)
+  Tensor neg = b < 0;
+  if (b.dtype().is_float()) neg = neg | (b.reciprocal() < 0);
+  return neg.where(-mag, mag);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "copysign", where);
+}
+
+Tensor Tensor::fmod(const Tensor& other, Loc where) const try {
+  auto [x, y] = tensor::broadcasted(*this, other, "fmod", where);
+  if (x.dtype().is_bool()) throw DTypeError("fmod", "needs number tensors, not bool", where);
+  if (!x.dtype().is_float()) {  // C's %, with mod()'s guards (x % 0 is 0, MIN % -1 is 0)
+    Tensor m = x.mod(y, where);
+    if (x.dtype().is_unsigned()) return m;
+    return ((m != 0) & ((m < 0) != (x < 0))).where(m - y, m, where);
+  }
+  Tensor r = x - x.div(y, "trunc", where) * y;
+  return (y.isinf() & x.isfinite()).where(x, r);  // fmod(x, inf) = x (the formula would give 0 * inf)
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "fmod", where);
+}
+
+Tensor Tensor::logaddexp(const Tensor& other, Loc where) const try {
+  auto [a, b] = tensor::broadcasted(cast(least_upper_float(dtype()), where), other.cast(least_upper_float(other.dtype()), where),
+                                    "logaddexp", where);
+  // shifted by the larger (no gradient: the sum's derivative in it is 0); by 0 where that is infinite
+  Tensor m = a.maximum(b).detach();
+  m = m.isinf().where(m.zeros_like(), m);
+  return ((a - m).exp() + (b - m).exp()).log() + m;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "logaddexp", where);
+}
+
+Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan, Loc where) const try {
+  auto [a, b] = tensor::broadcasted(*this, other, "isclose", where);
+  if (!a.dtype().is_float()) return (a == b) | ((a - b).abs().cast(dtypes::float64) <= b.abs().cast(dtypes::float64) * rtol + atol);
+  Tensor close = a.isfinite() & b.isfinite() & ((a - b).abs() <= b.abs() * rtol + atol);
+  close = close | ((a.isinf() | b.isinf()) & (a == b));
+  return equal_nan ? close | (a.isnan() & b.isnan()) : close;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "isclose", where);
+}
+
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan, Loc where) const try {
+  return isclose(other, rtol, atol, equal_nan, where).all().item<bool>(where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "allclose", where);
+}
+
 }  // namespace tg

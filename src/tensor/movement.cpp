@@ -51,7 +51,15 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t nd
 
 }  // namespace tensor
 
-Tensor Tensor::reshape(const Shape& new_shape, Loc where) const {
+Tensor Tensor::reshape(const Shape& given, Loc where) const {
+  Shape new_shape = given;  // with each keep_dim resolved to the size it keeps
+  for (size_t i = 0; i < new_shape.size(); i++)
+    if (new_shape[i] == keep_dim) {
+      if (static_cast<int64_t>(i) >= ndim())
+        throw ShapeError("reshape", "keep_dim at position " + std::to_string(i) + " of a new shape for " + shape_str(shape()) +
+                                        ", which has no dimension there", where);
+      new_shape[i] = shape()[i];
+    }
   Shape s = new_shape;
   int64_t known = 1, infer = -1;
   bool over = false;  // a product past int64 cannot be this tensor's element count, unless a 0 comes later

@@ -277,4 +277,10 @@ Tensor Tensor::log_softmax(int64_t axis, Loc where) const try {
   tensor::rethrow_in(e, "log_softmax", where);
 }
 
+Tensor Tensor::softmin(int64_t axis, Loc where) const try {
+  return cast(least_upper_float(dtype()), where).neg(where).softmax(axis, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "softmin", where);
+}
+
 }  // namespace tg

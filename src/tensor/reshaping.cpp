@@ -194,4 +194,43 @@ Tensor triangle(const Tensor& x, int64_t k, bool upper, const char* name, Source
 Tensor Tensor::triu(int64_t diagonal, Loc where) const { return triangle(*this, diagonal, true, "triu", where); }
 Tensor Tensor::tril(int64_t diagonal, Loc where) const { return triangle(*this, diagonal, false, "tril", where); }
 
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2, Loc where) const try {
+  if (ndim() < 2) throw ShapeError("diagonal", "needs at least 2 dimensions, got shape " + shape_str(shape()), where);
+  int64_t a = normalize_axis(dim1, ndim(), "diagonal", where), b = normalize_axis(dim2, ndim(), "diagonal", where);
+  if (a == b) throw ArgumentError("diagonal", "dim1 and dim2 are the same dimension (" + std::to_string(a) + ")", where);
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < ndim(); i++)
+    if (i != a && i != b) order.push_back(i);
+  order.push_back(a), order.push_back(b);
+  Tensor x = permute(order, where);
+  int64_t rows = x.shape()[ndim() - 2], cols = x.shape()[ndim() - 1];
+  // the (d, d) block that starts at the offset, flattened: its diagonal is every (d + 1)-th element
+  int64_t r0 = offset < 0 ? std::min(-offset, rows) : 0, c0 = offset > 0 ? std::min(offset, cols) : 0;
+  int64_t d = std::min(rows - r0, cols - c0);
+  Pads box;
+  for (int64_t i = 0; i < ndim() - 2; i++) box.push_back({0, x.shape()[i]});
+  Shape lead(x.shape().begin(), x.shape().end() - 2), flat = lead, grid = lead;
+  box.push_back({r0, r0 + d}), box.push_back({c0, c0 + d});
+  flat.push_back(d * d), grid.insert(grid.end(), {d, d + 1});
+  Pads grow(lead.size(), {0, 0}), first(box.begin(), box.end() - 2);
+  grow.push_back({0, d});
+  first.push_back({0, d}), first.push_back({0, 1});
+  Shape out = lead;
+  out.push_back(d);
+  return x.shrink(box, where).reshape(flat, where).pad(grow, 0, where).reshape(grid, where).shrink(first, where).reshape(out, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "diagonal", where);
+}
+
+Tensor Tensor::diag(int64_t offset, Loc where) const try {
+  if (ndim() == 2) return diagonal(offset, 0, 1, where);
+  if (ndim() != 1) throw ShapeError("diag", "needs a 1-d or 2-d tensor, got shape " + shape_str(shape()), where);
+  // (n, 1) padded to (n, n + 1) and read as n rows of n: x on the diagonal, zeros elsewhere
+  int64_t n = shape()[0], k = std::abs(offset);
+  Tensor m = unsqueeze(-1, where).pad({{0, 0}, {0, n}}, 0, where).flatten(0, -1, where).shrink({{0, n * n}}, where).reshape({n, n}, where);
+  return offset >= 0 ? m.pad({{0, k}, {k, 0}}, 0, where) : m.pad({{k, 0}, {0, k}}, 0, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "diag", where);
+}
+
 }  // namespace tg

@@ -101,6 +101,18 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, double value, Loc where
   return scatter(dim, index, Tensor(value, dtype(), device(), where).expand(index.shape(), where), where);
 }
 
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce, Loc where) const try {
+  if (reduce != "add" && reduce != "multiply")
+    throw ArgumentError("scatter", "reduce is \"add\" or \"multiply\", not \"" + reduce + "\"", where);
+  return scatter_reduce(dim, index, src, reduce == "add" ? "sum" : "prod", true, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "scatter", where);
+}
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, double value, const std::string& reduce, Loc where) const {
+  return scatter(dim, index, Tensor(value, dtype(), device(), where).expand(index.shape(), where), reduce, where);
+}
+
 Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                               bool include_self, Loc where) const try {
   if (reduce != "sum" && reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin")

@@ -127,6 +127,32 @@ Tensor call(const GoldenCase& c, const In& in) {
   if (c.op == "binary_crossentropy_logits")
     return in[0].binary_crossentropy_logits(in[1], in[2], v == "pos_weight_mean" ? Reduction::mean : Reduction::none);
   if (c.op == "sdpa") return in[0].scaled_dot_product_attention(in[1], in[2], std::nullopt, 0, v == "gqa_causal", true);
+  if (c.op == "copysign") return in[0].copysign(in[1]);
+  if (c.op == "fmod") return in[0].fmod(in[1]);
+  if (c.op == "logaddexp") return in[0].logaddexp(in[1]);
+  if (c.op == "log10") return in[0].log10();
+  if (c.op == "isclose") return in[0].isclose(in[1], a[0], a[1], a[2] != 0);
+  if (c.op == "softmin") return in[0].softmin(arg(a, 0));
+  if (c.op == "normalize") return in[0].normalize(v == "pinf" ? INFINITY : a[0], arg(a, 1));
+  if (c.op == "diagonal") return in[0].diagonal(arg(a, 0), arg(a, 1), arg(a, 2));
+  if (c.op == "diag") return in[0].diag(arg(a, 0));
+  if (c.op == "unfold") return in[0].unfold(arg(a, 0), arg(a, 1), arg(a, 2));
+  if (c.op == "reshape") return in[0].reshape({keep_dim, keep_dim, 2, -1});
+  if (c.op == "masked_select") return in[0].masked_select(in[1], arg(a, 0), a[1]);
+  if (c.op == "nonzero") return a.empty() ? in[0].nonzero() : in[0].nonzero(arg(a, 0), arg(a, 1));
+  if (c.op == "scatter") {
+    std::string reduce = has("add") ? "add" : "multiply";
+    return has("value") ? in[0].scatter(arg(a, 0), in[1], a[1], reduce) : in[0].scatter(arg(a, 0), in[1], in[2], reduce);
+  }
+  if (c.op == "max_pool2d_with_indices" || c.op == "max_unpool2d") {
+    std::optional<Ints> stride = a[1] != 0 ? std::optional<Ints>(arg(a, 1)) : std::nullopt;
+    if (c.op == "max_unpool2d") {
+      std::optional<Shape> size = a.size() > 5 ? std::optional<Shape>(Shape{arg(a, 5), arg(a, 6)}) : std::nullopt;
+      return in[0].max_unpool2d(in[1], arg(a, 0), stride, arg(a, 3), arg(a, 2), size);
+    }
+    auto [values, indices] = in[0].max_pool2d_with_indices(arg(a, 0), stride, arg(a, 3), arg(a, 2), a[4] != 0);
+    return has("indices") ? indices : values;
+  }
   if (c.op == "interpolate") return in[0].interpolate({arg(a, 0), arg(a, 1)}, "nearest");
   if (c.op == "zero_size") return zero_size(v, in);
   if (c.op == "any" || c.op == "all") {
@@ -181,7 +207,8 @@ INSTANTIATE_TEST_SUITE_P(Golden, Edges, ::testing::ValuesIn(ops()),
 // Central finite differences in float64 for the new differentiable overloads, away from their kinks.
 TEST(EdgesFiniteDifferences, NewOverloads) {
   for (const char* name : {"gelu_none/float32", "cummax/values_axis0", "cummin/values_axis0", "logcumsumexp/large_grad",
-                           "getitem/int_slice_tensor", "softmax/f32"}) {
+                           "getitem/int_slice_tensor", "softmax/f32", "logaddexp/float32",
+                           "unfold/v0", "diag/vector_2", "diagonal/v1", "fmod/float32", "einsum/ellipsis0"}) {
     std::string op(name), variant = op.substr(op.find('/') + 1);
     op = op.substr(0, op.find('/'));
     const GoldenCase* found = nullptr;
@@ -208,6 +235,13 @@ TEST(EdgesFiniteDifferences, NewOverloads) {
       EXPECT_NEAR(analytic[j], fd, (variant == "f32" ? 1e-3 : 1e-5) + 1e-4 * std::fabs(fd)) << "element " << j;
     }
   }
+}
+
+TEST(EdgeMethods, Allclose) {
+  Tensor a({1.0f, 2.0f, NAN}), b({1.0f, 2.00001f, NAN});
+  EXPECT_FALSE(a.allclose(b));  // NaN is not close to NaN unless asked
+  EXPECT_TRUE(a.allclose(b, 1e-5, 1e-8, true));
+  EXPECT_FALSE(a.allclose(b + 0.1f, 1e-5, 1e-8, true));
 }
 
 // ---- errors ----
@@ -252,6 +286,22 @@ TEST(EdgeErrors, GroupedQueryAttentionHeads) {
   Tensor q = Tensor::ones({1, 6, 2, 4}), kv = Tensor::ones({1, 4, 2, 4});
   tg::testing::expect_error<Error>([&] { q.scaled_dot_product_attention(kv, kv, std::nullopt, 0, false, true); },
                                    "scaled_dot_product_attention", {"multiple", "6", "4"}, __FILE__);
+}
+
+TEST(EdgeErrors, NewMethodsRejectBadArguments) {
+  Tensor x = Tensor::ones({3, 4});
+  tg::testing::expect_error<Error>([&] { x.diagonal(0, 1, 1); }, "diagonal", {"same dimension"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { Tensor::ones({2, 2, 2}).diag(); }, "diag", {"(2, 2, 2)"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.unfold(1, 5, 1); }, "unfold", {"size 5", "(3, 4)"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.unfold(1, 2, 0); }, "unfold", {"step 0"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.reshape({keep_dim, keep_dim, keep_dim}); }, "reshape", {"keep_dim", "position 2"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.scatter(0, Tensor({{0, 1}}), 1.0, "max"); }, "scatter", {"\"max\""}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.masked_select(x > 0, -1); }, "masked_select", {"-1"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { x.nonzero(-2); }, "nonzero", {"-2"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor({true}).fmod(Tensor({false})); }, "fmod", {"bool"}, __FILE__);
+  Tensor v = Tensor::ones({1, 1, 2, 2});
+  tg::testing::expect_error<Error>([&] { v.max_unpool2d(Tensor::zeros({1, 1, 2, 1}, dtypes::int32)); }, "max_unpool2d", {"(1, 1, 2, 1)"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { v.max_unpool2d(v); }, "max_unpool2d", {"float32"}, __FILE__);
 }
 
 TEST(EdgeErrors, GeluApproximation) {

@@ -56,6 +56,7 @@ std::map<std::string, std::vector<GoldenCase>> load(const std::string& file) {
     } else if (tag == "args" && cur) {
       double a;
       while (is >> a) cur->args.push_back(a);
+      if (!is.eof()) throw std::runtime_error(file + ": an argument of " + cur->op + "/" + cur->variant + " is not a number: " + line);
     } else if (tag == "in" && cur) {
       cur->inputs.push_back(parse_tensor(is));
     } else if (tag == "out" && cur) {
