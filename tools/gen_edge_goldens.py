@@ -250,6 +250,24 @@ for k, (d, size, step) in enumerate(((1, 3, 2), (1, 2, 1), (0, 2, 1), (1, 7, 3),
 rk = f32((2, 3, 4))
 emit("reshape", "keep_dim", [rk], out(rk.v.reshape(2, 3, 2, 2), F32))
 
+REARRANGE = [  # formula, input shape, the same by reshape/permute (the formulas are listed again in test_edges.cpp)
+    ("b (h w) c -> b h w c", (2, 6, 3), lambda x: x.reshape(2, 2, 3, 3)),
+    ("b c h w -> b (h w) c", (2, 3, 4, 5), lambda x: x.permute(0, 2, 3, 1).reshape(2, 20, 3)),
+    ("... c -> c ...", (2, 3, 4), lambda x: x.permute(2, 0, 1)),
+    ("a 1 b -> a b", (3, 1, 4), lambda x: x.reshape(3, 4)),
+    ("a b -> a 1 b 1", (3, 4), lambda x: x.reshape(3, 1, 4, 1)),
+    ("(a b) c -> c b a", (6, 5), lambda x: x.reshape(2, 3, 5).permute(2, 1, 0)),
+]
+for k, (formula, shape, fn) in enumerate(REARRANGE):
+    x = f32(shape)
+    emit("rearrange", f"f{k}", [x], out(fn(x.v), F32))
+    g.grad("rearrange", f"f{k}", fn)
+pt = f32((3, 4))
+emit("pad_to", "5_keep", [pt], out(F.pad(pt.v, (0, 0, 0, 2)), F32))
+g.grad("pad_to", "5_keep", lambda x: F.pad(x, (0, 0, 0, 2)))
+emit("shrink_to", "2_3", [pt], out(pt.v[:2, :3], F32))
+g.grad("shrink_to", "2_3", lambda x: x[:2, :3])
+
 # ---------- methods: selection ----------
 mv = f32((3, 4))
 mm = T(rng.integers(0, 2, (3, 4)).astype(bool), "bool")

@@ -177,6 +177,9 @@ class Tensor {
                                const std::string& device = "", Loc where = Loc::current());
   // A random permutation of 0..n-1.
   static Tensor randperm(int64_t n, DType dtype = dtypes::int32, const std::string& device = "", Loc where = Loc::current());
+  // int32 indices drawn from each row of this (1-d or 2-d) tensor of non-negative weights: with replacement by the
+  // inverse CDF, without by the Efraimidis-Spirakis keys (PyTorch's and tinygrad's multinomial)
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false, Loc where = Loc::current()) const;
   // Same shape and device (and dtype unless given).
   Tensor empty_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
   Tensor zeros_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
@@ -194,6 +197,7 @@ class Tensor {
   int64_t element_size() const { return dtype().itemsize(); }
   int64_t nbytes() const { return numel() * element_size(); }
   bool defined() const { return impl_ != nullptr; }
+  bool is_floating_point() const { return dtype().is_float(); }
 
   // ---- elementwise primitives ----
   Tensor neg(Loc where = Loc::current()) const;
@@ -205,6 +209,9 @@ class Tensor {
   Tensor logical_not(Loc where = Loc::current()) const;
   Tensor cast(DType dtype, Loc where = Loc::current()) const;
   Tensor bitcast(DType dtype, Loc where = Loc::current()) const;  // same itemsize only
+  // tinygrad's cast shorthands that are C++ names (float(), int() ... are keywords: use cast)
+  Tensor half(Loc where = Loc::current()) const { return cast(dtypes::float16, where); }
+  Tensor bfloat16(Loc where = Loc::current()) const { return cast(dtypes::bfloat16, where); }
 
   Tensor add(const Tensor& o, Loc where = Loc::current()) const;
   Tensor sub(const Tensor& o, Loc where = Loc::current()) const;
@@ -362,6 +369,13 @@ class Tensor {
   // PyTorch's flat padding of the last dimensions: (left, right, top, bottom, ...).
   Tensor pad2d(const std::vector<int64_t>& padding, double value = 0, Loc where = Loc::current()) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& ranges, Loc where = Loc::current()) const;  // [begin, end)
+  // Padded at the end (zeros) or cut to `shape`, one entry per dimension (tg::keep_dim keeps one)
+  Tensor pad_to(const Shape& shape, Loc where = Loc::current()) const;
+  Tensor shrink_to(const Shape& shape, Loc where = Loc::current()) const;
+  // einops' rearrange: "b (h w) c -> b h w c" with the sizes a split needs ({{"h", 2}}); "1" is a unit dimension and
+  // "..." the dimensions not named
+  Tensor rearrange(const std::string& formula, const std::vector<std::pair<std::string, int64_t>>& sizes = {},
+                   Loc where = Loc::current()) const;
   Tensor flip(Axes axis, Loc where = Loc::current()) const;
   Tensor transpose(int64_t dim0 = 1, int64_t dim1 = 0, Loc where = Loc::current()) const;
   Tensor T(Loc where = Loc::current()) const;  // transpose(1, 0)
@@ -519,6 +533,8 @@ class Tensor {
   static thread_local bool no_grad;
 
   Tensor contiguous(Loc where = Loc::current()) const;
+  // A copy in a buffer of its own (lazy; gradients flow through it), as tinygrad's and PyTorch's clone
+  Tensor clone(Loc where = Loc::current()) const;
   // the same value; backward() realizes its gradient as a contiguous buffer in this tensor's shape (tinygrad's)
   Tensor contiguous_backward(Loc where = Loc::current()) const;
   // x through each layer in order (tinygrad's Tensor.sequential): any callables taking a Tensor, or a vector of them

@@ -197,4 +197,8 @@ Tensor Tensor::to(const std::string& dev, Loc where) const {
   return tensor::wrap(UOp::make(Ops::COPY, dtype(), {uop(), tensor::device_uop(d)}), d, where);
 }
 
+Tensor Tensor::clone(Loc where) const {
+  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), device(), where);
+}
+
 }  // namespace tg

@@ -159,4 +159,28 @@ Tensor Tensor::kaiming_normal(const Shape& shape, double a, DType dtype, const s
   return normal(shape, 0, std, dtype, device, where);
 }
 
+Tensor Tensor::multinomial(int64_t num_samples, bool replacement, Loc where) const try {
+  if (ndim() < 1 || ndim() > 2) throw ShapeError("multinomial", "needs a 1-d or 2-d tensor of weights, got shape " + tensor::shape_str(shape()), where);
+  if (num_samples <= 0) throw ArgumentError("multinomial", "num_samples must be positive, got " + std::to_string(num_samples), where);
+  Tensor w = (ndim() == 1 ? unsqueeze(0, where) : *this).cast(least_upper_float(dtype()), where);
+  int64_t rows = w.shape()[0], n = w.shape()[1];
+  if (!replacement && num_samples > n)
+    throw ArgumentError("multinomial", "cannot draw " + std::to_string(num_samples) + " samples without replacement from " +
+                                           std::to_string(n) + " categories", where);
+  Tensor idx;
+  if (replacement || num_samples == 1) {
+    // the first category whose cumulative weight passes a uniform draw: how many CDF values the draw is at or above
+    Tensor cw = w.cumsum(1, where), cdf = cw / cw[{Slice(), -1}].unsqueeze(1);
+    Tensor u = Tensor::rand({num_samples, rows, 1}, dtypes::float32, device(), where);
+    idx = (u >= cdf.cast(dtypes::float32).unsqueeze(0)).sum(2, false, dtypes::int32, where).permute({1, 0}, where);
+    idx = idx.minimum(static_cast<int32_t>(n - 1), where);  // u just below 1 against a CDF that rounds short of it
+  } else {
+    // the num_samples largest log(u) / w: a weighted sample without replacement (zero weights give -inf keys)
+    idx = (Tensor::rand(w.shape(), dtypes::float32, device(), where).log2() / w.cast(dtypes::float32)).topk(num_samples, 1, true, true, where).second;
+  }
+  return ndim() == 1 ? idx.squeeze(0, where) : idx;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "multinomial", where);
+}
+
 }  // namespace tg

@@ -1,5 +1,6 @@
 // Movement ops composed from the six primitives: view, transpose, flatten, squeeze, repeat, pad modes, roll, triu ...
 #include <algorithm>
+#include <map>
 
 #include "tensor/tensor_impl.h"
 
@@ -231,6 +232,147 @@ Tensor Tensor::diag(int64_t offset, Loc where) const try {
   return offset >= 0 ? m.pad({{0, k}, {k, 0}}, 0, where) : m.pad({{k, 0}, {0, k}}, 0, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "diag", where);
+}
+
+namespace {
+
+// shape with keep_dim resolved, one entry per dimension of x
+Shape resolved(const Tensor& x, const Shape& shape, const char* name, SourceLocation where) {
+  if (static_cast<int64_t>(shape.size()) != x.ndim())
+    throw ShapeError(name, "shape " + shape_str(shape) + " for a tensor of shape " + shape_str(x.shape()) + " needs one entry per dimension", where);
+  Shape s = shape;
+  for (size_t i = 0; i < s.size(); i++)
+    if (s[i] == keep_dim) s[i] = x.shape()[i];
+  return s;
+}
+
+}  // namespace
+
+Tensor Tensor::pad_to(const Shape& shape_, Loc where) const {
+  Shape s = resolved(*this, shape_, "pad_to", where);
+  Pads p;
+  for (int64_t i = 0; i < ndim(); i++) {
+    if (s[i] < shape()[i]) throw ShapeError("pad_to", "cannot pad " + shape_str(shape()) + " to the smaller " + shape_str(s), where);
+    p.push_back({0, s[i] - shape()[i]});
+  }
+  return pad(p, 0, where);
+}
+
+Tensor Tensor::shrink_to(const Shape& shape_, Loc where) const {
+  Shape s = resolved(*this, shape_, "shrink_to", where);
+  Pads r;
+  for (int64_t i = 0; i < ndim(); i++) {
+    if (s[i] < 0 || s[i] > shape()[i]) throw ShapeError("shrink_to", "cannot cut " + shape_str(shape()) + " to " + shape_str(s), where);
+    r.push_back({0, s[i]});
+  }
+  return shrink(r, where);
+}
+
+namespace {
+
+// One side of a rearrange formula: its groups of names ("(h w)" is one group of two, "1" or "()" a group of none)
+std::vector<std::vector<std::string>> parse_side(const std::string& side, const std::string& formula, SourceLocation where) {
+  std::vector<std::vector<std::string>> groups;
+  bool open = false;
+  std::string tok;
+  auto flush = [&] {
+    if (tok.empty()) return;
+    if (tok == "1") {
+      if (open) throw ArgumentError("rearrange", "\"1\" inside a group in \"" + formula + "\"", where);
+      groups.push_back({});
+    } else if (open) {
+      groups.back().push_back(tok);
+    } else {
+      groups.push_back({tok});
+    }
+    tok.clear();
+  };
+  for (char c : side) {
+    if (c == '(' || c == ')' || c == ' ') {
+      flush();
+      if (c == '(' && open) throw ArgumentError("rearrange", "nested brackets in \"" + formula + "\"", where);
+      if (c == ')' && !open) throw ArgumentError("rearrange", "unmatched ')' in \"" + formula + "\"", where);
+      if (c == '(') groups.push_back({});
+      if (c != ' ') open = c == '(';
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
+      tok += c;
+    } else {
+      throw ArgumentError("rearrange", "unexpected '" + std::string(1, c) + "' in \"" + formula + "\"", where);
+    }
+  }
+  flush();
+  if (open) throw ArgumentError("rearrange", "unclosed '(' in \"" + formula + "\"", where);
+  return groups;
+}
+
+}  // namespace
+
+Tensor Tensor::rearrange(const std::string& formula, const std::vector<std::pair<std::string, int64_t>>& sizes, Loc where) const try {
+  size_t arrow = formula.find("->");
+  if (arrow == std::string::npos || formula.find("->", arrow + 2) != std::string::npos)
+    throw ArgumentError("rearrange", "needs exactly one \"->\" in \"" + formula + "\"", where);
+  auto lhs = parse_side(formula.substr(0, arrow), formula, where), rhs = parse_side(formula.substr(arrow + 2), formula, where);
+  // "..." stands for the dimensions the other groups leave: named ...0, ...1 ... on both sides
+  auto expand = [&](std::vector<std::vector<std::string>>& side, int64_t count) {
+    std::vector<std::vector<std::string>> out;
+    for (auto& g : side) {
+      if (g.size() == 1 && g[0] == "...") {
+        for (int64_t i = 0; i < count; i++) out.push_back({"..." + std::to_string(i)});
+      } else {
+        for (const std::string& n : g)
+          if (n == "...") throw ArgumentError("rearrange", "\"...\" inside a group in \"" + formula + "\"", where);
+        out.push_back(g);
+      }
+    }
+    side = out;
+  };
+  int64_t named = static_cast<int64_t>(lhs.size()) - static_cast<int64_t>(std::count(lhs.begin(), lhs.end(), std::vector<std::string>{"..."}));
+  bool ellipsis = named != static_cast<int64_t>(lhs.size());
+  if (ellipsis ? named > ndim() : named != ndim())
+    throw ShapeError("rearrange", "\"" + formula + "\" names " + std::to_string(named) + " dimensions of a tensor of shape " + shape_str(shape()), where);
+  expand(lhs, ndim() - named), expand(rhs, ndim() - named);
+  std::map<std::string, int64_t> size(sizes.begin(), sizes.end());
+  std::vector<std::string> names;  // the left side's names in order: x reshaped to one dimension each
+  Shape split;
+  for (size_t d = 0; d < lhs.size(); d++) {
+    int64_t known = 1, unknown = -1;
+    for (size_t j = 0; j < lhs[d].size(); j++) {
+      const std::string& n = lhs[d][j];
+      if (std::find(names.begin(), names.end(), n) != names.end())
+        throw ArgumentError("rearrange", "\"" + n + "\" appears twice on the left of \"" + formula + "\"", where);
+      names.push_back(n);
+      if (lhs[d].size() == 1) size[n] = shape()[d];
+      if (size.count(n)) known *= size[n];
+      else if (unknown >= 0) throw ArgumentError("rearrange", "group " + std::to_string(d) + " of \"" + formula + "\" needs the sizes of all its names but one", where);
+      else unknown = static_cast<int64_t>(j);
+    }
+    if (unknown >= 0) size[lhs[d][unknown]] = known ? shape()[d] / known : 0;
+    int64_t total = 1;
+    for (const std::string& n : lhs[d]) total *= size[n], split.push_back(size[n]);
+    if (total != shape()[d])
+      throw ShapeError("rearrange", "group " + std::to_string(d) + " of \"" + formula + "\" has " + std::to_string(total) + " elements, dimension " +
+                                        std::to_string(d) + " of " + shape_str(shape()) + " has " + std::to_string(shape()[d]), where);
+  }
+  for (const auto& [n, v] : sizes)
+    if (std::find(names.begin(), names.end(), n) == names.end())
+      throw ArgumentError("rearrange", "size given for \"" + n + "\", which the left of \"" + formula + "\" does not name", where);
+  std::vector<int64_t> order;
+  Shape out;
+  for (const auto& g : rhs) {
+    int64_t total = 1;
+    for (const std::string& n : g) {
+      auto it = std::find(names.begin(), names.end(), n);
+      if (it == names.end()) throw ArgumentError("rearrange", "\"" + n + "\" is on the right of \"" + formula + "\" only", where);
+      order.push_back(it - names.begin());
+      total *= size[n];
+    }
+    out.push_back(total);
+  }
+  if (order.size() != names.size())
+    throw ArgumentError("rearrange", "every name on the left of \"" + formula + "\" must be on the right once", where);
+  return reshape(split, where).permute(order, where).reshape(out, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "rearrange", where);
 }
 
 }  // namespace tg

@@ -54,12 +54,6 @@ Scattered scattered(const Tensor& self, int64_t dim, const Tensor& index, const 
   return {idx == m, moved(src.shrink(box_of(index.shape()), where).cast(self.dtype(), where)), i.expand(target, where)};
 }
 
-// a result over index's sizes padded back to self's shape, and a mask of where it applies
-Tensor pad_to(const Tensor& r, const Shape& s, SourceLocation where) {
-  std::vector<std::pair<int64_t, int64_t>> p;
-  for (int64_t d = 0; d < r.ndim(); d++) p.push_back({0, s[d] - r.shape()[d]});
-  return r.pad(p, 0, where);
-}
 
 }  // namespace
 
@@ -92,7 +86,7 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, Loc 
   Tensor chosen = s.hit & (s.i == last);
   Tensor value = chosen.where(s.src, s.src.zeros_like()).sum(-1, false, where).cast(dtype(), where);
   Tensor any = s.hit.any(-1, false, where);
-  return pad_to(any, shape(), where).where(pad_to(value, shape(), where), *this, where);
+  return any.pad_to(shape(), where).where(value.pad_to(shape(), where), *this, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "scatter", where);
 }
@@ -121,28 +115,28 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   check_index(*this, d, index, &src, "scatter_reduce", where);
   if (ndim() == 0) throw ShapeError("scatter_reduce", "needs at least one dimension", where);
   Scattered s = scattered(*this, d, index, src, where);
-  Tensor hits = pad_to(s.hit.any(-1, false, where), shape(), where);
+  Tensor hits = s.hit.any(-1, false, where).pad_to(shape(), where);
   Tensor r, self = *this;
   if (reduce == "sum" || reduce == "mean") {
     r = s.hit.where(s.src, s.src.zeros_like()).sum(-1, false, where);
-    if (include_self) r = pad_to(r, shape(), where) + self;
+    if (include_self) r = r.pad_to(shape(), where) + self;
     if (reduce == "mean") {
-      Tensor count = pad_to(s.hit.sum(-1, false, where), shape(), where) + (include_self ? 1 : 0);
-      r = include_self ? r : pad_to(r, shape(), where);
+      Tensor count = s.hit.sum(-1, false, where).pad_to(shape(), where) + (include_self ? 1 : 0);
+      r = include_self ? r : r.pad_to(shape(), where);
       r = (r.cast(dtypes::float64) / count.maximum(1).cast(dtypes::float64));
       r = dtype().is_float() ? r : r.floor();  // PyTorch floors integer means
     }
   } else if (reduce == "prod") {
     r = s.hit.where(s.src, s.src.ones_like()).prod(-1, false, where);
-    if (include_self) r = pad_to(r, shape(), where) * self;
+    if (include_self) r = r.pad_to(shape(), where) * self;
   } else {
     bool mx = reduce == "amax";
     Tensor far = tensor::const_tensor(mx ? dtype().min() : dtype().max(), dtype(), {}, device());
     Tensor picked = s.hit.where(s.src, far);
     r = mx ? picked.max(-1, false, where) : picked.min(-1, false, where);
-    if (include_self) r = mx ? pad_to(r, shape(), where).maximum(self) : pad_to(r, shape(), where).minimum(self);
+    if (include_self) r = mx ? r.pad_to(shape(), where).maximum(self) : r.pad_to(shape(), where).minimum(self);
   }
-  if (r.shape() != shape()) r = pad_to(r, shape(), where);
+  if (r.shape() != shape()) r = r.pad_to(shape(), where);
   return hits.where(r.cast(dtype(), where), self, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "scatter_reduce", where);
