@@ -198,6 +198,7 @@ class Tensor {
   int64_t nbytes() const { return numel() * element_size(); }
   bool defined() const { return impl_ != nullptr; }
   bool is_floating_point() const { return dtype().is_float(); }
+  int64_t size(int64_t dim, Loc where = Loc::current()) const;  // shape()[dim]; negative dims count from the end
 
   // ---- elementwise primitives ----
   Tensor neg(Loc where = Loc::current()) const;
@@ -284,9 +285,12 @@ class Tensor {
   Tensor log10(Loc where = Loc::current()) const;
   // |this| with the sign of other (-0.0 counts as negative); a float result, as PyTorch
   Tensor copysign(const Tensor& other, Loc where = Loc::current()) const;
+  template <TensorScalar T> Tensor copysign(T v, Loc w = Loc::current()) const { return copysign(scalar_like(v, w), w); }
   // C's fmod: the remainder with the dividend's sign (mod() takes the divisor's, as Python's %)
   Tensor fmod(const Tensor& other, Loc where = Loc::current()) const;
+  template <TensorScalar T> Tensor fmod(T v, Loc w = Loc::current()) const { return fmod(scalar_like(v, w), w); }
   Tensor logaddexp(const Tensor& other, Loc where = Loc::current()) const;  // log(exp(this) + exp(other)), stable
+  template <TensorScalar T> Tensor logaddexp(T v, Loc w = Loc::current()) const { return logaddexp(scalar_like(v, w), w); }
   // |this - other| <= atol + rtol * |other| elementwise (infinities equal to themselves; NaN equal to NaN only with
   // equal_nan); allclose: all of them, read back as a bool (this realizes)
   Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false, Loc where = Loc::current()) const;
@@ -454,6 +458,9 @@ class Tensor {
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, Loc where = Loc::current()) const;
   // "ij,jk->ik" and the rest of numpy's notation, with an ellipsis for any leading dimensions ("...ij,...jk")
   static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, Loc where = Loc::current());
+  // Newton-Schulz iterations toward the orthogonal factor of the last two dims (the Muon optimizer's):
+  // G = this / (|G|_F + eps), then `steps` times G = sum_i params[i] (G G^T)^i G
+  Tensor newton_schulz(int64_t steps, const std::vector<double>& params, double eps = 1e-7, Loc where = Loc::current()) const;
   // The n-d convolution (spatial dims from the weight: (cout, cin/groups, k...)). padding: one value, one per
   // spatial dim, or (before, after) for each, last dimension first as PyTorch's F.pad.
   Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,

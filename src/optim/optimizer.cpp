@@ -39,23 +39,6 @@ std::vector<Tensor> Optimizer::zeros_like_params() const {
   return z;
 }
 
-namespace {
-
-// G scaled to norm 1, then `steps` iterations of G <- a G + (b A + c A A) G with A = G G^T, over the last two
-// dims (the wide orientation): an approximately orthogonal matrix with G's singular vectors
-Tensor newton_schulz(const Tensor& g, int steps) {
-  if (g.shape()[g.ndim() - 2] > g.shape()[g.ndim() - 1]) return newton_schulz(g.transpose(-2, -1), steps).transpose(-2, -1);
-  const double a = 3.4445, b = -4.775, c = 2.0315;
-  Tensor x = g / (g.square().sum({-2, -1}, true).sqrt() + 1e-7);
-  for (int i = 0; i < steps; i++) {
-    Tensor A = x.matmul(x.transpose(-2, -1));
-    x = x * a + (A * b + A.matmul(A) * c).matmul(x);
-  }
-  return x;
-}
-
-}  // namespace
-
 LARS::LARS(const std::vector<Tensor>& params, double lr, double momentum, double weight_decay, bool nesterov, bool classic,
            double tcoef, int ns_steps, SourceLocation where)
     : Optimizer(params, lr, where), momentum(momentum), weight_decay(weight_decay), tcoef(tcoef), nesterov(nesterov),
@@ -81,7 +64,7 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads) {
     }
     if (ns_steps > 0 && g.ndim() >= 2) {
       int64_t rows = g.shape()[0], cols = g.numel() / std::max<int64_t>(rows, 1);
-      g = newton_schulz(g.reshape({rows, cols}), ns_steps).reshape(g.shape()) *
+      g = g.reshape({rows, cols}).newton_schulz(ns_steps, {3.4445, -4.775, 2.0315}).reshape(g.shape()) *
           std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(cols, 1))));
     }
     if (!classic) g = g * r * lr;

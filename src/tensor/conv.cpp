@@ -327,16 +327,16 @@ Tensor Tensor::max_pool2d(Ints kernel_size, std::optional<Ints> stride, Ints dil
 
 std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(Ints kernel_size, std::optional<Ints> stride, Ints dilation, Ints padding,
                                                           bool ceil_mode, Loc where) const try {
-  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d", where);
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d_with_indices", where);
   Pairs total = pool_pads(shape(), a.k, a.s, a.d, a.pads, ceil_mode);
   std::vector<int64_t> axes = last_axes(a.k.size());
-  Tensor windows = pool(pad(full_pads(*this, total), const_to_double(dtype().min()), where), a.k, a.s, a.d, "max_pool2d", where);
+  Tensor windows = pool(pad(full_pads(*this, total), const_to_double(dtype().min()), where), a.k, a.s, a.d, "max_pool2d_with_indices", where);
   Tensor values = windows.max(axes, true, where);
   // each element's flat index in its plane, counted down so the max over a window's maxima is its first one
   Shape plane(shape().end() - static_cast<int64_t>(a.k.size()), shape().end());
   int64_t n = tensor::prod(plane);
   Tensor down = Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, device(), where).reshape(plane, where);
-  Tensor idx = pool(down.pad(total, 0, where), a.k, a.s, a.d, "max_pool2d", where);
+  Tensor idx = pool(down.pad(total, 0, where), a.k, a.s, a.d, "max_pool2d_with_indices", where);
   Tensor hit = windows == values;
   if (dtype().is_float()) hit = hit | (windows.isnan() & values.isnan());  // a NaN is the maximum (its first one)
   Tensor first = hit.where(idx, 0).max(axes, false, where);
@@ -344,7 +344,7 @@ std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(Ints kernel_size, std:
   out.resize(out.size() - a.k.size());
   return {values.reshape(out, where), first.scalar_like(static_cast<int>(n), where) - first};
 } catch (const Error& e) {
-  tensor::rethrow_in(e, "max_pool2d", where);
+  tensor::rethrow_in(e, "max_pool2d_with_indices", where);
 }
 
 Tensor Tensor::max_unpool2d(const Tensor& indices, Ints kernel_size, std::optional<Ints> stride, Ints dilation, Ints padding,
@@ -375,7 +375,8 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, Ints kernel_size, std::option
   Tensor r = chosen.where(reshape(flat, where), zeros_like().reshape(flat, where)).sum(-1, false, where).cast(dtype(), where);
   Shape out = lead;
   out.insert(out.end(), spatial.begin(), spatial.end());
-  return r.reshape(out, where);
+  // each value's gradient is the output's at its index, even where two windows name one index (PyTorch's)
+  return tensor::with_gradient_rule(r.reshape(out, where), tensor::GradRule::unpool, {*this, indices}, {static_cast<int64_t>(n)});
 } catch (const Error& e) {
   tensor::rethrow_in(e, "max_unpool2d", where);
 }
@@ -411,6 +412,13 @@ std::vector<Tensor> conv_gradient(const uop::UOp& u, const Tensor& g, const std:
   Tensor dx = gc.conv_transpose2d(w, std::nullopt, 1, 1, 1, pad);
   Tensor dw = x.transpose(0, 1).conv2d(gc.transpose(0, 1), std::nullopt, 1, 1, 1, pad).transpose(0, 1);
   return {Tensor(), dx, dw};
+}
+
+// max_unpool2d: d values = g gathered at each value's index of its output plane (the last n dims)
+std::vector<Tensor> unpool_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& n) {
+  Tensor values = source_of(u, 1), indices = source_of(u, 2);
+  Tensor flat_g = g.flatten(g.ndim() - n[0], -1), flat_i = indices.flatten(indices.ndim() - n[0], -1).cast(dtypes::int64);
+  return {Tensor(), flat_g.gather(-1, flat_i).reshape(values.shape()), Tensor()};
 }
 
 }  // namespace tensor

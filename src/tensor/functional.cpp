@@ -56,9 +56,8 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
     // grouped-query attention: each key/value head serves a group of query heads (dimension -3)
     int64_t hq = shape()[ndim() - 3], hk = key.shape()[key.ndim() - 3], hv = value.shape()[value.ndim() - 3];
     if (hk == 0 || hq % hk != 0 || hk != hv)
-      throw ShapeError("scaled_dot_product_attention", "enable_gqa needs the query's heads (" + std::to_string(hq) +
-                                                           ") a multiple of the key's and value's (" + std::to_string(hk) + ", " +
-                                                           std::to_string(hv) + ")", where);
+      throw ShapeError("scaled_dot_product_attention", "enable_gqa: " + std::to_string(hq) + " query heads are not a multiple of " +
+                                                           std::to_string(hk) + " key and " + std::to_string(hv) + " value heads", where);
     k = key.repeat_interleave(hq / hk, key.ndim() - 3, where), v = value.repeat_interleave(hq / hk, value.ndim() - 3, where);
   }
   Tensor scores = q.matmul(k.transpose(-1, -2, where), where).div(std::sqrt(static_cast<double>(shape().back())), where);
@@ -72,6 +71,7 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
 }
 
 Tensor Tensor::normalize(double p, int64_t dim, double eps, Loc where) const try {
+  if (!(p >= 0)) throw ArgumentError("normalize", "p must be non-negative (or inf), got " + tensor::num_str(p), where);
   Tensor x = cast(least_upper_float(dtype()), where);
   tensor::normalize_axis(dim, ndim(), "normalize", where);
   Tensor norm;

@@ -65,6 +65,8 @@ std::string expand_ellipsis(const std::string& f, const std::vector<Tensor>& ope
   for (size_t i = 0; i < ins.size(); i++) {
     size_t at = ins[i].find("...");
     if (at == std::string::npos) continue;
+    if (ins[i].find("...", at + 3) != std::string::npos)
+      throw ArgumentError("einsum", "\"" + ins[i] + "\" has more than one ellipsis", where);
     rank[i] = operands[i].ndim() - static_cast<int64_t>(ins[i].size() - 3);
     if (rank[i] < 0)
       throw ShapeError("einsum", "\"" + ins[i] + "\" has more letters than operand " + std::to_string(i) + " of shape " +
@@ -182,6 +184,29 @@ Tensor Tensor::einsum(const std::string& formula, const std::vector<Tensor>& ope
   return r.permute(order, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "einsum", where);
+}
+
+Tensor Tensor::newton_schulz(int64_t steps, const std::vector<double>& params, double eps, Loc where) const try {
+  if (ndim() < 2) throw ShapeError("newton_schulz", "needs at least 2 dimensions, got shape " + shape_str(shape()), where);
+  if (steps < 0) throw ArgumentError("newton_schulz", "steps must be >= 0, got " + std::to_string(steps), where);
+  if (params.empty()) throw ArgumentError("newton_schulz", "needs at least one coefficient", where);
+  // a tall matrix transposed, so that G G^T is the smaller product
+  if (shape()[ndim() - 2] > shape()[ndim() - 1])
+    return transpose(-2, -1, where).newton_schulz(steps, params, eps, where).transpose(-2, -1, where);
+  Tensor x = cast(least_upper_float(dtype()), where);
+  Tensor g = x / (x.square().sum({-2, -1}, true, where).sqrt() + eps);
+  for (int64_t s = 0; s < steps; s++) {
+    // p0 G + (p1 A + p2 A^2 + ...) G with A = G G^T: one product with G per step
+    Tensor a = g.matmul(g.transpose(-2, -1, where), where), power = a, poly;
+    for (size_t i = 1; i < params.size(); i++) {
+      if (i > 1) power = power.matmul(a, where);
+      poly = poly.defined() ? poly + power * params[i] : power * params[i];
+    }
+    g = poly.defined() ? g * params[0] + poly.matmul(g, where) : g * params[0];
+  }
+  return g;
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "newton_schulz", where);
 }
 
 }  // namespace tg

@@ -288,7 +288,10 @@ Tensor Tensor::logaddexp(const Tensor& other, Loc where) const try {
 }
 
 Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan, Loc where) const try {
+  if (!(rtol >= 0) || !(atol >= 0))
+    throw ArgumentError("isclose", "rtol and atol must be non-negative, got " + tensor::num_str(rtol) + " and " + tensor::num_str(atol), where);
   auto [a, b] = tensor::broadcasted(*this, other, "isclose", where);
+  if (a.dtype().is_bool()) return a == b;
   if (!a.dtype().is_float()) return (a == b) | ((a - b).abs().cast(dtypes::float64) <= b.abs().cast(dtypes::float64) * rtol + atol);
   Tensor close = a.isfinite() & b.isfinite() & ((a - b).abs() <= b.abs() * rtol + atol);
   close = close | ((a.isinf() | b.isinf()) & (a == b));

@@ -129,7 +129,7 @@ Tensor Tensor::pad(const Pads& padding, PadMode mode, double value, Loc where) c
     int64_t n = x.shape()[d];
     int64_t limit = mode == PadMode::reflect ? n - 1 : mode == PadMode::circular ? n : (n > 0 ? INT64_MAX : 0);
     if (b > limit || a > limit)
-      throw ArgumentError(name, "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") does not fit axis " +
+      throw ArgumentError(name, "padding (" + std::to_string(padding[d].first) + ", " + std::to_string(padding[d].second) + ") does not fit axis " +
                                     std::to_string(d) + " of size " + std::to_string(n) + " in shape " + shape_str(shape()), where);
     if (b == 0 && a == 0) continue;
     auto part = [&](int64_t lo, int64_t hi) {
@@ -281,7 +281,7 @@ std::vector<std::vector<std::string>> parse_side(const std::string& side, const 
       if (open) throw ArgumentError("rearrange", "\"1\" inside a group in \"" + formula + "\"", where);
       groups.push_back({});
     } else if (open) {
-      groups.back().push_back(tok);
+      groups.back().push_back(tok == "..." ? "(...)" : tok);  // an ellipsis in a group: its dimensions flattened
     } else {
       groups.push_back({tok});
     }
@@ -318,14 +318,20 @@ Tensor Tensor::rearrange(const std::string& formula, const std::vector<std::pair
     for (auto& g : side) {
       if (g.size() == 1 && g[0] == "...") {
         for (int64_t i = 0; i < count; i++) out.push_back({"..." + std::to_string(i)});
-      } else {
-        for (const std::string& n : g)
-          if (n == "...") throw ArgumentError("rearrange", "\"...\" inside a group in \"" + formula + "\"", where);
-        out.push_back(g);
+      } else {  // inside a group ("(...)"), the dimensions it stands for are flattened together
+        std::vector<std::string> names;
+        for (const std::string& n : g) {
+          if (n != "(...)") names.push_back(n);
+          for (int64_t i = 0; n == "(...)" && i < count; i++) names.push_back("..." + std::to_string(i));
+        }
+        out.push_back(names);
       }
     }
     side = out;
   };
+  for (const auto& g : lhs)
+    if (std::count(g.begin(), g.end(), "(...)") > 0)
+      throw ArgumentError("rearrange", "\"...\" inside a group on the left of \"" + formula + "\"", where);
   int64_t named = static_cast<int64_t>(lhs.size()) - static_cast<int64_t>(std::count(lhs.begin(), lhs.end(), std::vector<std::string>{"..."}));
   bool ellipsis = named != static_cast<int64_t>(lhs.size());
   if (ellipsis ? named > ndim() : named != ndim())
@@ -343,7 +349,9 @@ Tensor Tensor::rearrange(const std::string& formula, const std::vector<std::pair
       names.push_back(n);
       if (lhs[d].size() == 1) size[n] = shape()[d];
       if (size.count(n)) known *= size[n];
-      else if (unknown >= 0) throw ArgumentError("rearrange", "group " + std::to_string(d) + " of \"" + formula + "\" needs the sizes of all its names but one", where);
+      else if (unknown >= 0)
+        throw ArgumentError("rearrange", "group " + std::to_string(d) + " of \"" + formula + "\" has two unknown sizes (\"" +
+                                             lhs[d][unknown] + "\" and \"" + n + "\"): give all its sizes but one", where);
       else unknown = static_cast<int64_t>(j);
     }
     if (unknown >= 0) size[lhs[d][unknown]] = known ? shape()[d] / known : 0;
@@ -362,14 +370,15 @@ Tensor Tensor::rearrange(const std::string& formula, const std::vector<std::pair
     int64_t total = 1;
     for (const std::string& n : g) {
       auto it = std::find(names.begin(), names.end(), n);
-      if (it == names.end()) throw ArgumentError("rearrange", "\"" + n + "\" is on the right of \"" + formula + "\" only", where);
+      if (it == names.end())
+        throw ArgumentError("rearrange", "\"" + n + "\" is on the right of \"" + formula + "\" only: every name is once on both sides", where);
       order.push_back(it - names.begin());
       total *= size[n];
     }
     out.push_back(total);
   }
   if (order.size() != names.size())
-    throw ArgumentError("rearrange", "every name on the left of \"" + formula + "\" must be on the right once", where);
+    throw ArgumentError("rearrange", "every name of \"" + formula + "\" must be once on both sides", where);
   return reshape(split, where).permute(order, where).reshape(out, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "rearrange", where);

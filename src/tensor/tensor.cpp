@@ -262,6 +262,10 @@ const detail::TensorImpl& Tensor::impl() const {
 }
 UOp Tensor::uop() const { return impl().uop(); }
 const Shape& Tensor::shape() const { return impl().shape; }
+int64_t Tensor::size(int64_t dim, Loc where) const {
+  if (ndim() == 0) throw ArgumentError("size", "a 0-d tensor has no dimension " + std::to_string(dim), where);
+  return shape()[tensor::normalize_axis(dim, ndim(), "size", where)];
+}
 int64_t Tensor::numel() const { return tensor::prod(shape()); }
 DType Tensor::dtype() const { return impl().dtype; }
 const std::string& Tensor::device() const { return impl().device; }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "support/golden.h"
+#include "support/golden_grad.h"
 
 using namespace tg;
 using tg::testing::GoldenCase;

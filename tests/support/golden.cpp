@@ -118,18 +118,4 @@ std::string compare(const Tensor& got, const GoldenTensor& want, double atol, do
   return err.str();
 }
 
-Tensor loss_weights(const Shape& shape) {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  std::vector<double> w(static_cast<size_t>(n));
-  for (size_t k = 0; k < w.size(); k++) w[k] = std::sin(1.0 + 0.7 * static_cast<double>(k));
-  return Tensor(w, shape).realize();
-}
-
-std::vector<Tensor> float64_inputs(const GoldenCase& c) {
-  std::vector<Tensor> in;
-  for (const auto& g : c.inputs) in.push_back(g.dtype.is_float() ? Tensor(g.floats, g.shape).realize() : g.make());
-  return in;
-}
-
 }  // namespace tg::testing

@@ -30,12 +30,6 @@ const std::map<std::string, std::vector<GoldenCase>>& golden_cases(const std::st
 
 DType dtype_from_name(const std::string& name);
 
-// The gradient tests' loss is sum(out * w) with w[k] = sin(1 + 0.7 k) over the flat output (the generators' grad()).
-Tensor loss_weights(const Shape& shape);
-// A case's inputs as leaves for the gradient tests: float ones as float64 (PyTorch's gradients are float64), the
-// rest as stored.
-std::vector<Tensor> float64_inputs(const GoldenCase& c);
-
 // "" when `got` matches the golden (dtype, shape, values within tolerance), else what differs.
 std::string compare(const Tensor& got, const GoldenTensor& want, double atol, double rtol);
 
