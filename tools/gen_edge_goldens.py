@@ -150,6 +150,10 @@ for name, fn in (("int_slice_tensor", lambda t, i: t[1, :, i]), ("tensor_slice_i
     emit("getitem", name, [x, i3], out(fn(x.v, i3.v.long()), F32))
     g.grad("getitem", name, lambda t, i, fn=fn: fn(t, i.long()))
 emit("getitem", "tensor_bounds", [x], out(x.v[1:3, :, -4:-1], F32))  # bounds given as 0-d integer tensors
+for name, shape in (("bool_mask_full", (4, 5, 6)), ("bool_mask_rows", (4,)), ("bool_mask_2d", (4, 5))):
+    m = T(rng.integers(0, 2, shape).astype(bool), "bool")
+    emit("getitem", name, [x, m], out(x.v[m.v], F32))
+    g.grad("getitem", name, lambda t, m: t[m])
 
 # ---------- einsum with an ellipsis (the formulas are listed again in test_edges.cpp) ----------
 ELLIPSIS = [("...ij,...jk->...ik", [(5, 2, 3), (3, 4)]), ("...ij,...jk", [(2, 2, 3), (2, 3, 4)]), ("i...->...", [(2, 3, 4)]),

@@ -71,7 +71,7 @@ class Index {
   Index(tg::Slice s) : kind_(Kind::Slice), slice_(s) {}
   Index(NewAxis) : kind_(Kind::NewAxis) {}
   Index(tg::Ellipsis) : kind_(Kind::Ellipsis) {}
-  Index(const Tensor& t);  // integer tensor: advanced indexing; bool tensors are not supported (use masked_select)
+  Index(const Tensor& t);  // integer tensor: advanced indexing; a bool tensor as the only index: x[mask] (PyTorch's)
   Kind kind() const { return kind_; }
   int64_t integer() const { return i_; }
   const tg::Slice& slice() const { return slice_; }

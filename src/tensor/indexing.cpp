@@ -140,7 +140,7 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& given, const char* op,
     } else {
       const Tensor& t = i.tensor();
       if (!t.dtype().is_int())
-        throw DTypeError(op, "tensor indices must be integers, not " + t.dtype().name() + " (use masked_select for masks)", where);
+        throw DTypeError(op, "tensor indices must be integers, not " + t.dtype().name() + " (a bool mask is the only index: x[mask])", where);
       if (t.device() != x.device())
         throw ArgumentError(op, "index tensor on " + t.device() + " for a tensor on " + x.device(), where);
       s.count = n, s.tensor = true;
@@ -216,6 +216,19 @@ Tensor place_basic(const Tensor& v, const Tensor& x, const Plan& p, SourceLocati
 }  // namespace
 
 Tensor Tensor::getitem(const std::vector<Index>& indices, Loc where) const try {
+  // x[mask] with a bool mask over the leading dims: the elements (rows) where it is true, as PyTorch's, through
+  // the mask's nonzero positions (this realizes the mask to learn their count)
+  if (indices.size() == 1 && indices[0].kind() == Index::Kind::Tensor && indices[0].tensor().dtype().is_bool()) {
+    const Tensor& mask = indices[0].tensor();
+    if (mask.ndim() > ndim() || !std::equal(mask.shape().begin(), mask.shape().end(), shape().begin()))
+      throw ShapeError("getitem", "a bool mask of shape " + shape_str(mask.shape()) + " for a tensor of shape " + shape_str(shape()) +
+                                      " (it must match the leading dimensions)", where);
+    if (mask.ndim() == 0) return unsqueeze(0, where).getitem({mask.unsqueeze(0, where)}, where);
+    Tensor nz = mask.nonzero(where);
+    std::vector<Index> cols;
+    for (int64_t i = 0; i < mask.ndim(); i++) cols.push_back(nz[{Slice(), i}]);
+    return getitem(cols, where);
+  }
   Plan p = make_plan(*this, indices, "getitem", where);
   Tensor r = select_basic(*this, p, where).reshape(p.out_shape, where);
   if (p.tensors.empty()) return r;

@@ -113,6 +113,7 @@ Tensor call(const GoldenCase& c, const In& in) {
     if (v == "slice_int_tensor") return x[{Slice(), 1, in[1]}];
     if (v == "tensor_int") return x[{in[1], 1}];
     if (v == "tensor_slice_tensor") return x[{in[1], Slice(), in[1]}];
+    if (v.rfind("bool_mask", 0) == 0) return x[{in[1]}];
     if (v == "tensor_bounds") {
       Tensor one(1), three(int64_t{3}), minus4(-4, dtypes::int8), minus1(-1, dtypes::int16);
       return x[{Slice(one, three), Slice(), Slice(minus4, minus1)}];
