@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -148,6 +149,12 @@ class Tensor {
   // lazy and fuse like any other op, and the same seed gives the same numbers.
   static Tensor rand(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
                      Loc where = Loc::current());
+  // The caller's memory as a tensor, without a copy and without taking ownership (tinygrad's from_blob): `data`
+  // holds shape's elements of dtype, row-major, aligned to the dtype's size, on a device whose memory is host
+  // memory (the CPU). It must stay valid while the tensor or anything computed lazily from it may still be
+  // realized; it is read when kernels run, and never written or freed by tinygrad.cpp.
+  static Tensor from_blob(void* data, const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+                          Loc where = Loc::current());
   static void manual_seed(uint64_t seed);
 
   static Tensor eye(int64_t n, int64_t m = -1, DType dtype = dtypes::float32, const std::string& device = "",
@@ -349,6 +356,9 @@ class Tensor {
   Tensor logsumexp(Axes axis = {}, bool keepdim = false, Loc where = Loc::current()) const;
   Tensor softmax(int64_t axis = -1, Loc where = Loc::current()) const;
   Tensor log_softmax(int64_t axis = -1, Loc where = Loc::current()) const;
+  // computed in `dtype` (a float dtype), as PyTorch's softmax(dim, dtype): the input is cast first
+  Tensor softmax(int64_t axis, DType dtype, Loc where = Loc::current()) const;
+  Tensor log_softmax(int64_t axis, DType dtype, Loc where = Loc::current()) const;
   Tensor softmin(int64_t axis = -1, Loc where = Loc::current()) const;  // softmax(-x)
   // Running reductions along one axis.
   Tensor cumsum(int64_t axis = 0, Loc where = Loc::current()) const;
@@ -422,6 +432,10 @@ class Tensor {
   // is computed when this tensor is next realized (with whatever else is realized then); tensors computed from the
   // old value keep it.
   Tensor& assign(const Tensor& x, Loc where = Loc::current());
+  // This tensor (and every handle to it) becomes x itself, with no copy and no cast (tinygrad's replace). The shape,
+  // dtype and device must match: a tensor's dtype and device are fixed when it is made, so in C++ a tensor moved to
+  // another device is a new handle, t = t.to("OPENCL"), where tinygrad has to_().
+  Tensor& replace(const Tensor& x, Loc where = Loc::current());
   Tensor gather(int64_t dim, const Tensor& index, Loc where = Loc::current()) const;
   // out[index[i][j]][j] = src[i][j] (dim 0), and so on; the last write wins where indices repeat.
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, Loc where = Loc::current()) const;
@@ -458,6 +472,19 @@ class Tensor {
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, Loc where = Loc::current()) const;
   // "ij,jk->ik" and the rest of numpy's notation, with an ellipsis for any leading dimensions ("...ij,...jk")
   static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, Loc where = Loc::current());
+  // The same with the products summed in `acc` and the result in `acc` (tinygrad's dtype argument): int8 operands
+  // summed in int32, float16 ones in float32
+  Tensor dot(const Tensor& w, DType acc, Loc where = Loc::current()) const;
+  Tensor matmul(const Tensor& w, DType acc, Loc where = Loc::current()) const;
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias, DType acc, Loc where = Loc::current()) const;
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands, DType acc, Loc where = Loc::current());
+  // Q R = this over the last two dims (batched over the rest): Q (..., m, m) orthogonal, R (..., m, n) upper
+  // triangular, as tinygrad's qr (PyTorch's mode="complete", same signs: Householder reflections as LAPACK's)
+  std::pair<Tensor, Tensor> qr(Loc where = Loc::current()) const;
+  // U, S, Vh with this = U diag(S) Vh: S (..., k) descending, k = min(m, n); U (..., m, m) and Vh (..., n, n), or
+  // (..., m, k) and (..., k, n) without full_matrices. One-sided Jacobi; columns of U and rows of Vh are unique up
+  // to sign (and within repeated singular values), as with any SVD.
+  std::tuple<Tensor, Tensor, Tensor> svd(bool full_matrices = true, Loc where = Loc::current()) const;
   // Newton-Schulz iterations toward the orthogonal factor of the last two dims (the Muon optimizer's):
   // G = this / (|G|_F + eps), then `steps` times G = sum_i params[i] (G G^T)^i G
   Tensor newton_schulz(int64_t steps, const std::vector<double>& params, double eps = 1e-7, Loc where = Loc::current()) const;

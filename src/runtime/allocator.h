@@ -22,6 +22,9 @@ class Allocator {
   virtual void copyin(void* dst, const void* src, size_t nbytes) = 0;   // host -> device
   virtual void copyout(void* dst, const void* src, size_t nbytes) = 0;  // device -> host
 
+  // Whether blocks are host pointers the CPU can read and write (Tensor::from_blob wraps such memory)
+  virtual bool host_addressable() const { return false; }
+
   size_t cached_bytes() const;
   size_t cache_limit = size_t{1} << 30;
   std::string device_name = "device";  // for errors
@@ -44,6 +47,7 @@ class MallocAllocator : public Allocator {
   ~MallocAllocator() override { free_cache(); }
   void copyin(void* dst, const void* src, size_t nbytes) override;
   void copyout(void* dst, const void* src, size_t nbytes) override;
+  bool host_addressable() const override { return true; }
 
  protected:
   void* raw_alloc(size_t nbytes) override;

@@ -28,7 +28,7 @@ Buffer::Buffer(std::shared_ptr<Buffer> base, size_t size, DType dtype)
 }
 
 Buffer::~Buffer() {
-  if (ptr_ && !base_) device_.allocator().free(ptr_, nbytes());
+  if (ptr_ && !base_ && owned_) device_.allocator().free(ptr_, nbytes());
 }
 
 void* Buffer::ptr() {
@@ -48,9 +48,16 @@ void Buffer::fill_lazily(const void* host, std::shared_ptr<const void> keep) {
   lazy_keep_ = std::move(keep);
 }
 
+void Buffer::use_external(void* memory) {
+  if (ptr_ || base_ || lazy_src_) throw InternalError("Buffer::use_external", "the buffer is already in use");
+  ptr_ = memory;
+  owned_ = false;
+}
+
 void Buffer::swap_memory(Buffer& other) {
   if (&other.device_ != &device_ || other.nbytes() != nbytes() || base_ || other.base_)
     throw InternalError("Buffer::swap_memory", "buffers of different devices or sizes");
+  if (!owned_ || !other.owned_) throw InternalError("Buffer::swap_memory", "a buffer over the caller's memory (from_blob)");
   ptr();
   other.ptr();
   std::swap(ptr_, other.ptr_);

@@ -35,6 +35,10 @@ class Buffer {
   // (safe_load: a tensor's bytes in the mapped file, read only if the tensor is used).
   void fill_lazily(const void* host, std::shared_ptr<const void> keep);
 
+  // The buffer is `memory`, owned by the caller (Tensor::from_blob): never freed or written here, and refused by
+  // swap_memory. Only before first use, on a device whose memory is host memory.
+  void use_external(void* memory);
+
   void copyin(const void* host, size_t nbytes);  // nbytes must equal this->nbytes()
   void copyout(void* host, size_t nbytes);
 
@@ -45,6 +49,7 @@ class Buffer {
   size_t nbytes_;  // size_ * itemsize, checked for overflow when the buffer is made
   void* ptr_ = nullptr;
   std::shared_ptr<Buffer> base_;
+  bool owned_ = true;  // false: the caller's memory (use_external)
   const void* lazy_src_ = nullptr;
   std::shared_ptr<const void> lazy_keep_;
 };

@@ -1,6 +1,9 @@
 // Creation: empty, full, zeros, ones, arange, eye, linspace and the *_like forms.
 #include <cmath>
+#include <cstdint>
 
+#include "runtime/buffer.h"
+#include "runtime/device.h"
 #include "schedule/buffer_uop.h"
 #include "tensor/tensor_impl.h"
 
@@ -19,6 +22,23 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
   std::string dev = tensor::resolve_device(device);
   int64_t n = tensor::prod(shape);
   UOp buf = schedule::new_buffer(dev, dtype, n);
+  return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
+}
+
+Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, const std::string& device, Loc where) {
+  check_shape(shape, "from_blob", where);
+  check_value_dtype(dtype, "from_blob", where);
+  std::string dev = tensor::resolve_device(device);
+  int64_t n = tensor::prod(shape);
+  if (!runtime::get_device(dev).allocator().host_addressable())
+    throw DeviceError("from_blob", dev + "'s memory is not host memory: make the tensor on CPU and move it with .to(\"" +
+                                       dev + "\")", where);
+  if (n > 0 && data == nullptr) throw ArgumentError("from_blob", "null pointer for shape " + tensor::shape_str(shape), where);
+  if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(dtype.itemsize()) != 0)
+    throw ArgumentError("from_blob", "pointer not aligned to " + dtype.name() + "'s " + std::to_string(dtype.itemsize()) +
+                                         " bytes", where);
+  UOp buf = schedule::new_buffer(dev, dtype, n);
+  if (n > 0) schedule::buffer_of(buf).use_external(data);
   return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 

@@ -304,6 +304,15 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
   return *this;
 }
 
+Tensor& Tensor::replace(const Tensor& x, Loc where) {
+  if (x.shape() != shape() || x.dtype() != dtype() || x.device() != device())
+    throw ArgumentError("replace", "needs the same shape, dtype and device: " + shape_str(x.shape()) + " " + x.dtype().name() +
+                                       " on " + x.device() + " for " + shape_str(shape()) + " " + dtype().name() + " on " +
+                                       device() + " (a tensor's dtype and device are fixed; assign casts)", where);
+  impl_->set_uop(x.uop());
+  return *this;
+}
+
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value, Loc where) const {
   if (tensor::broadcast_shape({this, &mask, &value}, "masked_fill", where) != shape())
     throw ShapeError("masked_fill", "mask " + shape_str(mask.shape()) + " and value " + shape_str(value.shape()) +

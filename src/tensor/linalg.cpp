@@ -45,6 +45,47 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias, L
 
 namespace {
 
+DType checked_acc(DType acc, const char* op, SourceLocation where) {
+  if (acc.is_bool()) throw DTypeError(op, "cannot accumulate in bool", where);
+  return acc;
+}
+
+}  // namespace
+
+// The operands cast to `acc` before the products: int8 * int8 summed in int32 never wraps in int8
+Tensor Tensor::matmul(const Tensor& w, DType acc, Loc where) const try {
+  checked_acc(acc, "matmul", where);
+  return cast(acc, where).matmul(w.cast(acc, where), where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "matmul", where);
+}
+
+Tensor Tensor::dot(const Tensor& w, DType acc, Loc where) const try {
+  return matmul(w, acc, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "dot", where);
+}
+
+Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias, DType acc, Loc where) const try {
+  checked_acc(acc, "linear", where);
+  std::optional<Tensor> b;
+  if (bias) b = bias->cast(acc, where);
+  return cast(acc, where).linear(weight.cast(acc, where), b, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "linear", where);
+}
+
+Tensor Tensor::einsum(const std::string& formula, const std::vector<Tensor>& operands, DType acc, Loc where) try {
+  checked_acc(acc, "einsum", where);
+  std::vector<Tensor> cast_operands;
+  for (const Tensor& t : operands) cast_operands.push_back(t.cast(acc, where));
+  return einsum(formula, cast_operands, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "einsum", where);
+}
+
+namespace {
+
 // An ellipsis in f (no spaces) replaced by letters the formula does not use, one per dimension it stands for,
 // aligned from the right across operands (numpy's broadcasting). Without "->" the output is numpy's implicit one,
 // written out: the ellipsis dimensions first, then the letters used once, in alphabetical order.

@@ -277,6 +277,20 @@ Tensor Tensor::log_softmax(int64_t axis, Loc where) const try {
   tensor::rethrow_in(e, "log_softmax", where);
 }
 
+Tensor Tensor::softmax(int64_t axis, DType dt, Loc where) const try {
+  if (!dt.is_float()) throw DTypeError("softmax", "computes in a float dtype, not " + dt.name(), where);
+  return cast(dt, where).softmax(axis, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "softmax", where);
+}
+
+Tensor Tensor::log_softmax(int64_t axis, DType dt, Loc where) const try {
+  if (!dt.is_float()) throw DTypeError("log_softmax", "computes in a float dtype, not " + dt.name(), where);
+  return cast(dt, where).log_softmax(axis, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "log_softmax", where);
+}
+
 Tensor Tensor::softmin(int64_t axis, Loc where) const try {
   return cast(least_upper_float(dtype()), where).neg(where).softmax(axis, where);
 } catch (const Error& e) {

@@ -1,6 +1,8 @@
 // TinyJit: capture on the second call, replay afterwards; replays must equal the plain function bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstring>
 
 #include "support/expect_error.h"
@@ -134,6 +136,31 @@ TEST(TinyJit, ALearningRateChangedBetweenCallsIsRead) {
   std::vector<std::vector<float>> plain = run(false), jit = run(true);
   EXPECT_EQ(plain, jit);
   EXPECT_FLOAT_EQ(plain[4][0], plain[3][0] * 0.0f);  // lr 0.5 on w*w: w - 0.5 * 2w = 0
+}
+
+// A parameter over the caller's memory (from_blob) trains under the JIT as any other: its updates go to buffers of
+// tinygrad's own, the caller's memory is only read
+TEST(TinyJit, FromBlobParametersTrain) {
+  if (Tensor({1.f}).device().rfind("CPU", 0) != 0) GTEST_SKIP() << "from_blob wraps host memory: CPU only";
+  auto run = [](bool jit) {
+    std::vector<float> memory{1.f, 2.f, 3.f};
+    Tensor w = Tensor::from_blob(memory.data(), {3}).requires_grad_();
+    optim::LARS opt = optim::SGD({w}, 0.1);
+    std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>&) {
+      opt.zero_grad();
+      (w * w).sum().backward();
+      opt.step();
+      return w;
+    };
+    TinyJit<Tensor> jitted(step);
+    std::vector<std::vector<float>> out;
+    for (int i = 0; i < 5; i++) out.push_back((jit ? jitted() : step({})).to_vector<float>());
+    EXPECT_EQ(memory, (std::vector<float>{1.f, 2.f, 3.f}));
+    return out;
+  };
+  std::vector<std::vector<float>> plain = run(false), jit = run(true);
+  EXPECT_EQ(plain, jit);
+  EXPECT_FLOAT_EQ(plain[4][2], 3.f * std::pow(0.8f, 5.f));
 }
 
 TEST(TinyJit, UpdatesLeftUnrealizedRaise) {

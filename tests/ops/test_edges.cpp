@@ -171,6 +171,23 @@ Tensor call(const GoldenCase& c, const In& in) {
     Axes axes = a.empty() ? Axes() : Axes(arg(a, 0));
     return c.op == "any" ? in[0].any(axes) : in[0].all(axes);
   }
+  if (c.op == "qr") {
+    auto [q, r] = in[0].qr();
+    return v[0] == 'Q' ? q : r;
+  }
+  if (c.op == "svd") {
+    auto [u, s, vh] = in[0].svd(false);
+    if (v[0] == 'S') return s;
+    // each singular vector is unique up to its sign: flipped to point as PyTorch's does
+    Tensor want = c.output.make().cast(u.dtype());
+    if (v[0] == 'U') return u * ((u * want).sum(-2, true) < 0).where(-1.0, 1.0);
+    return vh * ((vh * want).sum(-1, true) < 0).where(-1.0, 1.0);
+  }
+  if (c.op == "softmax_dtype") return in[0].softmax(1, dtypes::float64);
+  if (c.op == "log_softmax_dtype") return in[0].log_softmax(1, dtypes::float64);
+  if (c.op == "matmul_acc") return in[0].matmul(in[1], c.output.dtype);
+  if (c.op == "einsum_acc") return Tensor::einsum("ik,kj->ij", in, dtypes::float32);
+  if (c.op == "linear_acc") return in[0].linear(in[1], in[2], dtypes::float32);
   throw std::runtime_error("no C++ binding for " + c.op + "/" + v);
 }
 
@@ -305,6 +322,57 @@ TEST(EdgeMethods, MultinomialDrawsByWeight) {
   EXPECT_NEAR(std::count(first.begin(), first.end(), 3) / 6000.0, 2.0 / 3, 0.03);
 }
 
+// Properties no golden can show: a rank-deficient matrix still gets an orthogonal U (PyTorch's and LAPACK's
+// U is orthogonal whatever the rank), and full_matrices completes both bases.
+TEST(EdgeMethods, SvdOfRankDeficientAndBatchedMatrices) {
+  Tensor::manual_seed(3);
+  for (Shape shape : {Shape{3, 3}, Shape{2, 6, 4}, Shape{4, 7}}) {
+    int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+    SCOPED_TRACE(std::to_string(shape.size()) + "-d " + std::to_string(m) + "x" + std::to_string(n));
+    Tensor a = Tensor::randn(shape);
+    if (shape == Shape{3, 3}) a = a.shrink({{0, 3}, {0, 1}}).expand({3, 3}) * Tensor({1.0f, -2.0f, 0.5f});  // rank 1
+    auto [u, s, vh] = a.svd();
+    ASSERT_EQ(u.shape().back(), m);
+    ASSERT_EQ(vh.shape().back(), n);
+    std::vector<std::pair<int64_t, int64_t>> to_mn(shape.size(), {0, 0});
+    to_mn[shape.size() - 2] = {0, m - k}, to_mn.back() = {0, n - k};
+    Tensor sd = (s.unsqueeze(-2) * Tensor::eye(k)).pad(to_mn);
+    EXPECT_LT((u.matmul(sd).matmul(vh) - a).abs().max().item<float>(), 1e-5f);
+    EXPECT_LT((u.matmul(u.transpose(-2, -1)) - Tensor::eye(m)).abs().max().item<float>(), 1e-5f);
+    EXPECT_LT((vh.matmul(vh.transpose(-2, -1)) - Tensor::eye(n)).abs().max().item<float>(), 1e-5f);
+    std::vector<float> sv = s.to_vector<float>();
+    for (size_t i = 0; i + 1 < sv.size(); i++)
+      if ((i + 1) % static_cast<size_t>(k)) EXPECT_GE(sv[i], sv[i + 1]);  // descending within each matrix
+  }
+  auto [q, r] = Tensor::zeros({0, 3}).qr();  // empty: Q (0, 0), R (0, 3)
+  EXPECT_EQ(q.shape(), (Shape{0, 0}));
+  EXPECT_EQ(r.shape(), (Shape{0, 3}));
+}
+
+TEST(EdgeMethods, FromBlobSharesTheCallersMemory) {
+  std::vector<float> data{1, 2, 3, 4, 5, 6};
+  Tensor t = Tensor::from_blob(data.data(), {2, 3});
+  EXPECT_TRUE(t.is_realized());
+  Tensor twice = t * 2;  // lazy: the memory is read when the kernel runs
+  data[0] = 10;
+  EXPECT_EQ(twice.to_vector<float>(), (std::vector<float>{20, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(data, (std::vector<float>{10, 2, 3, 4, 5, 6}));  // never written
+  std::vector<int16_t> ints{7, -8};
+  EXPECT_EQ(Tensor::from_blob(ints.data(), {2}, dtypes::int16).sum().item<int32_t>(), -1);
+  EXPECT_EQ(Tensor::from_blob(nullptr, {0, 4}).numel(), 0);
+  // the tensor goes away, the caller's memory stays (ASan would see a free of it)
+  { Tensor gone = Tensor::from_blob(data.data(), {6}).realize(); }
+  EXPECT_EQ(data[5], 6.0f);
+}
+
+TEST(EdgeMethods, ReplaceMakesEveryHandleTheOtherTensor) {
+  Tensor a = Tensor({1.0f, 2.0f}), alias = a;
+  a.replace(Tensor({3.0f, 4.0f}) + 1);
+  EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{4, 5}));
+  tg::testing::expect_error<Error>([&] { a.replace(Tensor({1, 2})); }, "replace", {"int32", "float32"}, __FILE__);
+  tg::testing::expect_error<Error>([&] { a.replace(Tensor({1.0f})); }, "replace", {"(1,)", "(2,)"}, __FILE__);
+}
+
 // ---- errors ----
 
 TEST(EdgeErrors, ArangeBeyondItsDtype) {
@@ -388,6 +456,17 @@ TEST(EdgeErrors, SliceBoundsMustBeIntegerScalars) {
   Tensor x = Tensor::arange(6);
   tg::testing::expect_error<Error>([&] { x[{Slice(Tensor({1, 2}), Tensor(3))}]; }, "getitem", {"0-d"}, __FILE__);
   tg::testing::expect_error<Error>([&] { x[{Slice(Tensor(1.5f), Tensor(3))}]; }, "getitem", {"integer"}, __FILE__);
+}
+
+TEST(EdgeErrors, FactorizationsAndBlobs) {
+  tg::testing::expect_error<Error>([] { Tensor({1.0f, 2.0f}).qr(); }, "qr", {"(2,)", "matrix"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::ones({2, 2}, dtypes::bool_).svd(); }, "svd", {"bool"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::ones({2, 2}).softmax(1, dtypes::int32); }, "softmax", {"int32"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::ones({2, 2}).matmul(Tensor::ones({2, 2}), dtypes::bool_); }, "matmul", {"bool"}, __FILE__);
+  std::vector<float> data(4);
+  tg::testing::expect_error<Error>([&] { Tensor::from_blob(reinterpret_cast<char*>(data.data()) + 1, {2}); }, "from_blob",
+                                   {"aligned", "float32"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::from_blob(nullptr, {2}); }, "from_blob", {"null", "(2,)"}, __FILE__);
 }
 
 TEST(EdgeErrors, MaxOfAnEmptyAxisHasNoIdentity) {

@@ -321,6 +321,19 @@ void check_opts_on_opencl(runtime::Device& dev, const std::function<Tensor(const
   }
 }
 
+// OpenCL memory is cl_mem, not host memory: from_blob says so instead of handing a host pointer to a kernel
+TEST(OpenCL, FromBlobIsRefused) {
+  NEED_OPENCL(dev);
+  float data[2] = {1, 2};
+  try {
+    Tensor::from_blob(data, {2}, dtypes::float32, "OPENCL");
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("not host memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Tensor::from_blob(data, {2}, dtypes::float32, "CPU").to("OPENCL").to_vector<float>(), (std::vector<float>{1, 2}));
+}
+
 }  // namespace
 
 // GROUP / GROUPTOP share a reduce axis between a group's work-items through local memory and a barrier
