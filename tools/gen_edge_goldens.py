@@ -7,6 +7,7 @@ Writes tests/golden/edges.txt, read by tests/ops/test_edges.cpp (same format and
 Debian's python3-torch:
   /usr/bin/python3 tools/gen_edge_goldens.py
 """
+import hashlib
 import math
 import os
 import sys
@@ -388,6 +389,53 @@ emit("matmul_acc", "float16_float32", [ha, hb], out(ha.v.float() @ hb.v.float(),
 emit("einsum_acc", "float16_float32", [ha, hb], out(torch.einsum("ik,kj->ij", ha.v.float(), hb.v.float()), F32))
 lb = T(rng.uniform(-3, 3, (2,)), "float16")
 emit("linear_acc", "float16_float32", [ha, hb, lb], out(ha.v.float() @ hb.v.float() + lb.v.float(), F32))
+
+# ---------- bitcast between sizes (numpy's view) and hashing (Python's hashlib) ----------
+bc = T(rng.integers(0, 256, (2, 8)), "uint8")
+emit("bitcast", "uint8_to_uint64", [bc], T(bc.numpy().view(np.uint64), "uint64"))
+emit("bitcast", "uint8_to_float32", [bc], T(bc.numpy().view(np.float32), F32))
+emit("bitcast", "uint8_to_int16", [bc], T(bc.numpy().view(np.int16), "int16"))
+bf = f32((3, 2))
+emit("bitcast", "float32_to_uint8", [bf], T(bf.numpy().view(np.uint8), "uint8"))
+emit("bitcast", "float32_to_float16", [bf], T(bf.numpy().view(np.float16), "float16"))
+emit("bitcast", "float32_to_int64", [bf], T(bf.numpy().view(np.int64), "int64"))
+DIGESTS = {"sha3_224": lambda b: hashlib.sha3_224(b).digest(), "sha3_256": lambda b: hashlib.sha3_256(b).digest(),
+           "sha3_384": lambda b: hashlib.sha3_384(b).digest(), "sha3_512": lambda b: hashlib.sha3_512(b).digest(),
+           "shake_128": lambda b: hashlib.shake_128(b).digest(16), "shake_256": lambda b: hashlib.shake_256(b).digest(32)}
+for cfg, fn in DIGESTS.items():
+    for n in (0, 1, 71, 72, 135, 136, 137, 168, 300):
+        msg = T(rng.integers(0, 256, (n,)), "uint8")
+        emit("keccak", f"{cfg}_{n}", [msg], T(np.frombuffer(fn(msg.numpy().tobytes()), np.uint8), "uint8"))
+batch = T(rng.integers(0, 256, (2, 3, 50)), "uint8")
+emit("keccak", "sha3_256_batch", [batch],
+     T(np.array([[list(hashlib.sha3_256(r.tobytes()).digest()) for r in m] for m in batch.numpy()]), "uint8"))
+fl = f32((4,))
+emit("keccak", "sha3_256_float32", [fl], T(np.frombuffer(hashlib.sha3_256(fl.numpy().tobytes()).digest(), np.uint8), "uint8"))
+
+
+def tinygrad_hash(data):
+    """tinygrad's Tensor.hash, written from its description: SHAKE-128 (16 bytes) of each 4 KiB piece of each
+    zero-padded 1 MiB chunk, then of each chunk's 256 digests; repeated over the chunk digests while there are
+    several chunks."""
+    chunk = 1 << 20
+    def hash_chunks(d, chunks):
+        d = d + bytes(chunks * chunk - len(d))
+        out = b""
+        for c in range(chunks):
+            pieces = b"".join(hashlib.shake_128(d[c * chunk + p:c * chunk + p + 4096]).digest(16) for p in range(0, chunk, 4096))
+            out += hashlib.shake_128(pieces).digest(16)
+        return out
+    chunks = (len(data) + chunk - 1) // chunk
+    while chunks > 1:
+        data = hash_chunks(data, chunks)
+        chunks = (chunks + 65535) // 65536
+    return hash_chunks(data, 1)[:16]
+
+
+hm = T(rng.integers(0, 256, (100,)), "uint8")
+emit("hash", "bytes_100", [hm], T(np.frombuffer(tinygrad_hash(hm.numpy().tobytes()), np.uint8), "uint8"))
+big = (np.arange(3 << 19) % 251).astype(np.uint8)  # 1.5 MiB: two chunks; the C++ test makes the same bytes
+emit("hash", "arange_mod_251", [], T(np.frombuffer(tinygrad_hash(big.tobytes()), np.uint8), "uint8"), [3 << 19])
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "edges.txt")
 with open(path, "w") as fh:

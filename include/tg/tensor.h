@@ -216,7 +216,9 @@ class Tensor {
   Tensor reciprocal(Loc where = Loc::current()) const;
   Tensor logical_not(Loc where = Loc::current()) const;
   Tensor cast(DType dtype, Loc where = Loc::current()) const;
-  Tensor bitcast(DType dtype, Loc where = Loc::current()) const;  // same itemsize only
+  // The same bytes as another dtype. Between sizes the last dim is regrouped, little-endian: (.., 8) uint8 ->
+  // (.., 1) uint64 and back, as numpy's view(dtype).
+  Tensor bitcast(DType dtype, Loc where = Loc::current()) const;
   // tinygrad's cast shorthands that are C++ names (float(), int() ... are keywords: use cast)
   Tensor half(Loc where = Loc::current()) const { return cast(dtypes::float16, where); }
   Tensor bfloat16(Loc where = Loc::current()) const { return cast(dtypes::bfloat16, where); }
@@ -485,6 +487,14 @@ class Tensor {
   // (..., m, k) and (..., k, n) without full_matrices. One-sided Jacobi; columns of U and rows of Vh are unique up
   // to sign (and within repeated singular values), as with any SVD.
   std::tuple<Tensor, Tensor, Tensor> svd(bool full_matrices = true, Loc where = Loc::current()) const;
+  // Keccak over the last dimension's bytes (any dtype, as its little-endian bytes): "sha3_224", "sha3_256",
+  // "sha3_384", "sha3_512", "shake_128" and "shake_256" (16 and 32 bytes out, as tinygrad's), or a rate, domain byte
+  // and output length. uint8 (..., digest bytes).
+  Tensor keccak(const std::string& cfg = "sha3_256", Loc where = Loc::current()) const;
+  Tensor keccak(int64_t rate, int64_t suffix, int64_t out_bytes, Loc where = Loc::current()) const;
+  // tinygrad's 16-byte hash of the whole tensor's bytes (SHAKE-128 over 4 KiB pieces of 1 MiB chunks, then over
+  // the digests), equal to tinygrad's for the same bytes
+  Tensor hash(Loc where = Loc::current()) const;
   // Newton-Schulz iterations toward the orthogonal factor of the last two dims (the Muon optimizer's):
   // G = this / (|G|_F + eps), then `steps` times G = sum_i params[i] (G G^T)^i G
   Tensor newton_schulz(int64_t steps, const std::vector<double>& params, double eps = 1e-7, Loc where = Loc::current()) const;

@@ -1,4 +1,6 @@
 // Elementwise ops: numpy broadcasting, tinygrad's dtype promotion, and one ALU node per primitive.
+#include <algorithm>
+
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -103,13 +105,43 @@ Tensor Tensor::cast(DType dt, Loc where) const {
   return alu(Ops::CAST, dt, {*this}, where);
 }
 
-Tensor Tensor::bitcast(DType dt, Loc where) const {
+namespace {
+DType uint_of_size(int64_t bytes) {
+  return bytes == 1 ? dtypes::uint8 : bytes == 2 ? dtypes::uint16 : bytes == 4 ? dtypes::uint32 : dtypes::uint64;
+}
+}  // namespace
+
+Tensor Tensor::bitcast(DType dt, Loc where) const try {
   tensor::check_value_dtype(dt, "bitcast", where);
-  if (dt.itemsize() != dtype().itemsize())
-    throw DTypeError("bitcast", "cannot bitcast " + dtype().name() + " (" + std::to_string(dtype().itemsize()) +
-                                    " bytes) to " + dt.name() + " (" + std::to_string(dt.itemsize()) + " bytes)", where);
-  if (dt == dtype()) return *this;
-  return alu(Ops::BITCAST, dt, {*this}, where);
+  int64_t a = dtype().itemsize(), b = dt.itemsize();
+  if (a == b) return dt == dtype() ? *this : alu(Ops::BITCAST, dt, {*this}, where);
+  // another size: the last dim's bytes regrouped, little-endian (as numpy's view and tinygrad's bitcast)
+  if (dtype().is_bool() || dt.is_bool())
+    throw DTypeError("bitcast", "cannot bitcast " + dtype().name() + " to " + dt.name() + " (bool is not bits)", where);
+  if (ndim() == 0 || shape().back() * a % b != 0)
+    throw DTypeError("bitcast", "cannot bitcast " + dtype().name() + " (" + std::to_string(a) + " bytes) to " + dt.name() +
+                                    " (" + std::to_string(b) + " bytes): the last dimension of " + tensor::shape_str(shape()) +
+                                    " must hold a whole number of them", where);
+  DType ua = uint_of_size(a), ub = uint_of_size(b);
+  Tensor u = bitcast(ua, where);
+  Shape out = shape();
+  out.back() = shape().back() * a / b;
+  int64_t k = a > b ? a / b : b / a;
+  std::vector<uint64_t> shifts;
+  for (int64_t i = 0; i < k; i++) shifts.push_back(static_cast<uint64_t>(8 * std::min(a, b) * i));
+  Tensor by = Tensor(shifts, {k}, device(), where);
+  Tensor r;
+  if (a > b) {  // each element split into k pieces, lowest bytes first
+    Tensor mask(static_cast<uint64_t>((uint64_t{1} << (8 * b)) - 1), dtypes::uint64, device(), where);
+    r = ((u.cast(dtypes::uint64).unsqueeze(-1) >> by) & mask).cast(ub).reshape(out, where);
+  } else {  // k elements joined: their bits do not overlap, so the sum is their or
+    Shape grouped = out;
+    grouped.push_back(k);
+    r = (u.reshape(grouped, where).cast(dtypes::uint64) << by).sum(-1, false, dtypes::uint64, where).cast(ub);
+  }
+  return r.bitcast(dt, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "bitcast", where);
 }
 
 Tensor Tensor::add(const Tensor& o, Loc where) const { return binary(Ops::ADD, *this, o, "add", where); }
@@ -183,18 +215,19 @@ TG_BITWISE(bitwise_or, OR, true)
 TG_BITWISE(bitwise_xor, XOR, true)
 #undef TG_BITWISE
 
-// Shifts as PyTorch's: a count outside [0, bits) gives 0 for <<, and x >> (bits - 1) (the sign fill) for >>. C
-// leaves both undefined (clang's results vary with what the register held before), so the kernel only ever sees a
-// count in range; constant counts fold the guards away.
+// Shifts as PyTorch's: a count outside [0, bits) gives 0 for << and for >> of unsigned x, and x >> (bits - 1) (the
+// sign fill) for >> of signed x. C leaves them undefined (clang's results vary with what the register held before),
+// so the kernel only ever sees a count in range; constant counts fold the guards away.
 Tensor shift(Ops op, const Tensor& a, const Tensor& b, const char* name, SourceLocation where) {
   auto [x, y] = broadcasted(a, b, name, where);
   require(x.dtype().is_int(), name, "needs integer tensors", x.dtype(), where);
   int64_t bits = 8 * x.dtype().itemsize();
   Tensor in_range = y.lt(Tensor(bits, y.dtype(), y.device(), where), where);
   if (!y.dtype().is_unsigned()) in_range = in_range.bitwise_and(y.ge(Tensor(0, y.dtype(), y.device(), where), where), where);
-  Tensor count = in_range.where(y, Tensor(op == Ops::SHL ? 0 : bits - 1, y.dtype(), y.device(), where), where);
+  bool zero_fill = op == Ops::SHL || x.dtype().is_unsigned();
+  Tensor count = in_range.where(y, Tensor(zero_fill ? 0 : bits - 1, y.dtype(), y.device(), where), where);
   Tensor r = alu(op, x.dtype(), {x, count}, where);
-  return op == Ops::SHL ? in_range.where(r, Tensor(0, x.dtype(), x.device(), where), where) : r;
+  return zero_fill ? in_range.where(r, Tensor(0, x.dtype(), x.device(), where), where) : r;
 }
 Tensor Tensor::lshift(const Tensor& o, Loc where) const { return shift(Ops::SHL, *this, o, "lshift", where); }
 Tensor Tensor::rshift(const Tensor& o, Loc where) const { return shift(Ops::SHR, *this, o, "rshift", where); }

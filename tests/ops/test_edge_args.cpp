@@ -11,8 +11,8 @@ using namespace tg;
 
 namespace {
 
-// PyTorch's rule (aten's lshift/rshift kernels): a count < 0 or >= bits gives 0 for <<, x >> (bits - 1) for >>;
-// << shifts the unsigned bits
+// PyTorch's rule (aten's lshift/rshift kernels; checked against python3-torch 1.13): a count < 0 or >= bits gives
+// 0 for << and for >> of unsigned x, x >> (bits - 1) for >> of signed x (the sign fill); << shifts the unsigned bits
 template <class T> T torch_lshift(T a, int64_t b) {
   constexpr int64_t bits = 8 * sizeof(T);
   if (b < 0 || b >= bits) return 0;
@@ -20,6 +20,7 @@ template <class T> T torch_lshift(T a, int64_t b) {
 }
 template <class T> T torch_rshift(T a, int64_t b) {
   constexpr int64_t bits = 8 * sizeof(T);
+  if ((b < 0 || b >= bits) && !std::is_signed_v<T>) return 0;
   return static_cast<T>(a >> ((b < 0 || b >= bits) ? bits - 1 : b));
 }
 
@@ -57,6 +58,7 @@ TEST(EdgeArgs, ShiftsOutsideTheWidthFollowPyTorch) {
   check_shifts<int64_t>();
   check_shifts<uint8_t>();
   check_shifts<uint32_t>();
+  check_shifts<uint64_t>();
 }
 
 TEST(EdgeArgs, FullRefusesValuesItsDtypeCannotHold) {

@@ -188,6 +188,12 @@ Tensor call(const GoldenCase& c, const In& in) {
   if (c.op == "matmul_acc") return in[0].matmul(in[1], c.output.dtype);
   if (c.op == "einsum_acc") return Tensor::einsum("ik,kj->ij", in, dtypes::float32);
   if (c.op == "linear_acc") return in[0].linear(in[1], in[2], dtypes::float32);
+  if (c.op == "bitcast") return in[0].bitcast(c.output.dtype);
+  if (c.op == "keccak") return in[0].keccak(v.substr(0, v.find('_', v.find('_') + 1)));
+  if (c.op == "hash") {
+    if (!in.empty()) return in[0].hash();
+    return (Tensor::arange(a[0]) % 251).cast(dtypes::uint8).hash();  // the generator's bytes
+  }
   throw std::runtime_error("no C++ binding for " + c.op + "/" + v);
 }
 
@@ -467,6 +473,16 @@ TEST(EdgeErrors, FactorizationsAndBlobs) {
   tg::testing::expect_error<Error>([&] { Tensor::from_blob(reinterpret_cast<char*>(data.data()) + 1, {2}); }, "from_blob",
                                    {"aligned", "float32"}, __FILE__);
   tg::testing::expect_error<Error>([] { Tensor::from_blob(nullptr, {2}); }, "from_blob", {"null", "(2,)"}, __FILE__);
+}
+
+TEST(EdgeErrors, BitcastAndKeccakArguments) {
+  tg::testing::expect_error<Error>([] { Tensor::zeros({2, 3}, dtypes::uint8).bitcast(dtypes::int32); }, "bitcast",
+                                   {"(2, 3)", "whole number"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor(1.0f).bitcast(dtypes::float16); }, "bitcast", {"()"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::zeros({4}, dtypes::bool_).bitcast(dtypes::int32); }, "bitcast", {"bool"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::zeros({4}, dtypes::uint8).keccak("md5"); }, "keccak", {"\"md5\"", "sha3_256"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::zeros({4}, dtypes::uint8).keccak(100, 6, 16); }, "keccak", {"multiple of 8", "100"}, __FILE__);
+  tg::testing::expect_error<Error>([] { Tensor::zeros({4}, dtypes::uint8).keccak(136, 6, 200); }, "keccak", {"200"}, __FILE__);
 }
 
 TEST(EdgeErrors, MaxOfAnEmptyAxisHasNoIdentity) {
