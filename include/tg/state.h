@@ -1,4 +1,4 @@
-// Model state (tinygrad's nn.state): named tensors of a module, loading them back, and safetensors files.
+// Model state (tinygrad's nn.state): named tensors of a module, loading them back, safetensors and .npy files.
 //
 //   tg::StateDict sd = tg::get_state_dict(model);   // "l1.weight", ...
 //   tg::safe_save(sd, "model.safetensors");
@@ -37,5 +37,13 @@ void safe_save(const StateDict& dict, const std::string& path, const std::map<st
 StateDict safe_load(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
 // The "__metadata__" strings of a safetensors file.
 std::map<std::string, std::string> safe_load_metadata(const std::string& path, SourceLocation where = SourceLocation::current());
+
+// numpy's .npy files: one tensor, every dtype numpy and tinygrad.cpp share (all but bfloat16). load_npy reads
+// versions 1.0 to 3.0, either byte order and Fortran order (a transposed view); the data is mapped and copied to
+// `device` on first use. A malformed or truncated file, an object or structured array, or a dtype we lack raise
+// tg::ArgumentError naming the file. save_npy writes version 1.0 (2.0 for a header over 64 KiB), little-endian,
+// C order, atomically (as safe_save).
+Tensor load_npy(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
+void save_npy(const Tensor& t, const std::string& path, SourceLocation where = SourceLocation::current());
 
 }  // namespace tg

@@ -4,20 +4,15 @@
 // Reading follows the format's own implementation (huggingface/safetensors): the header is UTF-8 strict JSON that
 // starts with '{', and the tensors, sorted by offsets, tile the data section exactly (no hole, no overlap, no
 // trailing bytes).
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "schedule/buffer_uop.h"
+#include "state/file_io.h"
 #include "state/json.h"
 #include "tensor/tensor_impl.h"
 #include "tg/state.h"
@@ -43,29 +38,6 @@ const char* dtype_code(DType dt, const std::string& name, SourceLocation where) 
   throw DTypeError("safe_save", "tensor '" + name + "' has dtype " + dt.name() + ", which safetensors cannot hold", where);
 }
 
-std::string os_error() { return std::strerror(errno); }
-
-// A file mapped read-only, unmapped when the last tensor that still has to copy from it lets go.
-std::shared_ptr<const unsigned char> map_file(const std::string& path, size_t& size, SourceLocation where) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw ArgumentError("safe_load", "cannot open " + path + ": " + os_error(), where);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw ArgumentError("safe_load", path + " is not a regular file", where);
-  }
-  size = static_cast<size_t>(st.st_size);
-  if (size < 8) {
-    ::close(fd);
-    throw ArgumentError("safe_load", path + ": " + std::to_string(size) + " bytes, too short for a safetensors header", where);
-  }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) throw ArgumentError("safe_load", "cannot map " + path + ": " + os_error(), where);
-  return std::shared_ptr<const unsigned char>(static_cast<const unsigned char*>(p),
-                                              [size](const unsigned char* q) { ::munmap(const_cast<unsigned char*>(q), size); });
-}
-
 struct Entry {
   std::string name;
   DType dtype;
@@ -83,8 +55,9 @@ struct SafetensorsFile {
 SafetensorsFile read_file(const std::string& path, SourceLocation where) {
   SafetensorsFile f;
   size_t size = 0;
-  f.map = map_file(path, size, where);
+  f.map = state::map_file(path, size, "safe_load", where);
   auto bad = [&](const std::string& msg) { return ArgumentError("safe_load", path + ": " + msg, where); };
+  if (size < 8) throw bad(std::to_string(size) + " bytes, too short for a safetensors header");
   uint64_t n = 0;
   std::memcpy(&n, f.map.get(), 8);
   if (n > size - 8)
@@ -196,26 +169,10 @@ void safe_save(const StateDict& dict, const std::string& path, const std::map<st
   }
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
-  // written next to the target and renamed over it: a failed save never leaves half a file under its name
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    uint64_t n = header.size();
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    for (const auto& d : data) out.write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
-    out.flush();
-    if (!out) {
-      std::string err = os_error();
-      std::remove(tmp.c_str());
-      throw ArgumentError("safe_save", "cannot write " + path + ": " + err, where);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string err = os_error();
-    std::remove(tmp.c_str());
-    throw ArgumentError("safe_save", "cannot write " + path + ": " + err, where);
-  }
+  uint64_t n = header.size();
+  std::vector<std::string_view> pieces{{reinterpret_cast<const char*>(&n), 8}, header};
+  for (const auto& d : data) pieces.emplace_back(reinterpret_cast<const char*>(d.data()), d.size());
+  state::write_file_atomically(path, pieces, "safe_save", where);
 }
 
 StateDict safe_load(const std::string& path, const std::string& device, SourceLocation where) {

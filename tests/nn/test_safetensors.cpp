@@ -83,7 +83,7 @@ TEST(Safetensors, ReadsAFileWrittenByNumpy) {
 
 // Also writes the file that the ctest safetensors.numpy_reads_ours hands to the numpy reader.
 TEST(Safetensors, RoundTripsEveryDtype) {
-  const char* out = std::getenv("TG_SAFETENSORS_OUT");
+  const char* out = std::getenv("TG_NUMPY_OUT");
   std::string path = out && *out ? out : temp_path("roundtrip.safetensors");
   safe_save(safe_load(kNumpyFile), path, kNumpyMetadata);
   expect_same(safe_load(path), golden_entries());
