@@ -115,23 +115,32 @@ TEST(TinyJit, AssigningToAnInputRaises) {
   tg::testing::expect_error<ArgumentError>([&] { f({a}); }, "TinyJit", {"assigns to its input 0"}, "test_jit.cpp", __LINE__);
 }
 
+// w after each of `steps` SGD steps (lr 0.1) on sum(w * w), plainly or through a TinyJit; before(i, opt) runs
+// before step i
+std::vector<std::vector<float>> sgd_on_squares(Tensor w, bool jit, int steps,
+                                               const std::function<void(int, optim::LARS&)>& before = {}) {
+  w.requires_grad_();
+  optim::LARS opt = optim::SGD({w}, 0.1);
+  std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>&) {
+    opt.zero_grad();
+    (w * w).sum().backward();
+    opt.step();
+    return w;
+  };
+  TinyJit<Tensor> jitted(step);
+  std::vector<std::vector<float>> out;
+  for (int i = 0; i < steps; i++) {
+    if (before) before(i, opt);
+    out.push_back((jit ? jitted() : step({})).to_vector<float>());
+  }
+  return out;
+}
+
 TEST(TinyJit, ALearningRateChangedBetweenCallsIsRead) {
   auto run = [](bool jit) {
-    Tensor w = Tensor({1.f, 2.f, 3.f}).requires_grad_();
-    optim::LARS opt = optim::SGD({w}, 0.1);
-    std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>&) {
-      opt.zero_grad();
-      (w * w).sum().backward();
-      opt.step();
-      return w;
-    };
-    TinyJit<Tensor> jitted(step);
-    std::vector<std::vector<float>> out;
-    for (int i = 0; i < 6; i++) {
+    return sgd_on_squares(Tensor({1.f, 2.f, 3.f}), jit, 6, [](int i, optim::LARS& opt) {
       if (i == 4) opt.lr.assign(Tensor(0.5f)).realize();
-      out.push_back((jit ? jitted() : step({})).to_vector<float>());
-    }
-    return out;
+    });
   };
   std::vector<std::vector<float>> plain = run(false), jit = run(true);
   EXPECT_EQ(plain, jit);
@@ -144,17 +153,7 @@ TEST(TinyJit, FromBlobParametersTrain) {
   if (Tensor({1.f}).device().rfind("CPU", 0) != 0) GTEST_SKIP() << "from_blob wraps host memory: CPU only";
   auto run = [](bool jit) {
     std::vector<float> memory{1.f, 2.f, 3.f};
-    Tensor w = Tensor::from_blob(memory.data(), {3}).requires_grad_();
-    optim::LARS opt = optim::SGD({w}, 0.1);
-    std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>&) {
-      opt.zero_grad();
-      (w * w).sum().backward();
-      opt.step();
-      return w;
-    };
-    TinyJit<Tensor> jitted(step);
-    std::vector<std::vector<float>> out;
-    for (int i = 0; i < 5; i++) out.push_back((jit ? jitted() : step({})).to_vector<float>());
+    std::vector<std::vector<float>> out = sgd_on_squares(Tensor::from_blob(memory.data(), {3}), jit, 5);
     EXPECT_EQ(memory, (std::vector<float>{1.f, 2.f, 3.f}));
     return out;
   };

@@ -18,6 +18,18 @@ Tensor loss_weights(const Shape& shape) {
   return Tensor(w, shape).realize();
 }
 
+std::string compare_output(const GoldenCase& c, const std::function<Tensor(const std::vector<Tensor>&)>& call, double atol,
+                           double rtol) {
+  std::vector<Tensor> in;
+  for (const auto& g : c.inputs) in.push_back(g.make());
+  return compare(call(in), c.output, atol, rtol);
+}
+
+std::string compare_output(const GoldenCase& c, const std::function<Tensor(const std::vector<Tensor>&)>& call) {
+  bool half = c.output.dtype == dtypes::float16;
+  return compare_output(c, call, half ? 2e-3 : 5e-6, half ? 4e-3 : 1e-3);
+}
+
 std::string compare_gradients(const GoldenCase& c, const std::function<Tensor(const std::vector<Tensor>&)>& call,
                               double atol, double rtol) {
   std::vector<Tensor> in = float64_inputs(c);
