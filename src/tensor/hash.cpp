@@ -46,13 +46,23 @@ const KeccakConstants& keccak_constants() {
   return k;
 }
 
+// The constants as tensors on a device, made once per keccak call (not per block or round)
+struct KeccakTensors {
+  Tensor rot, back, source, round;  // round: (24, 25), RC[i] in lane 0 of row i
+  explicit KeccakTensors(const std::string& dev) {
+    const KeccakConstants& k = keccak_constants();
+    rot = Tensor(std::vector<uint64_t>(k.rotation.begin(), k.rotation.end()), {kLanes}, dev);
+    back = Tensor(uint64_t{64}, dtypes::uint64, dev) - rot;  // a shift by 64 gives 0: lane 0 turns by 0
+    source = Tensor(std::vector<int32_t>(k.source.begin(), k.source.end()), {kLanes}, dev);
+    std::vector<uint64_t> rc(kRounds * kLanes, 0);
+    for (int i = 0; i < kRounds; i++) rc[static_cast<size_t>(i * kLanes)] = k.round[static_cast<size_t>(i)];
+    round = Tensor(rc, {kRounds, kLanes}, dev);
+  }
+};
+
 // Keccak-f[1600] on states (bs, 25)
-Tensor keccak_f(Tensor s, int64_t bs, const std::string& dev) {
-  const KeccakConstants& k = keccak_constants();
-  Tensor rot = Tensor(std::vector<uint64_t>(k.rotation.begin(), k.rotation.end()), {kLanes}, dev);
-  Tensor back = Tensor(uint64_t{64}, dtypes::uint64, dev) - rot;  // a shift by 64 gives 0: lane 0 turns by 0
-  Tensor source = Tensor(std::vector<int32_t>(k.source.begin(), k.source.end()), {kLanes}, dev);
-  for (int i = 0; i < kRounds; i++) {
+Tensor keccak_f(Tensor s, int64_t bs, const KeccakTensors& k) {
+  for (int64_t i = 0; i < kRounds; i++) {
     // theta: each lane ^= parity of column x - 1 ^ parity of column x + 1 turned by 1 (lanes as [y][x])
     Tensor a = s.reshape({bs, 5, 5});
     Tensor c = a.shrink({{0, bs}, {0, 1}, {0, 5}});
@@ -61,13 +71,11 @@ Tensor keccak_f(Tensor s, int64_t bs, const std::string& dev) {
     Tensor d = c.roll({1}, {2}) ^ ((right << uint64_t{1}) | (right >> uint64_t{63}));
     s = (a ^ d).reshape({bs, kLanes});
     // rho then pi: every lane turned by its offset, then moved
-    s = ((s << rot) | (s >> back))[{Slice(), source}];
+    s = ((s << k.rot) | (s >> k.back))[{Slice(), k.source}];
     // chi along each row, then iota
     Tensor b = s.reshape({bs, 5, 5});
     s = (b ^ (b.roll({-1}, {2}).bitwise_not() & b.roll({-2}, {2}))).reshape({bs, kLanes});
-    std::vector<uint64_t> rc(kLanes, 0);
-    rc[0] = k.round[static_cast<size_t>(i)];
-    s = s ^ Tensor(rc, {kLanes}, dev);
+    s = s ^ k.round.shrink({{i, i + 1}, {0, kLanes}});
   }
   return s;
 }
@@ -93,8 +101,9 @@ Tensor Tensor::keccak(int64_t rate, int64_t suffix, int64_t out_bytes, Loc where
   Tensor msg = Tensor::cat({bytes.reshape({bs, n}, where), Tensor(tail, {1, pad}, device()).expand({bs, pad})}, 1, where);
   Tensor lanes = msg.reshape({bs, blocks, rate}).pad({{0, 0}, {0, 0}, {0, 200 - rate}}).bitcast(dtypes::uint64);
   Tensor s = Tensor::zeros({bs, kLanes}, dtypes::uint64, device());
+  KeccakTensors constants(device());
   for (int64_t b = 0; b < blocks; b++)
-    s = keccak_f(s ^ lanes.shrink({{0, bs}, {b, b + 1}, {0, kLanes}}).reshape({bs, kLanes}), bs, device());
+    s = keccak_f(s ^ lanes.shrink({{0, bs}, {b, b + 1}, {0, kLanes}}).reshape({bs, kLanes}), bs, constants);
   Shape out = lead;
   out.push_back(out_bytes);
   return s.bitcast(dtypes::uint8).shrink({{0, bs}, {0, out_bytes}}).reshape(out, where);
