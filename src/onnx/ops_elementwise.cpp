@@ -187,7 +187,12 @@ void register_elementwise_ops(OpTable& t) {
     auto [a, b] = binary_inputs(c);
     // the result has the base's type (opset 12 allows a different exponent type)
     if (a.dtype().is_float()) return one(a.pow(b.cast(a.dtype())));
-    return one(a.cast(dtypes::float64).pow(b.cast(dtypes::float64)).cast(a.dtype()));
+    if (!b.dtype().is_float()) return one(a.pow(b.cast(a.dtype())));  // exact integer powers
+    // an integer base with a float exponent: numpy's float64 power, then the base's type; pow as exp2(y*log2(x))
+    // can land an ulp below an exact integer result (3^6 = 728.99...), so such results are rounded first
+    Tensor r = a.cast(dtypes::float64).pow(b.cast(dtypes::float64));
+    Tensor near = r.sub(r.round()).abs().le(r.abs().mul(1e-12));
+    return one(near.where(r.round(), r).cast(a.dtype()));
   };
   t["Mod"] = [](OpContext& c) {
     auto [a, b] = binary_inputs(c);

@@ -188,7 +188,8 @@ Taps resample_axis(OpContext& c, int64_t in, int64_t out, double scale, double r
     double x;
     if (coord == "half_pixel") x = (o + 0.5) / scale - 0.5;
     else if (coord == "pytorch_half_pixel") x = out > 1 ? (o + 0.5) / scale - 0.5 : 0;
-    else if (coord == "align_corners") x = out == 1 ? 0 : o * double(in - 1) / double(out - 1);
+    // ONNX's length_resized is in * scale, unrounded (it differs from `out` when downsampling by scales)
+    else if (coord == "align_corners") x = out == 1 ? 0 : o * double(in - 1) / (scale * double(in) - 1);
     else if (coord == "asymmetric") x = o / scale;
     else if (coord == "tf_half_pixel_for_nn") x = (o + 0.5) / scale;
     else if (coord == "half_pixel_symmetric") {
@@ -404,21 +405,27 @@ void register_nn_ops(OpTable& t) {
     Window w = window(c, x.shape(), k, false);
     size_t n = k.size();
     Shape out(x.shape().begin(), x.shape().begin() + 2);
-    if (c.has(2)) {
-      std::vector<int64_t> s = c.ints(2);
-      out = Shape(s.begin(), s.end());
-    } else {
-      for (size_t d = 0; d < n; d++) out.push_back((x.shape()[d + 2] - 1) * w.strides[d] - w.pads[d] - w.pads[d + n] + k[d]);
-    }
-    // ONNX's indices count over the whole tensor: scatter into the flat output
+    for (size_t d = 0; d < n; d++) out.push_back((x.shape()[d + 2] - 1) * w.strides[d] - w.pads[d] - w.pads[d + n] + k[d]);
+    // ONNX's indices count over the whole tensor of the default shape: scatter into it, flat; a given
+    // output_shape pads that result at the end of each spatial axis (ONNX's reference and its test data)
     Tensor idx = c.in(1).cast(dtypes::int64).flatten();
     int64_t total = tensor::prod(out);
     if (idx.numel()) {
       int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
       if (lo < 0 || hi >= total) c.fail("indices hold values in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], outside the output's " + std::to_string(total) + " elements");
     }
-    Tensor flat = Tensor::zeros({total}, x.dtype(), x.device()).scatter(0, idx, x.flatten());
-    return one(flat.reshape(out));
+    Tensor y = Tensor::zeros({total}, x.dtype(), x.device()).scatter(0, idx, x.flatten()).reshape(out);
+    if (c.has(2)) {
+      std::vector<int64_t> s = c.ints(2);
+      if (s.size() != out.size() || s[0] != out[0] || s[1] != out[1]) c.fail_shape("output_shape must be (N, C, spatial...) of the input's N and C, of " + std::to_string(out.size()) + " values");
+      std::vector<std::pair<int64_t, int64_t>> pad(out.size(), {0, 0});
+      for (size_t d = 2; d < out.size(); d++) {
+        if (s[d] < out[d]) c.fail_shape("output_shape " + std::to_string(s[d]) + " is smaller than the unpooled size " + std::to_string(out[d]));
+        pad[d].second = s[d] - out[d];
+      }
+      y = y.pad(pad);
+    }
+    return one(y);
   };
   t["BatchNormalization"] = [](OpContext& c) {
     const Tensor& x = c.in(0);
