@@ -50,6 +50,7 @@ const OpTable& op_table() {
     register_nn_ops(t);
     register_movement_ops(t);
     register_misc_ops(t);
+    register_rnn_ops(t);
     return t;
   }();
   return table;
