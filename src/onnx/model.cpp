@@ -51,6 +51,7 @@ const OpTable& op_table() {
     register_movement_ops(t);
     register_misc_ops(t);
     register_rnn_ops(t);
+    register_host_ops(t);
     return t;
   }();
   return table;
