@@ -52,6 +52,7 @@ const OpTable& op_table() {
     register_misc_ops(t);
     register_rnn_ops(t);
     register_host_ops(t);
+    register_sampling_ops(t);
     return t;
   }();
   return table;
