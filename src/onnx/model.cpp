@@ -53,6 +53,7 @@ const OpTable& op_table() {
     register_rnn_ops(t);
     register_host_ops(t);
     register_sampling_ops(t);
+    register_signal_ops(t);
     return t;
   }();
   return table;

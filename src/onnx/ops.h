@@ -78,6 +78,7 @@ void register_misc_ops(OpTable& t);
 void register_rnn_ops(OpTable& t);
 void register_host_ops(OpTable& t);
 void register_sampling_ops(OpTable& t);
+void register_signal_ops(OpTable& t);
 
 // The graph runner, for subgraphs: runs `g` with `inputs` bound to its inputs in order, the enclosing scopes'
 // values visible by name, and returns its outputs in order.

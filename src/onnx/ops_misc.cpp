@@ -1,5 +1,5 @@
 // The rest: quantization, control flow (If, Loop, Scan), sequences and optionals, the training optimizers of
-// ai.onnx.preview.training, and the signal windows.
+// ai.onnx.preview.training, the signal windows and Det.
 #include <cmath>
 #include <numbers>
 
@@ -369,6 +369,37 @@ void register_misc_ops(OpTable& t) {
     xs.insert(xs.end(), vs.begin(), vs.end());
     xs.insert(xs.end(), hs.begin(), hs.end());
     return xs;
+  };
+  t["Det"] = [](OpContext& c) {
+    // Gaussian elimination with partial pivoting, lazily over the batch: the product of the pivots, negated per swap
+    Tensor a = c.in(0);
+    c.need_float(a, "X");
+    int64_t r = a.ndim();
+    if (r < 2 || a.shape()[u(r - 1)] != a.shape()[u(r - 2)]) c.fail_shape("X must be (..., n, n), it is " + tensor::shape_str(a.shape()));
+    int64_t n = a.shape().back();
+    Shape batch(a.shape().begin(), a.shape().end() - 2);
+    Tensor rows = Tensor::arange(0, double(n), 1, dtypes::int64, a.device());  // (n,)
+    Tensor det = Tensor::ones(batch, a.dtype(), a.device());
+    auto col = [&](const Tensor& m, int64_t k) { std::vector<Index> ix(u(r - 1), Index(Slice())); ix.push_back(Index(k)); return m.getitem(ix); };  // (..., n)
+    for (int64_t k = 0; k < n; k++) {
+      Tensor below = rows.ge(rows.full_like(double(k)));
+      Tensor p = below.where(col(a, k).abs(), col(a, k).full_like(-1.0)).argmax(-1).cast(dtypes::int64);  // (...)
+      Tensor pk = p.unsqueeze(-1);
+      // swap rows k and p: row i reads row perm[i]
+      Tensor perm = rows.eq(rows.full_like(double(k))).where(pk, rows.eq(pk).where(pk.full_like(double(k)), rows));  // (..., n)
+      Shape idx_shape = batch;
+      idx_shape.push_back(n);
+      idx_shape.push_back(n);
+      a = a.gather(r - 2, perm.unsqueeze(-1).expand(idx_shape));
+      det = p.ne(p.full_like(double(k))).where(det.neg(), det);
+      Tensor pivot = col(a, k).getitem([&] { std::vector<Index> ix(u(r - 2), Index(Slice())); ix.push_back(Index(k)); return ix; }());  // (...)
+      det = det.mul(pivot);
+      Tensor safe = pivot.eq(pivot.zeros_like()).where(pivot.ones_like(), pivot).unsqueeze(-1);
+      Tensor factor = rows.gt(rows.full_like(double(k))).where(col(a, k).div(safe), col(a, k).zeros_like());  // (..., n)
+      Tensor pivot_row = a.getitem([&] { std::vector<Index> ix(u(r - 2), Index(Slice())); ix.push_back(Index(Slice(k, k + 1))); return ix; }());  // (..., 1, n)
+      a = a.sub(factor.unsqueeze(-1).mul(pivot_row));
+    }
+    return std::vector<Value>{det};
   };
 }
 
