@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""ONNX test cases exported from PyTorch, for ops whose cases ONNX's own suite leaves out (bidirectional and
-multi-layer recurrences, every GridSample mode and padding, Det with pivoting, DFT and STFT
-(lengths, inverse, complex input, axes; numpy.fft as the reference); RoiAlign's max mode is left out: PyTorch has no such op).
+"""ONNX test cases for what ONNX's own suite leaves out: stacked bidirectional recurrences, every GridSample mode and
+padding, Det with pivoting (PyTorch's exports and outputs), DFT and STFT with lengths, inverse, complex input and
+axes (one-node models, numpy.fft's values). RoiAlign's max mode has no reference here: PyTorch has no such op.
 
 Each case is a folder in the layout of ONNX's backend tests (model.onnx, test_data_set_0/input_*.pb, output_*.pb),
-with PyTorch's outputs as the expected ones, so tests/onnx/backend_main.cpp runs them like the others:
+so tests/onnx/backend_main.cpp runs them like the others (ctest onnx.torch_cases):
 
     /usr/bin/python3 tools/gen_onnx_torch_cases.py tests/onnx/torch_cases
 
