@@ -132,6 +132,8 @@ std::vector<Value> run_graph(const detail::ModelImpl& m, const proto::Graph& g, 
 
 }  // namespace
 
+const Value* lookup(const OpContext& ctx, const std::string& name) { return ctx.scope ? ctx.scope->find(name) : nullptr; }
+
 std::vector<Value> run_subgraph(OpContext& ctx, const proto::Graph& g, const std::vector<Value>& inputs) {
   Scope inner{ctx.scope->model, ctx.scope, {}};
   if (inputs.size() != g.inputs.size())

@@ -84,6 +84,9 @@ void register_signal_ops(OpTable& t);
 // values visible by name, and returns its outputs in order.
 std::vector<Value> run_subgraph(OpContext& ctx, const proto::Graph& g, const std::vector<Value>& inputs);
 
+// The value a name has where the op runs (its graph and the enclosing ones); null when nothing defines it.
+const Value* lookup(const OpContext& ctx, const std::string& name);
+
 // Tensors from host values on the op's device.
 Tensor host_tensor(const std::vector<int64_t>& v, DType dt, const Shape& shape, const std::string& device);
 Tensor host_tensor(const std::vector<double>& v, DType dt, const Shape& shape, const std::string& device);

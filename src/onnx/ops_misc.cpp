@@ -370,6 +370,24 @@ void register_misc_ops(OpTable& t) {
     xs.insert(xs.end(), hs.begin(), hs.end());
     return xs;
   };
+  t["ai.onnx.preview.training:Gradient"] = [](OpContext& c) {
+    // d y / d x for each x of xs, through the lazy graph that computed y (the graph's own autograd); a y of more than
+    // one element is differentiated as its sum
+    std::vector<std::string> xs = c.attr_strings("xs");
+    std::string y_name = c.attr_string("y");
+    if (!c.attr_strings("zs", std::vector<std::string>{}).empty()) c.fail("zs (inputs held constant) is not supported");
+    auto tensor_named = [&](const std::string& n) {
+      const Value* v = lookup(c, n);
+      if (!v || !v->is_tensor()) c.fail("names '" + n + "', which is not a tensor defined before this node");
+      return v->tensor();
+    };
+    Tensor y = tensor_named(y_name);
+    c.need_float(y, "y");
+    std::vector<Tensor> targets;
+    for (const std::string& n : xs) targets.push_back(tensor_named(n));
+    std::vector<Tensor> grads = y.gradient(targets, y.ones_like());
+    return std::vector<Value>(grads.begin(), grads.end());
+  };
   t["Det"] = [](OpContext& c) {
     // Gaussian elimination with partial pivoting, lazily over the batch: the product of the pivots, negated per swap
     Tensor a = c.in(0);
