@@ -2,13 +2,15 @@
 """Real architectures as ONNX files: torchvision's models (random weights, nothing downloaded) and a small
 nn.TransformerEncoder, exported by PyTorch, with PyTorch's outputs as the reference.
 
-    onnx_models.py export NAME DIR      writes DIR/NAME.onnx, DIR/NAME.input.npy and DIR/NAME.output.npy
+    onnx_models.py export NAME DIR [BATCH]  writes DIR/NAME.onnx, DIR/NAME.input.npy and DIR/NAME.output.npy
+                                            (DIR/NAME.bBATCH.* for another batch size)
+    onnx_models.py torch-bench NAME BATCH RUNS  PyTorch eager's median latency in ms (bench/onnx_models.sh)
     onnx_models.py check GOT.npy WANT.npy   exits 1 unless the two agree (rtol 1e-3, atol 1e-4 of the largest value)
     onnx_models.py list                  the model names
 
 The weights exist only where the model is exported (the files are large, so they are made at test time, not
 committed), so the reference output is made by the same export: it is PyTorch's own forward on the same weights.
-Needs Debian's python3-torch, python3-torchvision and python3-onnx; exits 77 (a skip for ctest) where they are missing.
+Needs Debian's python3-torch and python3-torchvision; exits 77 (a skip for ctest) where they are missing.
 """
 import os
 import sys
@@ -42,33 +44,57 @@ def calibrate(model, shape):
     mode, a batch norm with fresh statistics normalizes nothing, so deep nets' outputs shrink to 1e-10 or to zero.
     Zero heads get random weights and the batch norms get statistics from two batches of random images."""
     import torch
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     for m in model.modules():
         if isinstance(m, torch.nn.Linear) and not m.weight.any():
             torch.nn.init.normal_(m.weight, std=0.02)
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.reset_running_stats()
             m.momentum = None  # a plain average of the batches
-    model.train()
-    with torch.no_grad():
-        for _ in range(2):
-            model(torch.rand(8, *shape[1:]))
+    if norms:  # (with Debian's reference BLAS a forward of vit_b_16 takes minutes: only where it matters)
+        model.train()
+        with torch.no_grad():
+            for _ in range(2):
+                model(torch.rand(4, *shape[1:]))
     return model.eval()
 
 
-def export(name, out_dir):
+def input_shape(name, batch=None):
+    return (batch or MODELS[name][0],) + tuple(MODELS[name][1:])
+
+
+def export(name, out_dir, batch=None):
     import numpy as np
     import torch
     model = calibrate(build(name), MODELS[name])
     torch.manual_seed(1)
-    x = torch.rand(*MODELS[name])
+    x = torch.rand(*input_shape(name, batch))
     with torch.no_grad():
         y = model(x)
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, name + ".onnx")
+    stem = name if batch is None else f"{name}.b{batch}"
+    path = os.path.join(out_dir, stem + ".onnx")
     torch.onnx.export(model, (x,), path + ".tmp", input_names=["input"], output_names=["output"], opset_version=17)
     os.replace(path + ".tmp", path)
-    np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy())
-    np.save(os.path.join(out_dir, name + ".output.npy"), y.numpy())
+    np.save(os.path.join(out_dir, stem + ".input.npy"), x.numpy())
+    np.save(os.path.join(out_dir, stem + ".output.npy"), y.numpy())
+
+
+def torch_bench(name, batch, runs):
+    import time
+    import torch
+    torch.set_num_threads(os.cpu_count())
+    model = calibrate(build(name), MODELS[name])
+    x = torch.rand(*input_shape(name, batch))
+    times = []
+    with torch.no_grad():
+        for r in range(runs + 2):  # two warm-up runs, as tg_onnx's capture
+            t0 = time.perf_counter()
+            model(x)
+            if r >= 2:
+                times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    print(f"{times[len(times) // 2]:.3f}")
 
 
 def check(got_path, want_path):
@@ -93,15 +119,18 @@ def main():
         return 0
     if len(sys.argv) == 4 and sys.argv[1] == "check":
         return check(sys.argv[2], sys.argv[3])
-    if len(sys.argv) == 4 and sys.argv[1] == "export":
+    if len(sys.argv) == 5 and sys.argv[1] == "torch-bench":
+        torch_bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return 0
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "export":
         try:
-            import numpy, onnx, torch  # noqa: F401
+            import numpy, torch  # noqa: F401
             if sys.argv[2] != "transformer_encoder":
                 import torchvision  # noqa: F401
         except ImportError as e:
-            print(f"skipped: {e} (Debian: apt-get install python3-torch python3-torchvision python3-onnx)")
+            print(f"skipped: {e} (Debian: apt-get install python3-torch python3-torchvision)")
             return 77
-        export(sys.argv[2], sys.argv[3])
+        export(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) == 5 else None)
         return 0
     print(__doc__)
     return 2
