@@ -311,6 +311,15 @@ Tensor resize(OpContext& c, const Tensor& x, std::vector<double> scales, std::ve
   return y.dtype() == x.dtype() ? y : y.cast(x.dtype());
 }
 
+// The losses' "reduction" attribute.
+Reduction reduction_attr(OpContext& c) {
+  std::string red = c.attr_string("reduction", "mean");
+  if (red == "mean") return Reduction::mean;
+  if (red == "sum") return Reduction::sum;
+  if (red != "none") c.fail("reduction must be none, sum or mean, it is '" + red + "'");
+  return Reduction::none;
+}
+
 std::string resize_mode(OpContext& c) {
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "bilinear" || mode == "trilinear") mode = "linear";  // Upsample's old names
@@ -553,18 +562,14 @@ void register_nn_ops(OpTable& t) {
   };
   t["NegativeLogLikelihoodLoss"] = [](OpContext& c) {
     const Tensor& x = c.in(0);
-    std::string red = c.attr_string("reduction", "mean");
+    Reduction r = reduction_attr(c);
     int64_t ignore = c.attr_int("ignore_index", LLONG_MIN);
-    Reduction r = red == "mean" ? Reduction::mean : red == "sum" ? Reduction::sum : red == "none" ? Reduction::none
-                                                                                 : (c.fail("reduction must be none, sum or mean"), Reduction::none);
     return one(x.nll_loss(c.in(1), c.opt(2), ignore, r));
   };
   t["SoftmaxCrossEntropyLoss"] = [](OpContext& c) {
     const Tensor& x = c.in(0);
-    std::string red = c.attr_string("reduction", "mean");
+    Reduction r = reduction_attr(c);
     int64_t ignore = c.attr_int("ignore_index", LLONG_MIN);
-    Reduction r = red == "mean" ? Reduction::mean : red == "sum" ? Reduction::sum : red == "none" ? Reduction::none
-                                                                                 : (c.fail("reduction must be none, sum or mean"), Reduction::none);
     if (x.ndim() < 2) c.fail_shape("scores must be (N, C, ...)");
     Tensor lp = x.log_softmax(1);
     return std::vector<Value>{lp.nll_loss(c.in(1), c.opt(2), ignore, r), lp};
