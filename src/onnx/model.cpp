@@ -113,7 +113,7 @@ std::vector<Value> run_graph(const detail::ModelImpl& m, const proto::Graph& g, 
       ctx.finish();
     } catch (const Error& e) {
       if (e.message().find(m.path + ": node '") != std::string::npos) throw;  // an op's own error names the node
-      rethrow_with_note(e, "(in " + m.path + ", " + label + ")", e.where());
+      rethrow_with_note(e, " (in " + m.path + ", " + label + ")", e.where());
     }
     for (size_t k = 0; k < node.outputs.size(); k++) {
       if (node.outputs[k].empty()) continue;

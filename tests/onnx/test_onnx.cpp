@@ -126,6 +126,8 @@ TEST(Onnx, BadInputGivesErrorsNamingWhatIsWrong) {
   EXPECT_NE(e.find("Flatten"), std::string::npos) << e;
   e = error_of(model({node("Relu", {"x"}, {"y"}, {attr_float("alpha", 0.5f)})}, {in23}, {value_info("y", FLOAT, {2, 3})}), {{"x", x}}, "unknown_attr");
   EXPECT_NE(e.find("alpha"), std::string::npos) << e;
+  e = error_of(model({node("Transpose", {"x"}, {"y"}, {attr_ints("perm", {0, 5})})}, {in23}, {value_info("y", FLOAT, {2, 3})}), {{"x", x}}, "perm");
+  EXPECT_NE(e.find("Transpose"), std::string::npos) << e;
   // an initializer whose bytes disagree with its shape
   e = error_of(model({node("Add", {"x", "w"}, {"y"})}, {in23}, {value_info("y", FLOAT, {2, 3})}, {initializer("w", {2, 3}, 20)}), {{"x", x}}, "init");
   EXPECT_NE(e.find("'w'"), std::string::npos) << e;
