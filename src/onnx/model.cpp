@@ -1,11 +1,10 @@
 // Loading an ONNX model and running its graph: nodes in the file's (topological) order, each mapped by its op
 // table entry onto tg tensors, with values looked up by name through the scopes of enclosing graphs.
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "onnx/ops.h"
 #include "onnx/protobuf.h"
+#include "state/file_io.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg::onnx {
@@ -23,7 +22,7 @@ namespace detail {
 struct ModelImpl {
   std::string path, dir, device;
   proto::Model model;
-  std::string bytes;  // the file: the decoded structs view into it
+  std::shared_ptr<const unsigned char> file;  // the file, mapped: the decoded structs view into it
   std::map<std::string, Tensor> initializers;
   std::vector<ValueInfo> inputs, outputs;
 };
@@ -75,12 +74,11 @@ ValueInfo public_info(const proto::ValueInfo& v) {
   return out;
 }
 
-std::string read_file(const std::string& path, const char* op, SourceLocation where) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ArgumentError(op, path + ": cannot open the file", where);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The file mapped read-only (the state formats' map_file) and its bytes, which live as long as `file` does.
+std::string_view map_bytes(const std::string& path, std::shared_ptr<const unsigned char>& file, const char* op, SourceLocation where) {
+  size_t size = 0;
+  file = state::map_file(path, size, op, where);
+  return {reinterpret_cast<const char*>(file.get()), size};
 }
 
 std::string where_str(const proto::Graph& g) { return g.name.empty() ? std::string() : " of graph '" + g.name + "'"; }
@@ -148,9 +146,9 @@ Model load(const std::string& path, const std::string& device, SourceLocation wh
   impl->device = tensor::resolve_device(device);
   size_t slash = path.find_last_of('/');
   impl->dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  impl->bytes = read_file(path, "onnx.load", where);
+  std::string_view bytes = map_bytes(path, impl->file, "onnx.load", where);
   try {
-    impl->model = proto::parse_model(impl->bytes, path);
+    impl->model = proto::parse_model(bytes, path);
     const proto::Graph& g = impl->model.graph;
     for (const proto::TensorData& init : g.initializers)
       impl->initializers[init.name] = proto::to_tensor(init, impl->device, impl->dir, path);
@@ -229,7 +227,8 @@ int64_t Model::opset(const std::string& domain) const {
 }
 
 Tensor load_tensor_proto(const std::string& path, const std::string& device, SourceLocation where) {
-  std::string bytes = read_file(path, "onnx.load_tensor_proto", where);
+  std::shared_ptr<const unsigned char> file;
+  std::string_view bytes = map_bytes(path, file, "onnx.load_tensor_proto", where);
   try {
     return proto::to_tensor(proto::parse_tensor(bytes, path), tensor::resolve_device(device), "", path);
   } catch (const Error& e) {
@@ -239,7 +238,8 @@ Tensor load_tensor_proto(const std::string& path, const std::string& device, Sou
 
 Value load_value_proto(const std::string& path, const ValueInfo& info, const std::string& device, SourceLocation where) {
   if (!info.is_sequence && !info.is_optional) return load_tensor_proto(path, device, where);
-  std::string bytes = read_file(path, "onnx.load_value_proto", where);
+  std::shared_ptr<const unsigned char> file;
+  std::string_view bytes = map_bytes(path, file, "onnx.load_value_proto", where);
   std::string dev = tensor::resolve_device(device);
   try {
     proto::DataValue v = info.is_sequence ? proto::parse_sequence(bytes, path) : proto::parse_optional(bytes, path);
