@@ -67,6 +67,11 @@ class OpContext {
   std::set<std::string> used_;
 };
 
+// What most ops return: one tensor.
+inline std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
+// A size or axis as an index into std::vector (the ops check ranges first).
+inline size_t u(int64_t v) { return static_cast<size_t>(v); }
+
 using OpFn = std::function<std::vector<Value>(OpContext&)>;
 using OpTable = std::map<std::string, OpFn>;  // "Relu", "ai.onnx.preview.training:Adam"
 

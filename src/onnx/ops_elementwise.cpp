@@ -9,8 +9,6 @@ namespace tg::onnx {
 
 namespace {
 
-std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
-
 // Inputs A and B of a binary op. Before opset 7, B broadcasts only with broadcast=1, aligned at `axis` (default:
 // its trailing dims); from 7 on, numpy's rules apply.
 std::pair<Tensor, Tensor> binary_inputs(OpContext& c) {

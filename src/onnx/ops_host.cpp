@@ -12,7 +12,6 @@ namespace tg::onnx {
 
 namespace {
 
-size_t u(int64_t v) { return static_cast<size_t>(v); }
 int64_t len(size_t v) { return static_cast<int64_t>(v); }
 
 // NonMaxSuppression's overlap test: IoU of two boxes above the threshold. Boxes are (y1, x1, y2, x2) with the corners

@@ -10,9 +10,6 @@ namespace tg::onnx {
 
 namespace {
 
-std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
-size_t u(int64_t v) { return static_cast<size_t>(v); }
-
 // A per-tensor (scalar) or per-axis (1-d) quantization parameter, shaped to broadcast against x.
 Tensor along(OpContext& c, const Tensor& p, const Tensor& x, int64_t axis) {
   if (p.numel() == 1 && p.ndim() <= 1) return p.reshape({});
@@ -398,7 +395,7 @@ void register_misc_ops(OpTable& t) {
     Shape batch(a.shape().begin(), a.shape().end() - 2);
     Tensor rows = Tensor::arange(0, double(n), 1, dtypes::int64, a.device());  // (n,)
     Tensor det = Tensor::ones(batch, a.dtype(), a.device());
-    auto col = [&](const Tensor& m, int64_t k) { std::vector<Index> ix(u(r - 1), Index(Slice())); ix.push_back(Index(k)); return m.getitem(ix); };  // (..., n)
+    auto col = [&](const Tensor& m, int64_t k) { return m[{ellipsis, k}]; };  // (..., n)
     for (int64_t k = 0; k < n; k++) {
       Tensor below = rows.ge(rows.full_like(double(k)));
       Tensor p = below.where(col(a, k).abs(), col(a, k).full_like(-1.0)).argmax(-1).cast(dtypes::int64);  // (...)
@@ -410,11 +407,11 @@ void register_misc_ops(OpTable& t) {
       idx_shape.push_back(n);
       a = a.gather(r - 2, perm.unsqueeze(-1).expand(idx_shape));
       det = p.ne(p.full_like(double(k))).where(det.neg(), det);
-      Tensor pivot = col(a, k).getitem([&] { std::vector<Index> ix(u(r - 2), Index(Slice())); ix.push_back(Index(k)); return ix; }());  // (...)
+      Tensor pivot = a[{ellipsis, k, k}];  // (...)
       det = det.mul(pivot);
       Tensor safe = pivot.eq(pivot.zeros_like()).where(pivot.ones_like(), pivot).unsqueeze(-1);
       Tensor factor = rows.gt(rows.full_like(double(k))).where(col(a, k).div(safe), col(a, k).zeros_like());  // (..., n)
-      Tensor pivot_row = a.getitem([&] { std::vector<Index> ix(u(r - 2), Index(Slice())); ix.push_back(Index(Slice(k, k + 1))); return ix; }());  // (..., 1, n)
+      Tensor pivot_row = a[{ellipsis, Slice(k, k + 1), Slice()}];  // (..., 1, n)
       a = a.sub(factor.unsqueeze(-1).mul(pivot_row));
     }
     return std::vector<Value>{det};

@@ -12,9 +12,6 @@ namespace tg::onnx {
 
 namespace {
 
-std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
-size_t u(int64_t v) { return static_cast<size_t>(v); }
-
 // Indices may be negative (counting from the end of a dim of size n).
 Tensor wrap_indices(const Tensor& idx, int64_t n) {
   Tensor i = idx.cast(dtypes::int64);

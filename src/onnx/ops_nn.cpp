@@ -12,9 +12,6 @@ namespace tg::onnx {
 
 namespace {
 
-std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
-size_t u(int64_t v) { return static_cast<size_t>(v); }
-
 // The spatial arguments every windowed op shares, with auto_pad resolved to explicit (begin..., end...) pads.
 struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;  // pads: ONNX order, begins then ends

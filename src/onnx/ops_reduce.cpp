@@ -8,8 +8,6 @@ namespace tg::onnx {
 
 namespace {
 
-std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
-
 // The axes of a Reduce*: the attribute, or (ReduceSum from opset 13) the optional second input. No axes reduce
 // everything, unless noop_with_empty_axes.
 std::optional<std::vector<int64_t>> reduce_axes(OpContext& c, bool axes_input) {

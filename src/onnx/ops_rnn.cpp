@@ -12,7 +12,6 @@ namespace tg::onnx {
 
 namespace {
 
-size_t u(int64_t v) { return static_cast<size_t>(v); }
 using Act = std::function<Tensor(const Tensor&)>;
 
 // ONNX's activation list for recurrent ops; alpha/beta are consumed in order by the activations that take them.

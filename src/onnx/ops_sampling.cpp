@@ -11,8 +11,6 @@ namespace tg::onnx {
 
 namespace {
 
-size_t u(int64_t v) { return static_cast<size_t>(v); }
-
 // A normalized grid coordinate in [-1, 1] as a pixel coordinate.
 Tensor unnormalize(const Tensor& g, int64_t size, bool align_corners) {
   return align_corners ? g.add(1.0).mul((size - 1) / 2.0) : g.add(1.0).mul(size / 2.0).sub(0.5);
@@ -72,7 +70,7 @@ void register_sampling_ops(OpTable& t) {
     if (padding != "zeros" && padding != "border" && padding != "reflection") c.fail("padding_mode must be zeros, border or reflection, it is '" + padding + "'");
     int64_t h = x.shape()[2], w = x.shape()[3];
     Tensor g = grid.cast(x.dtype());
-    Tensor gx = unnormalize(g[{Slice(), Slice(), Slice(), 0}], w, align), gy = unnormalize(g[{Slice(), Slice(), Slice(), 1}], h, align);
+    Tensor gx = unnormalize(g[{ellipsis, 0}], w, align), gy = unnormalize(g[{ellipsis, 1}], h, align);
     if (mode == "bicubic") {
       // the taps around the unpadded point; each tap's coordinate is padded on its own (PyTorch)
       Tensor fx = gx.floor(), fy = gy.floor();

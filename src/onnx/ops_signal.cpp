@@ -11,8 +11,6 @@ namespace tg::onnx {
 
 namespace {
 
-size_t u(int64_t v) { return static_cast<size_t>(v); }
-
 // The DFT of x (..., c) along `axis` (not the last), with the signal zero-padded or cut to n and m output bins.
 // Gives (..., m along axis, ..., 2).
 Tensor dft(OpContext& c, const Tensor& x, int64_t axis, int64_t n, bool inverse, bool onesided) {
@@ -22,7 +20,7 @@ Tensor dft(OpContext& c, const Tensor& x, int64_t axis, int64_t n, bool inverse,
   if (n < 1) c.fail("the transform length must be positive, it is " + std::to_string(n));
   c.need_float(x, "the signal");
   // the signal axis last: (..., len), real and imaginary parts apart
-  auto part = [&](int64_t k) { return x.getitem([&] { std::vector<Index> ix(u(r - 1), Index(Slice())); ix.push_back(Index(k)); return ix; }()).transpose(axis, r - 2); };
+  auto part = [&](int64_t k) { return x[{ellipsis, k}].transpose(axis, r - 2); };
   Tensor re = part(0);
   std::optional<Tensor> im;
   if (ch == 2) im = part(1);
