@@ -80,17 +80,22 @@ fs::path write_temp(const std::string& bytes, const std::string& name) {
   return p;
 }
 
+// The model `bytes` hold, loaded from a temporary file (removed again, also when loading throws).
+tg::onnx::Model load_bytes(const std::string& bytes, const std::string& name) {
+  fs::path p = write_temp(bytes, name);
+  struct Remove { fs::path p; ~Remove() { fs::remove(p); } } remove{p};
+  return tg::onnx::load(p.string());
+}
+
 // The message of the tg::Error that running `bytes` with `inputs` raises ("" if none).
 std::string error_of(const std::string& bytes, const std::map<std::string, Tensor>& inputs, const std::string& name) {
-  fs::path p = write_temp(bytes, name);
   std::string msg;
   try {
-    tg::onnx::Model m = tg::onnx::load(p.string());
+    tg::onnx::Model m = load_bytes(bytes, name);
     for (auto& [k, v] : m.run(inputs)) v.realize();
   } catch (const tg::Error& e) {
     msg = e.what();
   }
-  fs::remove(p);
   if (std::getenv("VERBOSE")) std::printf("%s\n", msg.c_str());
   return msg;
 }
@@ -101,9 +106,7 @@ const int FLOAT = 1;
 
 TEST(Onnx, RunsAModelWrittenHere) {
   std::string m = model({node("Add", {"x", "y"}, {"z"})}, {value_info("x", FLOAT, {2, 3}), value_info("y", FLOAT, {2, 3})}, {value_info("z", FLOAT, {2, 3})});
-  fs::path p = write_temp(m, "add");
-  tg::onnx::Model mod = tg::onnx::load(p.string());
-  fs::remove(p);
+  tg::onnx::Model mod = load_bytes(m, "add");
   Tensor x = Tensor::arange(6).reshape({2, 3}).cast(tg::dtypes::float32);
   auto out = mod.run({{"x", x}, {"y", x}});
   EXPECT_EQ(out.at("z").to_vector<float>(), (std::vector<float>{0, 2, 4, 6, 8, 10}));
@@ -145,9 +148,7 @@ TEST(Onnx, BadInputGivesErrorsNamingWhatIsWrong) {
 TEST(Onnx, RandomOpsHaveTheirDistributions) {
   const int64_t n = 20000;
   std::string m = model({node("Bernoulli", {"p"}, {"y"})}, {value_info("p", FLOAT, {n})}, {value_info("y", FLOAT, {n})}, {}, 15);
-  fs::path path = write_temp(m, "bernoulli");
-  tg::onnx::Model bern = tg::onnx::load(path.string());
-  fs::remove(path);
+  tg::onnx::Model bern = load_bytes(m, "bernoulli");
   std::vector<float> y = bern.run({{"p", Tensor::full({n}, 0.3)}}).at("y").to_vector<float>();
   double ones = 0;
   for (float v : y) { ASSERT_TRUE(v == 0.0f || v == 1.0f); ones += v; }
@@ -156,9 +157,7 @@ TEST(Onnx, RandomOpsHaveTheirDistributions) {
   std::string d = model({node("Dropout", {"x", "ratio", "training"}, {"y", "mask"})},
                         {value_info("x", FLOAT, {n}), value_info("ratio", FLOAT, {}), value_info("training", 9, {})},
                         {value_info("y", FLOAT, {n}), value_info("mask", 9, {n})}, {}, 13);
-  path = write_temp(d, "dropout");
-  tg::onnx::Model drop = tg::onnx::load(path.string());
-  fs::remove(path);
+  tg::onnx::Model drop = load_bytes(d, "dropout");
   auto out = drop.run({{"x", Tensor::full({n}, 3.0)}, {"ratio", Tensor(0.25f)}, {"training", Tensor(true)}});
   std::vector<float> yv = out.at("y").to_vector<float>();
   std::vector<bool> keep = out.at("mask").to_vector<bool>();
@@ -198,16 +197,14 @@ TEST(Onnx, LoaderSurvivesTruncatedAndMutatedFiles) {
       variants.push_back(m);
     }
     for (size_t k = 0; k < variants.size(); k++) {
-      fs::path p = write_temp(variants[k], "fuzz");
       try {
-        tg::onnx::load(p.string());
+        load_bytes(variants[k], "fuzz");
         loaded++;
       } catch (const tg::Error&) {
         refused++;
       } catch (const std::exception& e) {
         ADD_FAILURE() << src << " variant " << k << ": not a tg::Error: " << e.what();
       }
-      fs::remove(p);
     }
   }
   EXPECT_GT(refused, 0);
