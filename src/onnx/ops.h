@@ -71,6 +71,8 @@ class OpContext {
 inline std::vector<Value> one(Tensor t) { return {Value(std::move(t))}; }
 // A size or axis as an index into std::vector (the ops check ranges first).
 inline size_t u(int64_t v) { return static_cast<size_t>(v); }
+// x[:, :, ... (n of them)]: the start of an index that picks along axis n.
+inline std::vector<Index> full_slices(int64_t n) { return std::vector<Index>(u(n), Index(Slice())); }
 
 using OpFn = std::function<std::vector<Value>(OpContext&)>;
 using OpTable = std::map<std::string, OpFn>;  // "Relu", "ai.onnx.preview.training:Adam"

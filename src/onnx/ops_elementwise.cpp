@@ -45,7 +45,7 @@ void unary(OpTable& t, const char* name, Unary f, bool float_only = true) {
   };
 }
 
-void binary(OpTable& t, const char* name, Binary f, bool float_or_int = true) {
+void binary(OpTable& t, const char* name, Binary f) {
   t[name] = [f](OpContext& c) {
     auto [a, b] = binary_inputs(c);
     same_type(c, a, b);

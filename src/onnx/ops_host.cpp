@@ -112,7 +112,7 @@ void register_host_ops(OpTable& t) {
     else unique_rows(rows.cast(dtypes::int64).to_vector<int64_t>(), n, m, sorted, first, inverse, counts);
     int64_t k = len(first.size());
     Tensor idx = host_tensor(first, dtypes::int64, {k}, c.device);
-    std::vector<Index> ix(u(axis), Index(Slice()));
+    std::vector<Index> ix = full_slices(axis);
     ix.push_back(Index(idx));
     return std::vector<Value>{x.getitem(ix), idx, host_tensor(inverse, dtypes::int64, {n}, c.device), host_tensor(counts, dtypes::int64, {k}, c.device)};
   };

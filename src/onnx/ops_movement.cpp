@@ -28,8 +28,6 @@ void check_indices(OpContext& c, const Tensor& idx, int64_t n, const char* what)
            std::to_string(-n) + ", " + std::to_string(n) + ")");
 }
 
-std::vector<Index> full_slices(int64_t n) { return std::vector<Index>(u(n), Index(Slice())); }
-
 Tensor gather(OpContext& c, const Tensor& x, const Tensor& idx, int64_t axis) {
   int64_t n = x.shape()[u(axis)];
   check_indices(c, idx, n, "the indices");

@@ -234,7 +234,7 @@ Taps resample_axis(OpContext& c, int64_t in, int64_t out, double scale, double r
 
 Tensor apply_taps(const Tensor& x, int64_t axis, const Taps& t) {
   Tensor idx = host_tensor(t.index, dtypes::int64, {t.out, t.taps}, x.device());
-  std::vector<Index> ix(u(axis), Index(Slice()));
+  std::vector<Index> ix = full_slices(axis);
   ix.push_back(Index(idx));
   Tensor g = x.getitem(ix);  // shape: x[:axis] + (out, taps) + x[axis+1:]
   if (t.taps == 1) return g.squeeze(axis + 1);
