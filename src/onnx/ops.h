@@ -94,6 +94,10 @@ std::vector<Value> run_subgraph(OpContext& ctx, const proto::Graph& g, const std
 // The value a name has where the op runs (its graph and the enclosing ones); null when nothing defines it.
 const Value* lookup(const OpContext& ctx, const std::string& name);
 
+// Conv's computation with its attributes read from `c` (kernel_shape, strides, dilations, pads, auto_pad, group):
+// Conv, ConvInteger and QLinearConv share it.
+Tensor conv(OpContext& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& b);
+
 // Tensors from host values on the op's device.
 Tensor host_tensor(const std::vector<int64_t>& v, DType dt, const Shape& shape, const std::string& device);
 Tensor host_tensor(const std::vector<double>& v, DType dt, const Shape& shape, const std::string& device);

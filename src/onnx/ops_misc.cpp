@@ -90,16 +90,7 @@ void register_misc_ops(OpTable& t) {
     Tensor x = dequantize(c, c.in(0), c.in(1), c.in(2), 1), w = dequantize(c, c.in(3), c.in(4), c.in(5), 0);
     std::optional<Tensor> b;
     if (auto bias = c.opt(8)) b = bias->cast(dtypes::float32).mul(c.in(1).cast(dtypes::float32).reshape({}).mul(along(c, c.in(4), w, 0).cast(dtypes::float32).flatten()));
-    int64_t group = c.attr_int("group", 1);
-    std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-    size_t n = kernel.size();
-    std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1)), dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
-    std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-    c.ignore("kernel_shape");
-    c.ignore("auto_pad");
-    std::vector<int64_t> tp;
-    for (size_t k = n; k-- > 0;) { tp.push_back(pads[k]); tp.push_back(pads[k + n]); }
-    return one(quantize(c, x.conv2d(w, b, group, strides, dil, tp), c.in(6), c.in(7), 1));
+    return one(quantize(c, conv(c, x, w, b), c.in(6), c.in(7), 1));
   };
 
   t["If"] = [](OpContext& c) {

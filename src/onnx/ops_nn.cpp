@@ -98,6 +98,8 @@ void need_spatial(OpContext& c, const Tensor& x) {
   if (x.ndim() < 3) c.fail_shape("the input must be (N, C, spatial...), it has shape " + tensor::shape_str(x.shape()));
 }
 
+}  // namespace
+
 Tensor conv(OpContext& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
   need_spatial(c, x);
   if (w.ndim() != x.ndim()) c.fail_shape("weight " + tensor::shape_str(w.shape()) + " does not match input " + tensor::shape_str(x.shape()));
@@ -109,6 +111,8 @@ Tensor conv(OpContext& c, const Tensor& x, const Tensor& w, const std::optional<
     c.fail_shape("input channels " + std::to_string(x.shape()[1]) + " != weight's " + std::to_string(w.shape()[1]) + " x group " + std::to_string(group));
   return x.conv2d(w, b, group, win.strides, win.dilations, torch_pads(win.pads));
 }
+
+namespace {
 
 Tensor conv_transpose(OpContext& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
   need_spatial(c, x);

@@ -43,6 +43,7 @@ std::string attr_ints(const std::string& name, const std::vector<int64_t>& v) {
   for (int64_t x : v) s += field_varint(8, static_cast<uint64_t>(x));
   return s + field_varint(20, 7);
 }
+std::string attr_string(const std::string& name, const std::string& v) { return field_bytes(1, name) + field_bytes(4, v) + field_varint(20, 3); }
 std::string attr_float(const std::string& name, float v) {
   std::string f(4, '\0');
   std::memcpy(f.data(), &v, 4);
@@ -142,6 +143,26 @@ TEST(Onnx, BadInputGivesErrorsNamingWhatIsWrong) {
                      {value_info("x", FLOAT, {5, 2, 3}), value_info("w", FLOAT, {1, 4, 2}), value_info("r", FLOAT, {1, 4, 4})}, {value_info("y", FLOAT, {5, 1, 2, 4})}),
                {{"x", Tensor::ones({5, 2, 3})}, {"w", Tensor::ones({1, 4, 2})}, {"r", Tensor::ones({1, 4, 4})}}, "rnn");
   EXPECT_NE(e.find("W must be"), std::string::npos) << e;
+}
+
+// QLinearConv pads by auto_pad as Conv does: SAME_UPPER on a 4x4 input with a 3x3 kernel and stride 2 is the
+// explicit pads (0, 0, 1, 1), which gives a 2x2 output (without the padding it would be 1x1).
+TEST(Onnx, QLinearConvHonoursAutoPad) {
+  const int UINT8 = 2;
+  std::vector<std::string> names = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+  std::vector<std::string> infos = {value_info("x", UINT8, {1, 1, 4, 4}), value_info("xs", FLOAT, {}), value_info("xz", UINT8, {}),
+                                    value_info("w", UINT8, {1, 1, 3, 3}), value_info("ws", FLOAT, {}), value_info("wz", UINT8, {}),
+                                    value_info("ys", FLOAT, {}), value_info("yz", UINT8, {})};
+  auto run = [&](const std::string& pad_attr, const std::string& name) {
+    std::string m = model({node("QLinearConv", names, {"y"}, {attr_ints("strides", {2, 2}), pad_attr})}, infos, {value_info("y", UINT8, {1, 1, 2, 2})}, {}, 13);
+    std::map<std::string, Tensor> in = {{"x", Tensor::arange(16).reshape({1, 1, 4, 4}).cast(tg::dtypes::uint8)}, {"xs", Tensor(0.5f)},
+                                        {"xz", Tensor(3).cast(tg::dtypes::uint8)}, {"w", Tensor::arange(9).reshape({1, 1, 3, 3}).cast(tg::dtypes::uint8)},
+                                        {"ws", Tensor(0.25f)}, {"wz", Tensor(4).cast(tg::dtypes::uint8)}, {"ys", Tensor(1.5f)}, {"yz", Tensor(100).cast(tg::dtypes::uint8)}};
+    return load_bytes(m, name).run(in).at("y");
+  };
+  Tensor same = run(attr_string("auto_pad", "SAME_UPPER"), "qconv_same"), explicit_pads = run(attr_ints("pads", {0, 0, 1, 1}), "qconv_pads");
+  EXPECT_EQ(same.shape(), (tg::Shape{1, 1, 2, 2}));
+  EXPECT_EQ(same.to_vector<uint8_t>(), explicit_pads.to_vector<uint8_t>());
 }
 
 // Bernoulli and training-mode Dropout are random: their values are checked by their statistics.
