@@ -1,0 +1,130 @@
+// llm: generate with a GPT-2 or LLaMA checkpoint (a Hugging Face folder: config.json and model.safetensors).
+//
+//   llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] [--top-k K] [--top-p P]
+//       [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]
+//
+// Prints the generated token ids on one line (the tokenizer, and with it --prompt and text output, is still to come).
+// --bench adds a line "prefill N tok/s, decode N tok/s" (decode timed from the third new token on: the first two
+// run and capture TinyJit). --max-context sets the KV cache's length (default: the prompt plus --max-new, at most
+// the model's context); decode reads the whole cache, so a shorter one is faster.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "tg/llm.h"
+
+namespace {
+
+[[noreturn]] void usage(const std::string& msg) {
+  std::fprintf(stderr,
+               "llm: %s\nusage: llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] "
+               "[--top-k K] [--top-p P] [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]\n",
+               msg.c_str());
+  std::exit(2);
+}
+
+std::vector<int32_t> parse_tokens(const std::string& list) {
+  std::vector<int32_t> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || v < 0 || v > INT32_MAX) usage("--tokens: '" + item + "' is not a token id");
+    out.push_back(static_cast<int32_t>(v));
+  }
+  if (out.empty()) usage("--tokens: no token ids");
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string model_path, device, prompt;
+  std::vector<int32_t> tokens;
+  int64_t max_new = 32, max_context = 0;
+  bool print_tokens = false, bench = false, jit = true;
+  tg::llm::SamplingOptions sampling;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(a + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&]() {
+      std::string v = value();
+      try {
+        size_t used = 0;
+        double d = std::stod(v, &used);
+        if (used == v.size()) return d;
+      } catch (const std::exception&) {
+      }
+      usage(a + ": '" + v + "' is not a number");
+    };
+    if (a == "--model") model_path = value();
+    else if (a == "--tokens") tokens = parse_tokens(value());
+    else if (a == "--prompt") prompt = value();
+    else if (a == "--max-new") max_new = static_cast<int64_t>(number());
+    else if (a == "--temperature") sampling.temperature = number();
+    else if (a == "--top-k") sampling.top_k = static_cast<int64_t>(number());
+    else if (a == "--top-p") sampling.top_p = number();
+    else if (a == "--seed") sampling.seed = static_cast<uint64_t>(number());
+    else if (a == "--print-tokens") print_tokens = true;
+    else if (a == "--bench") bench = true;
+    else if (a == "--device") device = value();
+    else if (a == "--max-context") max_context = static_cast<int64_t>(number());
+    else if (a == "--no-jit") jit = false;
+    else usage("unknown option " + a);
+  }
+  if (model_path.empty()) usage("--model is required");
+  if (!prompt.empty()) usage("--prompt needs a tokenizer, which is not built yet: give --tokens");
+  if (tokens.empty()) usage("give --tokens");
+  if (max_new < 0 || sampling.top_k < 0 || sampling.temperature < 0 || sampling.top_p <= 0 || sampling.top_p > 1)
+    usage("--max-new, --top-k and --temperature must be >= 0 and --top-p in (0, 1]");
+  (void)print_tokens;  // token ids are the only output until the tokenizer comes
+
+  auto model = tg::llm::load(model_path, device);
+  int64_t needed = static_cast<int64_t>(tokens.size()) + max_new;
+  if (max_context == 0) max_context = std::min(needed, model->config().max_context);
+  if (needed > max_context)
+    throw tg::ArgumentError("llm", std::to_string(tokens.size()) + " prompt tokens and " + std::to_string(max_new) +
+                                       " new ones do not fit a context of " + std::to_string(max_context));
+  for (int32_t t : tokens)
+    if (t >= model->config().vocab_size)
+      throw tg::ArgumentError("llm", "token " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(model->config().vocab_size));
+
+  tg::llm::Generator gen(*model, max_context, jit);
+  tg::llm::Sampler sample(sampling);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> logits = gen.prefill(tokens);
+  double prefill_s = seconds_since(t0), decode_s = 0;
+  std::string line;
+  for (int64_t i = 0; i < max_new; i++) {
+    int32_t next = sample(logits);
+    line += (i ? " " : "") + std::to_string(next);
+    if (i + 1 == max_new) break;
+    auto t1 = std::chrono::steady_clock::now();
+    logits = gen.step(next);
+    if (i >= 2) decode_s += seconds_since(t1);
+  }
+  std::printf("%s\n", line.c_str());
+  if (bench) {
+    int64_t timed = std::max<int64_t>(max_new - 3, 0);
+    std::printf("prefill %.1f tok/s (%zu tokens), decode %.1f tok/s (%lld tokens)\n", tokens.size() / prefill_s,
+                tokens.size(), timed ? timed / decode_s : 0.0, static_cast<long long>(timed));
+  }
+  return 0;
+} catch (const tg::Error& e) {
+  std::fprintf(stderr, "%s\n", e.what());
+  return 1;
+}

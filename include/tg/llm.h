@@ -1,0 +1,133 @@
+// Language models (tinygrad's extra/models/gpt2.py and llama.py): decoder-only transformers with a key/value cache,
+// loaded from Hugging Face checkpoint folders, and greedy or sampled generation. Link tg::tg_models (libtg_models).
+//
+//   auto model = tg::llm::load("path/to/gpt2");            // config.json + model.safetensors (or its shards)
+//   tg::llm::Generator gen(*model);                        // a KV cache of the model's context, TinyJit decode
+//   std::vector<float> logits = gen.prefill({464, 3290});  // the prompt's tokens; logits of the next one
+//   for (int i = 0; i < 32; i++) logits = gen.step(tg::llm::argmax(logits));
+//
+// Architectures: "gpt2" (GPT2LMHeadModel's names, with or without the "transformer." prefix) and "llama"
+// (LlamaForCausalLM's: LLaMA 2 and 3, Mistral-style grouped-query attention, tied or untied head). Weights keep the
+// dtype they are stored in (float32, float16, bfloat16) and are computed in float32.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tg/jit.h"
+#include "tg/nn.h"
+#include "tg/tensor.h"
+
+namespace tg::llm {
+
+using Loc = SourceLocation;
+
+// A model's shape, from a Hugging Face config.json (GPT-2's n_embd/n_layer/... or LLaMA's hidden_size/...).
+struct Config {
+  std::string arch;  // "gpt2" or "llama"
+  int64_t vocab_size = 0, dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0, hidden_dim = 0;
+  int64_t max_context = 0;  // GPT-2's n_positions, LLaMA's max_position_embeddings
+  double norm_eps = 1e-5;
+  bool tie_embeddings = false;  // the head reuses the token embedding
+  // LLaMA's rotary embedding: base, and the "llama3" frequency scaling when rope_factor > 0
+  double rope_theta = 10000, rope_factor = 0, rope_low_freq_factor = 1, rope_high_freq_factor = 4;
+  int64_t rope_original_context = 8192;
+};
+// Reads and checks a config.json: a missing or malformed field raises tg::ArgumentError naming the file and field.
+Config read_config(const std::string& path, Loc where = Loc::current());
+
+// A decoder-only transformer. Its state() names are the checkpoint's ("transformer.h.0.attn.c_attn.weight",
+// "model.layers.0.self_attn.q_proj.weight", ...), so tg::load_state_dict and safe_load fill it.
+class Transformer : public nn::Module {
+ public:
+  Transformer(Config config, std::string device) : config_(std::move(config)), device_(std::move(device)) {}
+  const Config& config() const { return config_; }
+  const std::string& device() const { return device_; }
+
+  // A key/value cache for `batch` sequences of up to max_context tokens (at most the model's), zeroed; every
+  // forward and decode call writes its positions into it. Called by the first forward if not before.
+  void allocate_cache(int64_t batch, int64_t max_context = 0, Loc where = Loc::current());
+  int64_t cache_context() const { return cache_context_; }
+
+  // Logits (B, T, vocab) of tokens (B, T) at positions start_pos .. start_pos + T - 1, attending to the cached
+  // positions before them; their keys and values go into the cache. last_only: logits of the last position only
+  // (B, 1, vocab).
+  Tensor forward(const Tensor& tokens, int64_t start_pos, bool last_only = false, Loc where = Loc::current());
+  // One token per sequence (B, 1) at the position held by `pos` (a 0-d int32 tensor): logits (B, vocab). Its
+  // shapes do not depend on the position, so every position runs the same kernels and TinyJit replays it; the
+  // attention reads the whole cache with the positions after `pos` masked.
+  Tensor decode(const Tensor& tokens, const Tensor& pos, Loc where = Loc::current());
+
+ protected:
+  // What an architecture provides: the token (and learned position) embedding, a block's attention inputs and its
+  // output projection, its feed-forward part, and the final norm and head.
+  struct Positions {  // the positions of a call: a range known when building (forward) or a tensor (decode)
+    int64_t start = 0, count = 0;
+    std::optional<Tensor> at;  // decode: 0-d int32
+  };
+  struct QKV { Tensor q, k, v; };  // (B, T, heads, head_dim) each; rotary embeddings already applied
+  virtual Tensor embed(const Tensor& tokens, const Positions& p) const = 0;
+  virtual QKV attention_inputs(size_t layer, const Tensor& h, const Positions& p) const = 0;
+  virtual Tensor attention_output(size_t layer, const Tensor& a) const = 0;  // a: (B, T, dim)
+  virtual Tensor feed_forward(size_t layer, const Tensor& h) const = 0;      // the block's residual branch
+  virtual Tensor head(const Tensor& h) const = 0;                            // final norm and logits
+
+  Config config_;
+  std::string device_;
+
+ private:
+  Tensor run(const Tensor& tokens, const Positions& p, bool last_only, Loc where);
+  Tensor attend(size_t layer, const QKV& x, const Positions& p, Loc where);
+  std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, kv_heads, cache_context, head_dim), float32
+  int64_t cache_batch_ = 0, cache_context_ = 0;
+};
+
+// A model of the config's architecture with random weights (normal, std 0.02, norms at 1), on `device`.
+std::unique_ptr<Transformer> make_model(const Config& config, const std::string& device = "", Loc where = Loc::current());
+// A Hugging Face folder: config.json and model.safetensors, or model.safetensors.index.json with its shards.
+// Missing or misshapen tensors raise naming the file and tensor; tensors the model does not use (GPT-2's attention
+// mask buffers, rotary caches) are ignored.
+std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device = "", Loc where = Loc::current());
+
+// Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode()
+// under TinyJit (captured on the second step, replayed for every later position with no compile or schedule).
+class Generator {
+ public:
+  // max_context: the cache's length (0: the model's); jit false runs decode() without TinyJit.
+  explicit Generator(Transformer& model, int64_t max_context = 0, bool jit = true);
+  // Feeds tokens at the next positions; returns the logits (vocab) of the token after them.
+  std::vector<float> prefill(const std::vector<int32_t>& tokens, Loc where = Loc::current());
+  std::vector<float> step(int32_t token, Loc where = Loc::current());
+  int64_t position() const { return pos_; }
+  int64_t max_context() const { return model_.cache_context(); }
+
+ private:
+  Transformer& model_;
+  int64_t pos_ = 0;
+  std::unique_ptr<TinyJit<Tensor>> decode_;
+};
+
+// Picking the next token from logits: greedy when temperature is 0; otherwise softmax(logits / temperature)
+// restricted to the top_k most likely tokens (0: all) and to the smallest set whose probability reaches top_p, then
+// drawn from a generator seeded with `seed`.
+struct SamplingOptions {
+  double temperature = 0;
+  int64_t top_k = 0;
+  double top_p = 1;
+  uint64_t seed = 0;
+};
+class Sampler {
+ public:
+  explicit Sampler(SamplingOptions options = {}) : options_(options), rng_(options.seed) {}
+  int32_t operator()(const std::vector<float>& logits);
+
+ private:
+  SamplingOptions options_;
+  std::mt19937_64 rng_;
+};
+int32_t argmax(const std::vector<float>& logits);  // the first of the largest
+
+}  // namespace tg::llm

@@ -1,0 +1,124 @@
+// LLaMA (tinygrad's extra/models/llama.py; Meta's model.py in Hugging Face's layout): RMSNorm pre-norm blocks,
+// rotary position embeddings (the rotate-half convention of HF checkpoints, with LLaMA 3's frequency scaling),
+// grouped-query attention, a SwiGLU feed-forward, an untied or tied head. Projections are (out, in) weights.
+#include <cmath>
+
+#include "models/models.h"
+
+namespace tg::llm {
+
+namespace {
+
+Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
+  return x * (x.square().mean(-1, true) + eps).rsqrt() * f32(w);
+}
+
+// The rotary frequencies as Hugging Face computes them, in float32 (the angles of long contexts depend on it):
+// inv_freq[i] = 1 / theta^(2i / head_dim), with LLaMA 3's scaling of the low frequencies when configured.
+std::vector<float> inverse_frequencies(const Config& c) {
+  std::vector<float> inv(static_cast<size_t>(c.head_dim / 2));
+  for (size_t i = 0; i < inv.size(); i++) {
+    float exponent = static_cast<float>(2 * i) / static_cast<float>(c.head_dim);
+    inv[i] = 1.0f / std::pow(static_cast<float>(c.rope_theta), exponent);
+  }
+  if (c.rope_factor > 0) {  // "rope_type": "llama3"
+    const double old_context = static_cast<double>(c.rope_original_context);
+    const double low_wavelen = old_context / c.rope_low_freq_factor, high_wavelen = old_context / c.rope_high_freq_factor;
+    for (float& f : inv) {
+      double wavelen = 2 * M_PI / f;
+      if (wavelen > low_wavelen) {
+        f = static_cast<float>(f / c.rope_factor);
+      } else if (wavelen >= high_wavelen) {  // between: a blend of the scaled and the unscaled frequency
+        double smooth = (old_context / wavelen - c.rope_low_freq_factor) / (c.rope_high_freq_factor - c.rope_low_freq_factor);
+        f = static_cast<float>((1 - smooth) * f / c.rope_factor + smooth * f);
+      }
+    }
+  }
+  return inv;
+}
+
+class Llama : public Transformer {
+ public:
+  struct Layer : nn::Module {
+    Tensor input_norm, q_proj, k_proj, v_proj, o_proj, post_norm, gate_proj, up_proj, down_proj;
+    void state(const nn::StateVisitor& v) override {
+      v("input_layernorm.weight", input_norm), v("self_attn.q_proj.weight", q_proj), v("self_attn.k_proj.weight", k_proj);
+      v("self_attn.v_proj.weight", v_proj), v("self_attn.o_proj.weight", o_proj);
+      v("post_attention_layernorm.weight", post_norm), v("mlp.gate_proj.weight", gate_proj);
+      v("mlp.up_proj.weight", up_proj), v("mlp.down_proj.weight", down_proj);
+    }
+  };
+
+  Llama(const Config& c, const std::string& device) : Transformer(c, device) {
+    auto normal = [&](const Shape& s) { return Tensor::normal(s, 0, 0.02, dtypes::float32, device).contiguous(); };
+    auto ones = [&](int64_t n) { return Tensor::ones({n}, dtypes::float32, device).contiguous(); };
+    int64_t d = c.dim, f = c.hidden_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
+    embed_tokens = normal({c.vocab_size, d}), norm = ones(d);
+    if (!c.tie_embeddings) lm_head = normal({c.vocab_size, d});
+    for (int64_t i = 0; i < c.n_layers; i++) {
+      Layer& l = layers.emplace_back();
+      l.input_norm = ones(d), l.q_proj = normal({q, d}), l.k_proj = normal({kv, d}), l.v_proj = normal({kv, d});
+      l.o_proj = normal({d, q}), l.post_norm = ones(d), l.gate_proj = normal({f, d}), l.up_proj = normal({f, d});
+      l.down_proj = normal({d, f});
+    }
+    // cos and sin of every position's angles, (max_context, head_dim / 2)
+    std::vector<float> inv = inverse_frequencies(c), cos, sin;
+    for (int64_t pos = 0; pos < c.max_context; pos++)
+      for (float f_i : inv) {
+        float angle = static_cast<float>(pos) * f_i;
+        cos.push_back(std::cos(angle)), sin.push_back(std::sin(angle));
+      }
+    Shape table{c.max_context, static_cast<int64_t>(inv.size())};
+    rope_cos = Tensor(cos, table, device).realize(), rope_sin = Tensor(sin, table, device).realize();
+  }
+
+  void state(const nn::StateVisitor& v) override {
+    v("model.embed_tokens.weight", embed_tokens), v("model.layers", layers), v("model.norm.weight", norm);
+    v("lm_head.weight", lm_head);  // undefined (skipped) when tied
+  }
+
+ protected:
+  Tensor embed(const Tensor& tokens, const Positions&) const override { return f32(embed_tokens[{tokens}]); }
+  QKV attention_inputs(size_t layer, const Tensor& h, const Positions& p) const override {
+    const Layer& l = layers[layer];
+    Tensor x = rms_norm(h, l.input_norm, config_.norm_eps);
+    int64_t B = h.shape()[0], T = h.shape()[1], D = config_.head_dim;
+    auto heads = [&](const Tensor& t, int64_t n) { return t.reshape({B, T, n, D}); };
+    return {rope(heads(linear(x, l.q_proj), config_.n_heads), p), rope(heads(linear(x, l.k_proj), config_.n_kv_heads), p),
+            heads(linear(x, l.v_proj), config_.n_kv_heads)};
+  }
+  Tensor attention_output(size_t layer, const Tensor& a) const override { return linear(a, layers[layer].o_proj); }
+  Tensor feed_forward(size_t layer, const Tensor& h) const override {
+    const Layer& l = layers[layer];
+    Tensor x = rms_norm(h, l.post_norm, config_.norm_eps);
+    return linear(linear(x, l.gate_proj).silu() * linear(x, l.up_proj), l.down_proj);
+  }
+  Tensor head(const Tensor& h) const override {
+    return linear(rms_norm(h, norm, config_.norm_eps), lm_head.defined() ? lm_head : embed_tokens);
+  }
+
+ private:
+  // x (B, T, heads, D) rotated by its positions' angles: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin)
+  Tensor rope(const Tensor& x, const Positions& p) const {
+    int64_t half = config_.head_dim / 2, T = x.shape()[1];
+    auto rows = [&](const Tensor& table) {
+      return (p.at ? table[{*p.at}] : table.shrink({{p.start, p.start + T}, {0, half}})).reshape({T, 1, half});
+    };
+    Tensor c = rows(rope_cos), s = rows(rope_sin);
+    Shape sh = x.shape();
+    auto part = [&](int64_t b) { return x.shrink({{0, sh[0]}, {0, sh[1]}, {0, sh[2]}, {b, b + half}}); };
+    Tensor x1 = part(0), x2 = part(half);
+    return Tensor::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
+  }
+
+  Tensor embed_tokens, norm, lm_head, rope_cos, rope_sin;
+  std::vector<Layer> layers;
+};
+
+}  // namespace
+
+std::unique_ptr<Transformer> make_llama(const Config& config, const std::string& device) {
+  return std::make_unique<Llama>(config, device);
+}
+
+}  // namespace tg::llm

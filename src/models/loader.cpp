@@ -1,0 +1,184 @@
+// Models from Hugging Face folders: config.json read into a Config, the architecture built, and the weights of
+// model.safetensors (or the shards model.safetensors.index.json names) loaded into it by name.
+#include <filesystem>
+#include <set>
+
+#include "models/models.h"
+#include "state/file_io.h"
+#include "state/json.h"
+#include "tg/state.h"
+
+namespace tg::llm {
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+namespace {
+
+state::Json read_json(const std::string& path, const char* op, Loc where) {
+  size_t size = 0;
+  auto map = state::map_file(path, size, op, where);
+  return state::parse_json({reinterpret_cast<const char*>(map.get()), size}, op, path, where);
+}
+
+// The fields of a config.json object, each read once with its type checked.
+class Fields {
+ public:
+  Fields(const state::Json& j, std::string path, Loc where) : j_(j), path_(std::move(path)), where_(where) {
+    if (j.kind != state::Json::Kind::Object) throw error("is not a JSON object");
+  }
+  const state::Json* find(const std::string& key) const {
+    for (const auto& [k, v] : j_.members)
+      if (k == key && v.kind != state::Json::Kind::Null) return &v;
+    return nullptr;
+  }
+  // the first of `keys` present (HF names a field differently per architecture), or `fallback`
+  int64_t integer(std::initializer_list<const char*> keys, std::optional<int64_t> fallback = std::nullopt) const {
+    for (const char* key : keys)
+      if (const state::Json* v = find(key)) {
+        if (v->kind != state::Json::Kind::Int || v->integer < 1)
+          throw error("\"" + std::string(key) + "\" must be a positive integer");
+        return v->integer;
+      }
+    if (!fallback) throw error("has no \"" + std::string(*keys.begin()) + "\"");
+    return *fallback;
+  }
+  double number(const char* key, double fallback) const {
+    const state::Json* v = find(key);
+    if (!v) return fallback;
+    if (v->kind != state::Json::Kind::Int && v->kind != state::Json::Kind::Float) throw error("\"" + std::string(key) + "\" must be a number");
+    return v->number;
+  }
+  std::string string(const char* key, const std::string& fallback) const {
+    const state::Json* v = find(key);
+    if (!v) return fallback;
+    if (v->kind != state::Json::Kind::String) throw error("\"" + std::string(key) + "\" must be a string");
+    return v->str;
+  }
+  bool boolean(const char* key, bool fallback) const {
+    const state::Json* v = find(key);
+    if (!v) return fallback;
+    if (v->kind != state::Json::Kind::Bool) throw error("\"" + std::string(key) + "\" must be true or false");
+    return v->boolean;
+  }
+  ArgumentError error(const std::string& msg) const { return ArgumentError("read_config", path_ + ": " + msg, where_); }
+
+ private:
+  const state::Json& j_;
+  std::string path_;
+  Loc where_;
+};
+
+}  // namespace
+
+Config read_config(const std::string& path, Loc where) {
+  state::Json json = read_json(path, "read_config", where);
+  Fields f(json, path, where);
+  Config c;
+  c.arch = f.string("model_type", "");
+  if (c.arch == "gpt2") {
+    c.vocab_size = f.integer({"vocab_size"}), c.dim = f.integer({"n_embd"}), c.n_layers = f.integer({"n_layer"});
+    c.n_heads = c.n_kv_heads = f.integer({"n_head"}), c.max_context = f.integer({"n_positions"});
+    c.hidden_dim = f.integer({"n_inner"}, 4 * c.dim), c.norm_eps = f.number("layer_norm_epsilon", 1e-5);
+    c.tie_embeddings = true;
+    std::string act = f.string("activation_function", "gelu_new");
+    if (act != "gelu_new" && act != "gelu_pytorch_tanh") throw f.error("activation_function \"" + act + "\" is not supported (gelu_new)");
+  } else if (c.arch == "llama" || c.arch == "mistral") {
+    c.arch = "llama";
+    c.vocab_size = f.integer({"vocab_size"}), c.dim = f.integer({"hidden_size"});
+    c.n_layers = f.integer({"num_hidden_layers"}), c.n_heads = f.integer({"num_attention_heads"});
+    c.n_kv_heads = f.integer({"num_key_value_heads"}, c.n_heads), c.hidden_dim = f.integer({"intermediate_size"});
+    c.max_context = f.integer({"max_position_embeddings"}), c.norm_eps = f.number("rms_norm_eps", 1e-6);
+    c.rope_theta = f.number("rope_theta", 10000), c.tie_embeddings = f.boolean("tie_word_embeddings", false);
+    if (f.find("head_dim")) c.head_dim = f.integer({"head_dim"});
+    std::string act = f.string("hidden_act", "silu");
+    if (act != "silu") throw f.error("hidden_act \"" + act + "\" is not supported (silu)");
+    if (f.boolean("attention_bias", false) || f.boolean("mlp_bias", false)) throw f.error("attention_bias and mlp_bias are not supported");
+    if (const state::Json* scaling = f.find("rope_scaling")) {
+      Fields s(*scaling, path + " rope_scaling", where);
+      std::string type = s.string("rope_type", s.string("type", ""));
+      if (type != "llama3") throw f.error("rope_scaling type \"" + type + "\" is not supported (llama3)");
+      c.rope_factor = s.number("factor", 8), c.rope_low_freq_factor = s.number("low_freq_factor", 1);
+      c.rope_high_freq_factor = s.number("high_freq_factor", 4);
+      c.rope_original_context = s.integer({"original_max_position_embeddings"}, 8192);
+      if (c.rope_factor <= 0 || c.rope_high_freq_factor <= c.rope_low_freq_factor)
+        throw f.error("rope_scaling needs factor > 0 and high_freq_factor > low_freq_factor");
+    }
+  } else {
+    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral)");
+  }
+  if (c.head_dim == 0) {
+    if (c.dim % c.n_heads) throw f.error("hidden size " + std::to_string(c.dim) + " is not a multiple of the " + std::to_string(c.n_heads) + " heads");
+    c.head_dim = c.dim / c.n_heads;
+  }
+  if (c.n_heads % c.n_kv_heads) throw f.error(std::to_string(c.n_heads) + " attention heads are not a multiple of the " + std::to_string(c.n_kv_heads) + " key/value heads");
+  if (c.head_dim % 2) throw f.error("head_dim " + std::to_string(c.head_dim) + " must be even (rotary embeddings)");
+  return c;
+}
+
+std::unique_ptr<Transformer> make_model(const Config& config, const std::string& device, Loc where) {
+  if (config.arch == "gpt2") return make_gpt2(config, device);
+  if (config.arch == "llama") return make_llama(config, device);
+  throw ArgumentError("make_model", "unknown architecture \"" + config.arch + "\" (gpt2, llama)", where);
+}
+
+std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device, Loc where) {
+  namespace fs = std::filesystem;
+  const fs::path dir(folder);
+  if (!fs::is_directory(dir)) throw ArgumentError("llm::load", folder + ": not a folder (a Hugging Face model folder with config.json)", where);
+  std::unique_ptr<Transformer> model = make_model(read_config((dir / "config.json").string(), where), device, where);
+  // the files holding the weights: one, or the shards an index names
+  std::vector<std::string> files;
+  if (fs::exists(dir / "model.safetensors")) {
+    files.push_back((dir / "model.safetensors").string());
+  } else if (fs::exists(dir / "model.safetensors.index.json")) {
+    std::string index = (dir / "model.safetensors.index.json").string();
+    state::Json j = read_json(index, "llm::load", where);
+    std::set<std::string> shards;
+    for (const auto& [key, value] : j.members)
+      if (key == "weight_map" && value.kind == state::Json::Kind::Object)
+        for (const auto& [name, file] : value.members) {
+          if (file.kind != state::Json::Kind::String || file.str.find('/') != std::string::npos || file.str.empty())
+            throw ArgumentError("llm::load", index + ": weight_map[\"" + name + "\"] must be a file name in the folder", where);
+          shards.insert(file.str);
+        }
+    if (shards.empty()) throw ArgumentError("llm::load", index + ": no weight_map", where);
+    for (const std::string& s : shards) files.push_back((dir / s).string());
+  } else {
+    throw ArgumentError("llm::load", folder + ": no model.safetensors or model.safetensors.index.json", where);
+  }
+  StateDict wanted = get_state_dict(*model), found;  // by the model's names
+  for (const std::string& file : files)
+    for (auto& [name, t] : safe_load(file, device, where)) {
+      // GPT-2 checkpoints saved from GPT2Model lack the "transformer." prefix; anything unused is left alone
+      std::string key = wanted.count(name) ? name : "transformer." + name;
+      if (wanted.count(key)) found[key] = t;
+    }
+  // Each weight keeps its stored dtype (computed in float32), so the model's tensors are replaced, not assigned.
+  std::vector<std::string> missing;
+  std::vector<Tensor> loaded;
+  model->state(nn::StateVisitor([&](const std::string& name, Tensor& t) {
+    auto it = found.find(name);
+    if (it == found.end()) return missing.push_back(name);
+    const Tensor& w = it->second;
+    if (w.shape() != t.shape())
+      throw ShapeError("llm::load", folder + ": " + name + " is " + shape_str(w.shape()) + ", the config makes it " + shape_str(t.shape()), where);
+    if (!w.dtype().is_float())
+      throw DTypeError("llm::load", folder + ": " + name + " is " + w.dtype().name() + ", not a float dtype", where);
+    t = w;
+    loaded.push_back(w);
+  }));
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; i++) list += (i ? ", " : "") + missing[i];
+    throw ArgumentError("llm::load", folder + ": " + std::to_string(missing.size()) + " weights missing: " + list +
+                                         (missing.size() > 5 ? ", ..." : ""), where);
+  }
+  Tensor::realize(loaded);  // copied from the mapped files now, not at the first token
+  return model;
+}
+
+}  // namespace tg::llm

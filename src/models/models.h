@@ -1,0 +1,23 @@
+// What the model files share: the op name in errors, shape text, weights computed in float32.
+#pragma once
+#include <string>
+
+#include "tg/llm.h"
+
+namespace tg::llm {
+
+inline constexpr const char* kOp = "Transformer";
+
+std::string shape_str(const Shape& shape);  // "(2, 3)"
+// A weight as float32 (a cast the consumer's kernel fuses when it is stored as float16 or bfloat16).
+inline Tensor f32(const Tensor& w) { return w.dtype() == dtypes::float32 ? w : w.cast(dtypes::float32); }
+// x @ w.T (+ b) for a PyTorch Linear's (out, in) weight
+inline Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = Tensor()) {
+  return x.linear(f32(w).T(), b.defined() ? std::optional<Tensor>(f32(b)) : std::nullopt);
+}
+
+// The architectures (gpt2.cpp, llama.cpp): a model with weights drawn as make_model describes.
+std::unique_ptr<Transformer> make_gpt2(const Config& config, const std::string& device);
+std::unique_ptr<Transformer> make_llama(const Config& config, const std::string& device);
+
+}  // namespace tg::llm

@@ -1,0 +1,100 @@
+// The decoder skeleton GPT-2 and LLaMA share (tinygrad's Transformer in extra/models): embeddings, then per block
+// attention over a key/value cache and a feed-forward branch, each added to the residual stream, then the head.
+// An architecture (gpt2.cpp, llama.cpp) fills in the pieces that differ; the cache and the attention live here.
+#include <cmath>
+#include <limits>
+
+#include "models/models.h"
+
+namespace tg::llm {
+
+void Transformer::allocate_cache(int64_t batch, int64_t max_context, Loc where) {
+  if (max_context == 0) max_context = config_.max_context;
+  if (batch < 1 || max_context < 1 || max_context > config_.max_context)
+    throw ArgumentError(kOp, "cache of batch " + std::to_string(batch) + " and context " + std::to_string(max_context) +
+                                 ": needs batch >= 1 and 1 <= context <= the model's " + std::to_string(config_.max_context),
+                        where);
+  cache_k_.clear(), cache_v_.clear();
+  for (int64_t i = 0; i < config_.n_layers; i++)
+    for (auto* cache : {&cache_k_, &cache_v_})
+      cache->push_back(Tensor::zeros({batch, config_.n_kv_heads, max_context, config_.head_dim}, dtypes::float32, device_)
+                           .contiguous()
+                           .realize());
+  cache_batch_ = batch, cache_context_ = max_context;
+}
+
+Tensor Transformer::forward(const Tensor& tokens, int64_t start_pos, bool last_only, Loc where) {
+  if (tokens.ndim() != 2) throw ShapeError(kOp, "tokens must be (batch, length), not " + shape_str(tokens.shape()), where);
+  if (cache_context_ == 0) allocate_cache(tokens.shape()[0], 0, where);
+  int64_t count = tokens.shape()[1];
+  if (start_pos < 0 || count < 1 || start_pos + count > cache_context_)
+    throw ArgumentError(kOp, std::to_string(count) + " tokens at position " + std::to_string(start_pos) +
+                                 " do not fit the cache's context of " + std::to_string(cache_context_), where);
+  return run(tokens, Positions{start_pos, count, std::nullopt}, last_only, where);
+}
+
+Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) {
+  if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
+    throw ShapeError(kOp + std::string(" decode"), "tokens must be (batch, 1), not " + shape_str(tokens.shape()), where);
+  if (pos.ndim() != 0 || pos.dtype() != dtypes::int32)
+    throw ArgumentError(kOp + std::string(" decode"), "pos must be a 0-d int32 tensor", where);
+  if (cache_context_ == 0) allocate_cache(tokens.shape()[0], 0, where);
+  return run(tokens, Positions{0, 1, pos}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
+}
+
+Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only, Loc where) {
+  if (!tokens.dtype().is_int()) throw DTypeError(kOp, "tokens must be integers, not " + tokens.dtype().name(), where);
+  if (tokens.shape()[0] != cache_batch_)
+    throw ShapeError(kOp, "a batch of " + std::to_string(tokens.shape()[0]) + " sequences, but the cache holds " +
+                              std::to_string(cache_batch_), where);
+  Tensor h = embed(tokens, p);
+  for (size_t layer = 0; layer < static_cast<size_t>(config_.n_layers); layer++) {
+    h = h + attention_output(layer, attend(layer, attention_inputs(layer, h, p), p, where));
+    h = h + feed_forward(layer, h);
+  }
+  if (last_only && p.count > 1) h = h.shrink({{0, h.shape()[0]}, {p.count - 1, p.count}, {0, h.shape()[2]}});
+  return head(h);
+}
+
+// softmax(q k^T / sqrt(head_dim)) v over the cached positions up to each query's own. The new keys and values are
+// written into the cache first (realized, as tinygrad's llama does), so the attention reads one buffer.
+Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc where) {
+  const int64_t B = cache_batch_, C = cache_context_, H = config_.n_heads, KV = config_.n_kv_heads;
+  const int64_t D = config_.head_dim, T = p.count;
+  Tensor q = x.q.transpose(1, 2), k = x.k.transpose(1, 2), v = x.v.transpose(1, 2);  // (B, heads, T, D)
+  Tensor slot = Tensor::arange(0, static_cast<double>(C), 1, dtypes::int32, q.device()).reshape({1, 1, C, 1});
+  Tensor& ck = cache_k_[layer];
+  Tensor& cv = cache_v_[layer];
+  int64_t seen;  // how many cached positions the attention reads
+  Tensor mask;   // (T, seen): query i sees key j
+  if (p.at) {  // decode: one position, known only when the kernels run
+    Tensor here = slot == *p.at;
+    ck.assign(here.where(k, ck));
+    cv.assign(here.where(v, cv));
+    seen = C;
+    mask = Tensor::arange(0, static_cast<double>(C), 1, dtypes::int32, q.device()).reshape({1, C}) <= *p.at;
+  } else {
+    Tensor here = (slot >= static_cast<int>(p.start)) & (slot < static_cast<int>(p.start + T));
+    std::vector<std::pair<int64_t, int64_t>> at{{0, 0}, {0, 0}, {p.start, C - p.start - T}, {0, 0}};
+    ck.assign(here.where(k.pad(at), ck));
+    cv.assign(here.where(v.pad(at), cv));
+    seen = p.start + T;
+    Tensor key_pos = Tensor::arange(0, static_cast<double>(seen), 1, dtypes::int32, q.device()).reshape({1, seen});
+    Tensor query_pos = Tensor::arange(static_cast<double>(p.start), static_cast<double>(seen), 1, dtypes::int32, q.device());
+    mask = key_pos <= query_pos.reshape({T, 1});
+  }
+  Tensor::realize({ck, cv});
+  std::vector<std::pair<int64_t, int64_t>> rows{{0, B}, {0, KV}, {0, seen}, {0, D}};
+  Tensor keys = ck.shrink(rows), values = cv.shrink(rows);
+  if (H != KV) {  // grouped-query attention: each key/value head serves H / KV query heads
+    auto widen = [&](const Tensor& t) {
+      return t.reshape({B, KV, 1, seen, D}).expand({B, KV, H / KV, seen, D}).reshape({B, H, seen, D});
+    };
+    keys = widen(keys), values = widen(values);
+  }
+  Tensor scores = q.matmul(keys.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(D)));
+  scores = mask.where(scores, -std::numeric_limits<double>::infinity());
+  return scores.softmax(-1).matmul(values).transpose(1, 2).reshape({B, T, H * D});
+}
+
+}  // namespace tg::llm

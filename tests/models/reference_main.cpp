@@ -1,0 +1,90 @@
+// A model folder written by tools/llm_reference.py (random weights, PyTorch's logits) against ours:
+//   llm_reference_check FOLDER
+// 1. forward() of the prompt at once: every position's logits;
+// 2. generation with and without TinyJit: the prompt through prefill(), then 32 greedy tokens through step(); each
+//    step's logits and the chosen token against the reference's greedy continuation.
+// Logits agree when max |ours - torch| <= 1e-4 * max |torch| over the compared rows. Prints what it compared;
+// exits 1 on the first mismatch.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tg/llm.h"
+#include "tg/state.h"
+
+using tg::Tensor;
+
+namespace {
+
+int failures = 0;
+
+void compare(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < want.size(); i++) scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+  bool same_size = got.size() == want.size();
+  for (size_t i = 0; same_size && i < want.size(); i++) worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+  bool ok = same_size && worst <= 1e-4 * scale;
+  if (!ok) {
+    failures++;
+    std::printf("FAIL %s: max |diff| %.3g of max |logit| %.3g (%zu values, expected %zu)\n", what.c_str(), worst, scale,
+                got.size(), want.size());
+  }
+}
+
+std::vector<int32_t> read_ints(const std::string& text, const std::string& key) {  // "key": [1, 2, 3]
+  size_t at = text.find("\"" + key + "\"");
+  size_t open = text.find('[', at), close = text.find(']', open);
+  std::vector<int32_t> out;
+  std::stringstream list(text.substr(open + 1, close - open - 1));
+  for (std::string item; std::getline(list, item, ',');) out.push_back(std::stoi(item));
+  return out;
+}
+
+std::vector<float> row(const std::vector<float>& all, size_t r, size_t width) {
+  return {all.begin() + static_cast<std::ptrdiff_t>(r * width), all.begin() + static_cast<std::ptrdiff_t>((r + 1) * width)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc != 2) return std::fprintf(stderr, "usage: llm_reference_check FOLDER\n"), 2;
+  std::string dir = argv[1];
+  std::ifstream f(dir + "/reference.json");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<int32_t> prompt = read_ints(text, "prompt"), greedy = read_ints(text, "greedy");
+  std::vector<float> prompt_logits = tg::load_npy(dir + "/prompt_logits.npy").to_vector<float>();
+  std::vector<float> greedy_logits = tg::load_npy(dir + "/greedy_logits.npy").to_vector<float>();
+
+  auto model = tg::llm::load(dir);
+  const size_t vocab = static_cast<size_t>(model->config().vocab_size), T = prompt.size();
+  Tensor tokens(prompt, {1, static_cast<int64_t>(T)});
+  model->allocate_cache(1);
+  compare(model->forward(tokens, 0).to_vector<float>(), prompt_logits, "forward of the prompt");
+  std::printf("forward: logits of %zu prompt positions compared\n", T);
+
+  for (bool jit : {false, true}) {
+    tg::llm::Generator gen(*model, 0, jit);
+    std::vector<float> logits = gen.prefill(prompt);
+    compare(logits, row(prompt_logits, T - 1, vocab), std::string("prefill") + (jit ? " (jit)" : ""));
+    size_t steps = 0;
+    for (; steps < greedy.size(); steps++) {
+      std::string at = " at step " + std::to_string(steps) + (jit ? " (jit)" : "");
+      compare(logits, row(greedy_logits, steps, vocab), "logits" + at);
+      int32_t next = tg::llm::argmax(logits);
+      if (next != greedy[steps]) {
+        std::printf("FAIL token%s: %d, PyTorch chose %d\n", at.c_str(), next, greedy[steps]);
+        failures++;
+        break;
+      }
+      logits = gen.step(next);
+    }
+    std::printf("generation%s: %zu greedy tokens and their logits compared\n", jit ? " under TinyJit" : "", steps);
+  }
+  std::printf("%s\n", failures ? "FAILED" : "all match PyTorch");
+  return failures ? 1 : 0;
+} catch (const std::exception& e) {
+  std::printf("FAIL: %s\n", e.what());
+  return 1;
+}

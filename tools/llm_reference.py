@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Small GPT-2 and LLaMA checkpoints in the Hugging Face layout, with random weights, and the logits of a PyTorch
+reference implementation written here from the models' published definitions (GPT-2: OpenAI's gpt-2 model.py and
+HF's modeling_gpt2; LLaMA: Meta's llama model.py and HF's modeling_llama, rotate_half rotary convention).
+
+    llm_reference.py make CONFIG DIR   writes DIR/config.json, DIR/model.safetensors (or shards), DIR/reference.json
+                                       (the prompt, its greedy continuation) and DIR/prompt_logits.npy (T, vocab),
+                                       DIR/greedy_logits.npy (STEPS, vocab): the logits that chose each new token
+    llm_reference.py bench CONFIG PROMPT NEW THREADS
+                                       PyTorch's prefill and decode tokens/s for CONFIG (with a KV cache, batch 1)
+    llm_reference.py list              the configs
+
+Nothing is downloaded: the weights are made here, larger than HF's 0.02 init so that the logits are spread, with
+the first torch.manual_seed whose greedy choices have no near-tie (a tie would make the token test meaningless).
+Needs Debian's python3-torch; exits 77 (a skip for ctest) where it is missing.
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+CONFIGS = {
+    # a tiny GPT-2 (HF GPT2LMHeadModel names under "transformer.", tied lm_head)
+    "gpt2_tiny": dict(model_type="gpt2", vocab_size=320, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                      layer_norm_epsilon=1e-5, activation_function="gelu_new", n_inner=None),
+    # LLaMA 2 style: grouped-query attention (4 query heads over 2 key/value heads), untied head, sharded safetensors
+    "llama_tiny": dict(model_type="llama", vocab_size=320, hidden_size=64, intermediate_size=176,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+                       rope_theta=10000.0, max_position_embeddings=64, tie_word_embeddings=False, hidden_act="silu"),
+    # LLaMA 3 style: tied embeddings, rope_theta 500000 with LLaMA 3.1's frequency scaling (its bands fall inside
+    # this small head: the fastest frequency kept, one blended, the rest slowed), bfloat16 weights (computed in float32)
+    "llama3_tiny_bf16": dict(model_type="llama", vocab_size=320, hidden_size=64, intermediate_size=128,
+                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+                             rope_theta=500000.0, max_position_embeddings=64, tie_word_embeddings=True,
+                             hidden_act="silu", torch_dtype="bfloat16",
+                             rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                               high_freq_factor=8.0, original_max_position_embeddings=64)),
+    # GPT-2 124M's shape, for the benchmark (random weights)
+    "gpt2_124m": dict(model_type="gpt2", vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
+                      layer_norm_epsilon=1e-5, activation_function="gelu_new", n_inner=None),
+}
+PROMPT = [3, 141, 59, 26, 53, 58, 97, 93, 23, 84, 62, 64, 33, 83, 27, 95]
+STEPS = 32
+
+try:
+  import numpy as np
+  import torch
+except ImportError as e:
+  print(f"skipped: {e}")
+  sys.exit(77)
+
+
+def gpt2_weights(c):
+  d, v, f = c["n_embd"], c["vocab_size"], c["n_inner"] or 4 * c["n_embd"]
+  r = lambda *s, std=0.2: torch.randn(*s) * std
+  w = {"transformer.wte.weight": r(v, d, std=0.5), "transformer.wpe.weight": r(c["n_positions"], d, std=0.3)}
+  for i in range(c["n_layer"]):
+    p = f"transformer.h.{i}."
+    w.update({p + "ln_1.weight": 1 + r(d), p + "ln_1.bias": r(d), p + "attn.c_attn.weight": r(d, 3 * d),
+              p + "attn.c_attn.bias": r(3 * d), p + "attn.c_proj.weight": r(d, d), p + "attn.c_proj.bias": r(d),
+              p + "ln_2.weight": 1 + r(d), p + "ln_2.bias": r(d), p + "mlp.c_fc.weight": r(d, f),
+              p + "mlp.c_fc.bias": r(f), p + "mlp.c_proj.weight": r(f, d), p + "mlp.c_proj.bias": r(d)})
+  w.update({"transformer.ln_f.weight": 1 + r(d), "transformer.ln_f.bias": r(d)})
+  return w
+
+
+def gpt2_forward(w, c, tokens, start, cache):
+  """logits (T, vocab) of `tokens` at positions start..; cache: per layer [k, v] (heads, S, hd), extended in place"""
+  d, nh = c["n_embd"], c["n_head"]
+  hd, T = d // nh, len(tokens)
+  ln = lambda x, p: torch.nn.functional.layer_norm(x, (d,), w[p + ".weight"], w[p + ".bias"], c["layer_norm_epsilon"])
+  gelu_new = lambda x: 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+  pos = torch.arange(start, start + T)
+  h = w["transformer.wte.weight"][torch.tensor(tokens)] + w["transformer.wpe.weight"][pos]
+  for i in range(c["n_layer"]):
+    p = f"transformer.h.{i}."
+    qkv = ln(h, p + "ln_1") @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+    q, k, v = (t.reshape(T, nh, hd).transpose(0, 1) for t in qkv.split(d, dim=-1))
+    k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
+    cache[i] = [k, v]
+    a = attention(q, k, v, start)
+    h = h + a.transpose(0, 1).reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+    m = gelu_new(ln(h, p + "ln_2") @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+    h = h + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+  return ln(h, "transformer.ln_f") @ w["transformer.wte.weight"].T
+
+
+def attention(q, k, v, start):
+  """softmax(q k^T / sqrt(hd)) v, query i (position start + i) seeing keys 0..start+i; k/v heads repeated (GQA)"""
+  T, S, hd = q.shape[1], k.shape[1], q.shape[2]
+  rep = q.shape[0] // k.shape[0]
+  k, v = k.repeat_interleave(rep, 0), v.repeat_interleave(rep, 0)
+  s = q @ k.transpose(1, 2) / math.sqrt(hd)
+  mask = torch.arange(S)[None, :] <= torch.arange(start, start + T)[:, None]
+  return torch.softmax(s.masked_fill(~mask, float("-inf")), -1) @ v
+
+
+def llama_weights(c):
+  d, v, f, nh, nkv = (c[k] for k in ("hidden_size", "vocab_size", "intermediate_size", "num_attention_heads",
+                                     "num_key_value_heads"))
+  hd = d // nh
+  r = lambda *s, std=0.2: torch.randn(*s) * std
+  w = {"model.embed_tokens.weight": r(v, d, std=0.5)}
+  for i in range(c["num_hidden_layers"]):
+    p = f"model.layers.{i}."
+    w.update({p + "input_layernorm.weight": 1 + r(d), p + "self_attn.q_proj.weight": r(nh * hd, d),
+              p + "self_attn.k_proj.weight": r(nkv * hd, d), p + "self_attn.v_proj.weight": r(nkv * hd, d),
+              p + "self_attn.o_proj.weight": r(d, nh * hd), p + "post_attention_layernorm.weight": 1 + r(d),
+              p + "mlp.gate_proj.weight": r(f, d), p + "mlp.up_proj.weight": r(f, d), p + "mlp.down_proj.weight": r(d, f)})
+  w["model.norm.weight"] = 1 + r(d)
+  if not c["tie_word_embeddings"]: w["lm_head.weight"] = r(v, d, std=0.5)
+  if c.get("torch_dtype") == "bfloat16":  # stored as bfloat16; the reference computes with the stored values
+    w = {k: t.to(torch.bfloat16) for k, t in w.items()}
+  return w
+
+
+def llama_forward(w, c, tokens, start, cache):
+  d, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+  hd, T, eps = d // nh, len(tokens), c["rms_norm_eps"]
+  w = {k: t.float() for k, t in w.items()}
+  norm = lambda x, p: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w[p + ".weight"]
+  inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+  if c.get("rope_scaling"):  # LLaMA 3.1: low frequencies slowed by `factor`, a smooth blend between the bands
+    s = c["rope_scaling"]
+    old, low, high = s["original_max_position_embeddings"], s["low_freq_factor"], s["high_freq_factor"]
+    wavelen = 2 * math.pi / inv_freq
+    smooth = (old / wavelen - low) / (high - low)
+    blended = (1 - smooth) * inv_freq / s["factor"] + smooth * inv_freq
+    inv_freq = torch.where(wavelen > old / low, inv_freq / s["factor"],
+                           torch.where(wavelen < old / high, inv_freq, blended))
+  freqs = torch.arange(start, start + T).float()[:, None] * inv_freq[None, :]
+  emb = torch.cat([freqs, freqs], -1)
+  cos, sin = emb.cos(), emb.sin()
+  rotate_half = lambda x: torch.cat([-x[..., hd // 2:], x[..., :hd // 2]], -1)
+  rope = lambda x: x * cos + rotate_half(x) * sin
+  h = w["model.embed_tokens.weight"][torch.tensor(tokens)]
+  for i in range(c["num_hidden_layers"]):
+    p = f"model.layers.{i}."
+    x = norm(h, p + "input_layernorm")
+    q = rope((x @ w[p + "self_attn.q_proj.weight"].T).reshape(T, nh, hd).transpose(0, 1))
+    k = rope((x @ w[p + "self_attn.k_proj.weight"].T).reshape(T, nkv, hd).transpose(0, 1))
+    v = (x @ w[p + "self_attn.v_proj.weight"].T).reshape(T, nkv, hd).transpose(0, 1)
+    k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
+    cache[i] = [k, v]
+    h = h + attention(q, k, v, start).transpose(0, 1).reshape(T, d) @ w[p + "self_attn.o_proj.weight"].T
+    x = norm(h, p + "post_attention_layernorm")
+    g = x @ w[p + "mlp.gate_proj.weight"].T
+    h = h + (torch.nn.functional.silu(g) * (x @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+  head = w["model.embed_tokens.weight"] if c["tie_word_embeddings"] else w["lm_head.weight"]
+  return norm(h, "model.norm") @ head.T
+
+
+def model(name, seed=0):
+  c = dict(CONFIGS[name])
+  gpt2 = c["model_type"] == "gpt2"
+  n_layers, heads = (c["n_layer"], c["n_head"]) if gpt2 else (c["num_hidden_layers"], c["num_key_value_heads"])
+  hd = (c["n_embd"] // c["n_head"]) if gpt2 else c["hidden_size"] // c["num_attention_heads"]
+  torch.manual_seed(seed)
+  w = gpt2_weights(c) if gpt2 else llama_weights(c)
+  fwd = gpt2_forward if gpt2 else llama_forward
+  new_cache = lambda: [[torch.zeros(heads, 0, hd), torch.zeros(heads, 0, hd)] for _ in range(n_layers)]
+  return c, w, fwd, new_cache
+
+
+SAFETENSORS_DTYPES = {torch.float32: ("F32", np.float32), torch.bfloat16: ("BF16", np.uint16)}
+
+
+def write_safetensors(path, tensors):
+  header, blobs, at = {}, [], 0
+  for name in sorted(tensors):
+    t = tensors[name].contiguous()
+    code, np_dtype = SAFETENSORS_DTYPES[t.dtype]
+    data = (t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()).astype(np_dtype).tobytes()
+    header[name] = {"dtype": code, "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
+    blobs.append(data)
+    at += len(data)
+  text = json.dumps(header).encode()
+  text += b" " * (-len(text) % 8)
+  with open(path, "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def greedy(c, w, fwd, new_cache):
+  """the prompt's logits, then STEPS greedy tokens and the logits that chose each; None on a near-tie"""
+  cache = new_cache()
+  prompt_logits = fwd(w, c, PROMPT, 0, cache)
+  tokens, logits, last = [], [], prompt_logits[-1]
+  for step in range(STEPS):
+    top2 = torch.topk(last, 2).values
+    if top2[0] - top2[1] <= 1e-3 * top2[0].abs(): return None
+    tokens.append(int(last.argmax()))
+    logits.append(last)
+    last = fwd(w, c, tokens[-1:], len(PROMPT) + step, cache)[-1]
+  # the cache must agree with running the whole sequence at once
+  full = fwd(w, c, PROMPT + tokens[:-1], 0, new_cache())
+  assert torch.allclose(full[len(PROMPT) - 1:], torch.stack(logits), atol=1e-4, rtol=1e-4)
+  return prompt_logits, tokens, torch.stack(logits)
+
+
+def make(name, out):
+  with torch.no_grad():
+    for seed in range(100):  # the first seed whose greedy choices have no near-tie (a tie makes the test moot)
+      c, w, fwd, new_cache = model(name, seed)
+      ref = greedy(c, w, fwd, new_cache)
+      if ref: break
+  prompt_logits, tokens, logits = ref
+  os.makedirs(out, exist_ok=True)
+  with open(os.path.join(out, "config.json"), "w") as f:
+    json.dump(c, f, indent=2)
+  if name == "llama_tiny":  # two shards and HF's index file
+    names = sorted(w)
+    shards = {"model-00001-of-00002.safetensors": names[:len(names) // 2],
+              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    for file, keys in shards.items():
+      write_safetensors(os.path.join(out, file), {k: w[k] for k in keys})
+    index = {"metadata": {}, "weight_map": {k: file for file, keys in shards.items() for k in keys}}
+    with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+      json.dump(index, f, indent=2)
+  else:
+    write_safetensors(os.path.join(out, "model.safetensors"), w)
+  np.save(os.path.join(out, "prompt_logits.npy"), prompt_logits.numpy().astype(np.float32))
+  np.save(os.path.join(out, "greedy_logits.npy"), logits.numpy().astype(np.float32))
+  with open(os.path.join(out, "reference.json"), "w") as f:
+    json.dump({"prompt": PROMPT, "greedy": tokens}, f)
+
+
+def bench(name, prompt_len, new, threads):
+  import time
+  torch.set_num_threads(threads)
+  c, w, fwd, new_cache = model(name)
+  prompt = [(i * 7919) % c["vocab_size"] for i in range(prompt_len)]
+  with torch.no_grad():
+    for _ in range(2):  # a warm-up, then the measured run
+      cache = new_cache()
+      t0 = time.perf_counter()
+      last = fwd(w, c, prompt, 0, cache)[-1]
+      t1 = time.perf_counter()
+      for step in range(new):
+        last = fwd(w, c, [int(last.argmax())], prompt_len + step, cache)[-1]
+      t2 = time.perf_counter()
+  print(f"prefill {prompt_len / (t1 - t0):.1f} tok/s decode {new / (t2 - t1):.1f} tok/s")
+
+
+if __name__ == "__main__":
+  if sys.argv[1:2] == ["make"]:
+    make(sys.argv[2], sys.argv[3])
+  elif sys.argv[1:2] == ["bench"]:
+    bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+  elif sys.argv[1:2] == ["list"]:
+    print(" ".join(CONFIGS))
+  else:
+    print(__doc__)
+    sys.exit(2)
