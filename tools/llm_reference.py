@@ -6,6 +6,8 @@ HF's modeling_gpt2; LLaMA: Meta's llama model.py and HF's modeling_llama, rotate
     llm_reference.py make CONFIG DIR   writes DIR/config.json, DIR/model.safetensors (or shards), DIR/reference.json
                                        (the prompt, its greedy continuation) and DIR/prompt_logits.npy (T, vocab),
                                        DIR/greedy_logits.npy (STEPS, vocab): the logits that chose each new token
+    llm_reference.py weights CONFIG DIR
+                                       only config.json and model.safetensors (random weights, seed 0)
     llm_reference.py bench CONFIG PROMPT NEW THREADS
                                        PyTorch's prefill and decode tokens/s for CONFIG (with a KV cache, batch 1)
     llm_reference.py list              the configs
@@ -198,13 +200,7 @@ def greedy(c, w, fwd, new_cache):
   return prompt_logits, tokens, torch.stack(logits)
 
 
-def make(name, out):
-  with torch.no_grad():
-    for seed in range(100):  # the first seed whose greedy choices have no near-tie (a tie makes the test moot)
-      c, w, fwd, new_cache = model(name, seed)
-      ref = greedy(c, w, fwd, new_cache)
-      if ref: break
-  prompt_logits, tokens, logits = ref
+def write_folder(name, out, c, w):
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(out, "config.json"), "w") as f:
     json.dump(c, f, indent=2)
@@ -219,6 +215,16 @@ def make(name, out):
       json.dump(index, f, indent=2)
   else:
     write_safetensors(os.path.join(out, "model.safetensors"), w)
+
+
+def make(name, out):
+  with torch.no_grad():
+    for seed in range(100):  # the first seed whose greedy choices have no near-tie (a tie makes the test moot)
+      c, w, fwd, new_cache = model(name, seed)
+      ref = greedy(c, w, fwd, new_cache)
+      if ref: break
+  prompt_logits, tokens, logits = ref
+  write_folder(name, out, c, w)
   np.save(os.path.join(out, "prompt_logits.npy"), prompt_logits.numpy().astype(np.float32))
   np.save(os.path.join(out, "greedy_logits.npy"), logits.numpy().astype(np.float32))
   with open(os.path.join(out, "reference.json"), "w") as f:
@@ -245,6 +251,9 @@ def bench(name, prompt_len, new, threads):
 if __name__ == "__main__":
   if sys.argv[1:2] == ["make"]:
     make(sys.argv[2], sys.argv[3])
+  elif sys.argv[1:2] == ["weights"]:
+    c, w, _, _ = model(sys.argv[2])
+    write_folder(sys.argv[2], sys.argv[3], c, w)
   elif sys.argv[1:2] == ["bench"]:
     bench(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
   elif sys.argv[1:2] == ["list"]:

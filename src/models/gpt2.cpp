@@ -8,7 +8,7 @@ namespace tg::llm {
 namespace {
 
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
-  return x.layernorm(-1, eps) * f32(w) + f32(b);
+  return (x.layernorm(-1, eps) * f32(w) + f32(b)).contiguous();  // read by a matmul: once, not per output column
 }
 Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b) { return x.linear(f32(w), f32(b)); }
 

@@ -10,7 +10,7 @@ namespace tg::llm {
 namespace {
 
 Tensor rms_norm(const Tensor& x, const Tensor& w, double eps) {
-  return x * (x.square().mean(-1, true) + eps).rsqrt() * f32(w);
+  return (x * (x.square().mean(-1, true) + eps).rsqrt() * f32(w)).contiguous();  // read by a matmul: once
 }
 
 // The rotary frequencies as Hugging Face computes them, in float32 (the angles of long contexts depend on it):

@@ -49,8 +49,10 @@ Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only
                               std::to_string(cache_batch_), where);
   Tensor h = embed(tokens, p);
   for (size_t layer = 0; layer < static_cast<size_t>(config_.n_layers); layer++) {
-    h = h + attention_output(layer, attend(layer, attention_inputs(layer, h, p), p, where));
-    h = h + feed_forward(layer, h);
+    // the residual stream realized after each branch (tinygrad's llama does so too): fused into the next matmul it
+    // would be recomputed, through every earlier layer's adds, for each of the matmul's output columns
+    h = (h + attention_output(layer, attend(layer, attention_inputs(layer, h, p), p, where))).contiguous();
+    h = (h + feed_forward(layer, h)).contiguous();
   }
   if (last_only && p.count > 1) h = h.shrink({{0, h.shape()[0]}, {p.count - 1, p.count}, {0, h.shape()[2]}});
   return head(h);
