@@ -1,0 +1,209 @@
+// The language models without PyTorch (its logits are checked by ctest llm.reference.*): decode against forward on
+// random weights, the cache and the TinyJit replay, sampling statistics, and every bad input naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "support/expect_error.h"
+#include "support/scratch.h"
+#include "tg/counters.h"
+#include "tg/llm.h"
+#include "tg/state.h"
+
+using tg::Tensor;
+using tg::testing::expect_error;
+using tg::testing::scratch_path;
+namespace llm = tg::llm;
+
+namespace {
+
+llm::Config tiny(const std::string& arch) {
+  llm::Config c;
+  c.arch = arch, c.vocab_size = 50, c.dim = 32, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = arch == "llama" ? 2 : 4;
+  c.head_dim = 8, c.hidden_dim = 64, c.max_context = 24, c.tie_embeddings = arch == "gpt2";
+  return c;
+}
+
+std::vector<float> last_row(const Tensor& logits) {  // (1, T, V) -> the last position's V values
+  std::vector<float> all = logits.to_vector<float>();
+  size_t v = static_cast<size_t>(logits.shape().back());
+  return {all.end() - static_cast<std::ptrdiff_t>(v), all.end()};
+}
+
+void expect_close(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  double scale = 0, worst = 0;
+  for (size_t i = 0; i < a.size(); i++) scale = std::max(scale, std::fabs(double(b[i]))), worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
+  EXPECT_LE(worst, 1e-5 * std::max(scale, 1.0)) << what;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  std::string path = scratch_path(name);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kGpt2Config = R"({"model_type": "gpt2", "vocab_size": 50, "n_positions": 24, "n_embd": 32, "n_layer": 2, "n_head": 4,
+                          "n_inner": 64})";
+
+}  // namespace
+
+// Generation's two paths agree: the cached decode of each token equals forward() of the whole sequence at once
+// (which sees no cache), for both architectures, with and without TinyJit.
+TEST(Llm, DecodeWithTheCacheEqualsTheWholeSequence) {
+  for (std::string arch : {"gpt2", "llama"})
+    for (bool jit : {false, true}) {
+      Tensor::manual_seed(1);
+      auto model = llm::make_model(tiny(arch));
+      std::vector<int32_t> seq{3, 14, 15, 9, 26, 5, 35, 8, 41, 19};
+      llm::Generator gen(*model, 0, jit);
+      std::vector<float> logits = gen.prefill({seq[0], seq[1], seq[2]});
+      for (size_t n = 3; n < seq.size(); n++) logits = gen.step(seq[n]);
+      EXPECT_EQ(gen.position(), static_cast<int64_t>(seq.size()));
+      model->allocate_cache(1);
+      Tensor whole = model->forward(Tensor(seq, {1, static_cast<int64_t>(seq.size())}), 0);
+      expect_close(logits, last_row(whole), arch + (jit ? " jit" : ""));
+    }
+}
+
+// forward() at a later start attends to what earlier calls cached: two halves equal the whole.
+TEST(Llm, ForwardInPiecesEqualsTheWhole) {
+  Tensor::manual_seed(2);
+  auto model = llm::make_model(tiny("llama"));
+  model->allocate_cache(2);
+  Tensor seq = Tensor::randint({2, 12}, 0, 50, tg::dtypes::int32).realize();
+  Tensor whole = model->forward(seq, 0);
+  Tensor first = model->forward(seq.shrink({{0, 2}, {0, 7}}), 0);
+  Tensor second = model->forward(seq.shrink({{0, 2}, {7, 12}}), 7);
+  Tensor pieces = Tensor::cat({first, second}, 1);
+  expect_close(pieces.to_vector<float>(), whole.to_vector<float>(), "batch of 2 in two pieces");
+  Tensor last = model->forward(seq.shrink({{0, 2}, {7, 12}}), 7, true);
+  EXPECT_EQ(last.shape(), (tg::Shape{2, 1, 50}));
+}
+
+// TinyJit captures decode once (second call) and replays its kernels for every later position: the same kernels
+// each time, with the values of each position (checked against decode without the JIT).
+TEST(Llm, JitReplaysEveryPosition) {
+  Tensor::manual_seed(3);
+  auto model = llm::make_model(tiny("gpt2"));
+  auto plain = llm::make_model(tiny("gpt2"));
+  tg::load_state_dict(*plain, tg::get_state_dict(*model));
+  model->allocate_cache(1), plain->allocate_cache(1);
+  tg::TinyJit<Tensor> decode([&](const std::vector<Tensor>& in) { return model->decode(in[0], in[1]).realize(); });
+  for (int32_t pos = 0; pos < 12; pos++) {
+    Tensor token(std::vector<int32_t>{pos * 3 % 50}, {1, 1}), at(std::vector<int32_t>{pos}, {});
+    int64_t before = tg::GlobalCounters::kernel_count;
+    std::vector<float> got = decode({token, at}).to_vector<float>();
+    if (pos >= 2) {
+      EXPECT_TRUE(decode.captured());
+      EXPECT_EQ(tg::GlobalCounters::kernel_count - before, static_cast<int64_t>(decode.kernel_count())) << "position " << pos;
+    }
+    expect_close(got, plain->decode(token, at).to_vector<float>(), "position " + std::to_string(pos));
+  }
+  llm::Generator gen(*model, 20);
+  gen.prefill({1, 2});
+  for (int i = 0; i < 15; i++) gen.step(i);
+  EXPECT_EQ(gen.max_context(), 20);
+  expect_error<tg::ArgumentError>([&] { for (int i = 0; i < 5; i++) gen.step(1); }, "Generator::step",
+                                  {"context of 20 tokens is full"}, "test_llm.cpp");
+}
+
+TEST(Llm, SamplerIsGreedyAtZeroTemperatureAndFollowsTheDistribution) {
+  std::vector<float> logits{0.5f, 2.0f, -1.0f, 2.0f};
+  EXPECT_EQ(llm::argmax(logits), 1);
+  EXPECT_EQ(llm::Sampler()(logits), 1);
+  EXPECT_EQ(llm::Sampler({1.0, 1, 1, 7})(logits), 1);      // top_k 1: the first of the largest
+  EXPECT_EQ(llm::Sampler({1.0, 0, 0.01, 7})(logits), 1);   // top_p tiny: the most likely only
+  // probabilities 0.5, 0.3, 0.2: each count within 5 standard deviations of n p
+  std::vector<float> p{std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  llm::Sampler draw({1.0, 0, 1, 42});
+  const int n = 20000;
+  std::vector<int> count(3);
+  for (int i = 0; i < n; i++) count[static_cast<size_t>(draw(p))]++;
+  for (size_t k = 0; k < 3; k++) {
+    double want = n * std::exp(p[k]), sd = std::sqrt(want * (1 - std::exp(p[k])));
+    EXPECT_NEAR(count[k], want, 5 * sd) << "token " << k;
+  }
+  // top_k 2 never draws the third; top_p 0.7 keeps 0.5 + 0.3 (the smallest set reaching 0.7)
+  for (auto options : {llm::SamplingOptions{1.0, 2, 1, 5}, llm::SamplingOptions{1.0, 0, 0.7, 5}}) {
+    llm::Sampler s(options);
+    for (int i = 0; i < 2000; i++) EXPECT_NE(s(p), 2);
+  }
+  llm::Sampler a({0.8, 0, 0.9, 9}), b({0.8, 0, 0.9, 9});  // the same seed, the same draws
+  for (int i = 0; i < 100; i++) EXPECT_EQ(a(p), b(p));
+}
+
+TEST(Llm, LoadsAFolderAndNamesWhatIsWrong) {
+  Tensor::manual_seed(4);
+  auto model = llm::make_model(tiny("gpt2"));
+  std::string dir = std::filesystem::path(write("gpt2/config.json", kGpt2Config)).parent_path().string();
+  tg::StateDict sd = tg::get_state_dict(*model);
+  tg::safe_save(sd, dir + "/model.safetensors");
+  auto loaded = llm::load(dir);
+  Tensor tokens(std::vector<int32_t>{4, 8, 15}, {1, 3});
+  model->allocate_cache(1), loaded->allocate_cache(1);
+  expect_close(loaded->forward(tokens, 0).to_vector<float>(), model->forward(tokens, 0).to_vector<float>(), "reloaded");
+
+  // GPT2Model's files name the weights without "transformer."; float16 weights load as float16
+  tg::StateDict bare;
+  for (auto& [name, t] : sd) bare[name.substr(std::string("transformer.").size())] = t.half();
+  tg::safe_save(bare, dir + "/model.safetensors");
+  EXPECT_NO_THROW(llm::load(dir));
+
+  sd.erase("transformer.h.1.mlp.c_fc.bias");
+  tg::safe_save(sd, dir + "/model.safetensors");
+  expect_error<tg::ArgumentError>([&] { llm::load(dir); }, "llm::load", {"1 weights missing", "h.1.mlp.c_fc.bias"}, "test_llm.cpp");
+  sd["transformer.h.1.mlp.c_fc.bias"] = Tensor::zeros({63});
+  tg::safe_save(sd, dir + "/model.safetensors");
+  expect_error<tg::ShapeError>([&] { llm::load(dir); }, "llm::load", {"h.1.mlp.c_fc.bias is (63,)", "(64,)"}, "test_llm.cpp");
+  sd["transformer.h.1.mlp.c_fc.bias"] = Tensor::zeros({64}, tg::dtypes::int32);
+  tg::safe_save(sd, dir + "/model.safetensors");
+  expect_error<tg::DTypeError>([&] { llm::load(dir); }, "llm::load", {"int32"}, "test_llm.cpp");
+  std::filesystem::remove(dir + "/model.safetensors");
+  expect_error<tg::ArgumentError>([&] { llm::load(dir); }, "llm::load", {"no model.safetensors"}, "test_llm.cpp");
+  write("gpt2/model.safetensors.index.json", R"({"weight_map": {"wte.weight": "../elsewhere.safetensors"}})");
+  expect_error<tg::ArgumentError>([&] { llm::load(dir); }, "llm::load", {"must be a file name in the folder"}, "test_llm.cpp");
+  expect_error<tg::ArgumentError>([&] { llm::load(dir + "/config.json"); }, "llm::load", {"not a folder"}, "test_llm.cpp");
+}
+
+TEST(Llm, ConfigErrorsNameTheFileAndField) {
+  struct Case { const char* json; const char* part; };
+  for (Case c : {Case{"{", "bad JSON"}, Case{"[1]", "not a JSON object"}, Case{R"({"model_type": "bert"})", "\"bert\" is not supported"},
+                 Case{R"({"model_type": "gpt2", "vocab_size": 50})", "has no \"n_embd\""},
+                 Case{R"({"model_type": "gpt2", "vocab_size": -3, "n_embd": 8})", "\"vocab_size\" must be a positive integer"},
+                 Case{R"({"model_type": "gpt2", "vocab_size": 5, "n_embd": 30, "n_layer": 1, "n_head": 4, "n_positions": 8})", "not a multiple of the 4 heads"},
+                 Case{R"({"model_type": "llama", "vocab_size": 5, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8, "max_position_embeddings": 8})", "not a multiple of the 3 key/value heads"},
+                 Case{R"({"model_type": "llama", "vocab_size": 5, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 8, "max_position_embeddings": 8, "rope_scaling": {"rope_type": "yarn"}})", "rope_scaling type \"yarn\""},
+                 Case{R"({"model_type": "gpt2", "vocab_size": 5, "n_embd": 32, "n_layer": 1, "n_head": 4, "n_positions": 8, "activation_function": "relu"})", "activation_function \"relu\""}}) {
+    std::string path = write("bad_config.json", c.json);
+    expect_error<tg::ArgumentError>([&] { llm::read_config(path); }, "read_config", {"bad_config.json", c.part}, "test_llm.cpp");
+  }
+  expect_error<tg::ArgumentError>([&] { llm::read_config(scratch_path("none.json")); }, "read_config", {"none.json"}, "test_llm.cpp");
+  llm::Config c = llm::read_config(write("ok.json", kGpt2Config));
+  EXPECT_EQ(c.arch, "gpt2");
+  EXPECT_EQ(c.hidden_dim, 64);
+  c = llm::read_config(write("ok.json", R"({"model_type": "gpt2", "vocab_size": 5, "n_embd": 32, "n_layer": 1, "n_head": 4, "n_positions": 8, "n_inner": null})"));
+  EXPECT_EQ(c.hidden_dim, 128);  // n_inner null or absent: 4 * n_embd
+  EXPECT_EQ(c.head_dim, 8);
+}
+
+TEST(Llm, BadCallsRaise) {
+  Tensor::manual_seed(5);
+  auto model = llm::make_model(tiny("llama"));
+  model->allocate_cache(1, 8);
+  Tensor three(std::vector<int32_t>{1, 2, 3}, {1, 3});
+  expect_error<tg::ShapeError>([&] { model->forward(Tensor(std::vector<int32_t>{1, 2}, {2}), 0); }, "Transformer",
+                               {"(batch, length)", "(2,)"}, "test_llm.cpp");
+  expect_error<tg::ArgumentError>([&] { model->forward(three, 6); }, "Transformer", {"3 tokens at position 6", "context of 8"}, "test_llm.cpp");
+  expect_error<tg::ShapeError>([&] { model->forward(Tensor(std::vector<int32_t>{1, 2}, {2, 1}), 0); }, "Transformer",
+                               {"a batch of 2", "cache holds 1"}, "test_llm.cpp");
+  expect_error<tg::DTypeError>([&] { model->forward(Tensor(std::vector<float>{1, 2}, {1, 2}), 0); }, "Transformer",
+                               {"integers"}, "test_llm.cpp");
+  expect_error<tg::ArgumentError>([&] { model->decode(Tensor(std::vector<int32_t>{1}, {1, 1}), Tensor(3.0f)); },
+                                  "Transformer decode", {"0-d int32"}, "test_llm.cpp");
+  expect_error<tg::ArgumentError>([&] { model->allocate_cache(1, 25); }, "Transformer", {"context <= the model's 24"}, "test_llm.cpp");
+  expect_error<tg::ArgumentError>([&] { llm::Generator(*model).prefill({}); }, "Generator::prefill", {"no tokens"}, "test_llm.cpp");
+}
