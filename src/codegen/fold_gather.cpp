@@ -61,6 +61,7 @@ std::optional<UOp> fold(const UOp& red) {
     if (!eq) continue;
     for (size_t k = 0; k < ranges.size(); k++) {
       const UOp& r = ranges[k];
+      if (r.op() != Ops::RANGE) continue;  // a vector lane (lower.cpp) is no loop to fold
       auto is_r = [&](const UOp& u) {  // r, or r cast to other int types
         const UOp* x = &u;
         while (x->op() == Ops::CAST && x->dtype().is_int()) x = &x->src(0);

@@ -271,6 +271,9 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
         std::vector<UOp> src{value};
         for (int64_t a : ra.axes)
           if (loops[a]) src.push_back(loops[a]);
+        // a reduction over the vector axis names its lane among its ranges, so that vectorize() combines the lanes
+        // even of a value that does not vary along them (a count of a comparison that folds to true)
+        if (vector_lanes) src.push_back(vector_lane);
         // the accumulator's start value rides along as the last source
         src.push_back(reduce_identity(ra.op, u.dtype()));
         r = src.size() == 2 && !vector_lanes ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));

@@ -166,17 +166,25 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       case Ops::REDUCE: {
         Ops op = u.arg().get<Ops>();
         if (u.dtype() != dtypes::float32) return {};
-        std::vector<UOp> src = u.src();
+        std::vector<UOp> src;
+        bool over_lane = false;  // the lowering lists the lane among the ranges of a reduction over the vector axis
+        for (const UOp& s : u.src())
+          if (s == lane) over_lane = true;
+          else src.push_back(s);
         src[0] = get(src[0]);
         if (!src[0]) return {};
-        if (src[0].dtype().count() == 1) {  // over a lane-dependent scalar (after a reduce lane's sum)
-          out[u.get()] = u.with_src(src);
-          break;
+        if (src[0].dtype().count() == 1) {
+          if (!over_lane) {  // over a lane-dependent scalar (after a reduce lane's sum)
+            out[u.get()] = u.with_src(src);
+            break;
+          }
+          // the same value in every lane (it does not vary along them): each lane still counts
+          src[0] = UOp::make(Ops::VECTORIZE, dtypes::float32.vec(static_cast<int>(n)), std::vector<UOp>(static_cast<size_t>(n), src[0]));
         }
         UOp acc = UOp::make(Ops::REDUCE, dtypes::float32.vec(static_cast<int>(n)), src, u.arg());
         out[u.get()] = acc;
         // the vector accumulator combined across its lanes: halves combined until one element is left
-        for (int64_t w = n / 2; reduce_lane && w >= 1; w /= 2) {
+        for (int64_t w = n / 2; over_lane && w >= 1; w /= 2) {
           std::vector<int64_t> lo, hi;
           for (int64_t l = 0; l < w; l++) lo.push_back(l), hi.push_back(w + l);
           DType half = w > 1 ? dtypes::float32.vec(static_cast<int>(w)) : dtypes::float32;

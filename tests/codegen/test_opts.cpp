@@ -170,6 +170,37 @@ TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
   }
 }
 
+// A reduction over the vector axis of a value that does not vary along the lanes (here a comparison that folds
+// to true: a uint8 is never -1) still counts every lane: the count of 32 elements read 2 (32 / 16 lanes) before
+// the lane was named among the reduction's ranges. Float counts keep a vector accumulator; int ones fall back to
+// copies.
+TEST(Opts, AReduceOverTheVectorCountsEveryLaneOfAnInvariantValue) {
+  Tensor u8 = Tensor::randint({4, 32}, 0, 256, dtypes::int32).cast(dtypes::uint8).realize();
+  Tensor always = u8.cast(dtypes::int32) != -1;
+  for (DType dt : {dtypes::float32, dtypes::int32}) {
+    schedule::Schedule s = schedule::create_schedule({always.cast(dt).sum(1).uop()});
+    for (const std::vector<Opt>& opts : {std::vector<Opt>{{OptOp::VECTOR, 1, 16}}, std::vector<Opt>{{OptOp::VECTOR, 1, 8}, {OptOp::UNROLL, 1, 2}}}) {
+      codegen::LoweredKernel k = codegen::lower(s.items.at(0).ast, opts);
+      EXPECT_EQ(k.vectorized, dt == dtypes::float32) << codegen::opts_str(opts);
+      auto kernel = engine::build_kernel(runtime::get_device("CPU"), k, "vector_count_test");
+      std::vector<runtime::Buffer*> bufs;
+      for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+      engine::run_program(*kernel, bufs);
+      std::vector<int32_t> got(4);
+      std::vector<float> gotf(4);
+      if (dt == dtypes::float32) bufs[0]->copyout(gotf.data(), 16), std::copy(gotf.begin(), gotf.end(), got.begin());
+      else bufs[0]->copyout(got.data(), 16);
+      EXPECT_EQ(got, std::vector<int32_t>(4, 32)) << dt.name() << " " << codegen::opts_str(opts);
+    }
+  }
+  // the same through the API: a mean loss over targets read from a uint8 buffer (where it was found: 4x too big)
+  Tensor logits = Tensor::rand({2, 4, 8}).realize();
+  Tensor y8 = Tensor(std::vector<uint8_t>{5, 2, 7, 4, 6, 3, 0, 5, 1, 2}, {2, 5}).realize();
+  Tensor y = y8.shrink({{0, 2}, {1, 5}}).cast(dtypes::int32);
+  Tensor y32(y.to_vector<int32_t>(), {2, 4});
+  EXPECT_FLOAT_EQ(logits.sparse_categorical_crossentropy(y).item<float>(), logits.sparse_categorical_crossentropy(y32).item<float>());
+}
+
 TEST(Opts, AScatteredVectorKeepsItsElementType) {
   // a float64 transpose with the vector across the stored rows: each lane's stores keep float64 (1 + 2^-40 does
   // not survive a float32), and the same lane of the 4 upcast columns is joined into one vector store
