@@ -3,17 +3,22 @@
 //   llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] [--top-k K] [--top-p P]
 //       [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]
 //
-// Prints the generated token ids on one line (the tokenizer, and with it --prompt and text output, is still to come).
-// --bench adds a line "prefill N tok/s, decode N tok/s" (decode timed from the third new token on: the first two
+// With a tokenizer in the folder (tokenizer.json, or vocab.json + merges.txt) --prompt is encoded and the text is
+// streamed as it is generated; --print-tokens (or a folder without a tokenizer) prints the new token ids on one
+// line instead. Generation stops after --max-new tokens or at the config's eos_token_id. --bench adds a line "prefill N tok/s, decode N tok/s" (decode timed from the third new token on: the first two
 // run and capture TinyJit). --max-context sets the KV cache's length (default: the prompt plus --max-new, at most
 // the model's context); decode reads the whole cache, so a shorter one is faster.
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
 
 #include "tg/llm.h"
+#include "tg/text.h"
 
 namespace {
 
@@ -87,11 +92,19 @@ int main(int argc, char** argv) try {
     else usage("unknown option " + a);
   }
   if (model_path.empty()) usage("--model is required");
-  if (!prompt.empty()) usage("--prompt needs a tokenizer, which is not built yet: give --tokens");
-  if (tokens.empty()) usage("give --tokens");
+  if (prompt.empty() == tokens.empty()) usage("give --prompt or --tokens (one of them)");
   if (max_new < 0 || sampling.top_k < 0 || sampling.temperature < 0 || sampling.top_p <= 0 || sampling.top_p > 1)
     usage("--max-new, --top-k and --temperature must be >= 0 and --top-p in (0, 1]");
-  (void)print_tokens;  // token ids are the only output until the tokenizer comes
+  namespace fs = std::filesystem;
+  std::optional<tg::text::Tokenizer> tok;
+  if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json"))
+    tok = tg::text::Tokenizer::load(model_path);
+  if (!prompt.empty()) {
+    if (!tok) usage("--prompt needs a tokenizer (tokenizer.json, or vocab.json + merges.txt) in " + model_path + ": give --tokens");
+    tokens = tok->encode(prompt);
+    if (tokens.empty()) usage("--prompt: the text encodes to no tokens");
+  }
+  print_tokens = print_tokens || !tok;
 
   auto model = tg::llm::load(model_path, device);
   int64_t needed = static_cast<int64_t>(tokens.size()) + max_new;
@@ -108,18 +121,31 @@ int main(int argc, char** argv) try {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<float> logits = gen.prefill(tokens);
   double prefill_s = seconds_since(t0), decode_s = 0;
-  std::string line;
-  for (int64_t i = 0; i < max_new; i++) {
+  // the text streams as the decoded whole minus what was printed (a token's text can depend on its neighbours)
+  std::vector<int32_t> all = tokens;
+  size_t printed = tok && !print_tokens ? tok->decode(all).size() : 0;
+  if (!print_tokens) std::printf("%s", tok->decode(all).c_str());
+  const std::vector<int32_t>& eos = model->config().eos_token_ids;
+  int64_t generated = 0, timed = 0;
+  while (generated < max_new) {
     int32_t next = sample(logits);
-    line += (i ? " " : "") + std::to_string(next);
-    if (i + 1 == max_new) break;
+    if (std::find(eos.begin(), eos.end(), next) != eos.end()) break;
+    all.push_back(next);
+    if (print_tokens) {
+      std::printf("%s%d", generated ? " " : "", next);
+    } else {
+      std::string text = tok->decode(all);
+      std::printf("%s", text.substr(std::min(printed, text.size())).c_str());
+      printed = text.size();
+    }
+    std::fflush(stdout);
+    if (++generated == max_new) break;
     auto t1 = std::chrono::steady_clock::now();
     logits = gen.step(next);
-    if (i >= 2) decode_s += seconds_since(t1);
+    if (generated > 2) decode_s += seconds_since(t1), timed++;  // the first two steps run and capture TinyJit
   }
-  std::printf("%s\n", line.c_str());
+  std::printf("\n");
   if (bench) {
-    int64_t timed = std::max<int64_t>(max_new - 3, 0);
     std::printf("prefill %.1f tok/s (%zu tokens), decode %.1f tok/s (%lld tokens)\n", tokens.size() / prefill_s,
                 tokens.size(), timed ? timed / decode_s : 0.0, static_cast<long long>(timed));
   }

@@ -35,6 +35,7 @@ struct Config {
   // LLaMA's rotary embedding: base, and the "llama3" frequency scaling when rope_factor > 0
   double rope_theta = 10000, rope_factor = 0, rope_low_freq_factor = 1, rope_high_freq_factor = 4;
   int64_t rope_original_context = 8192;
+  std::vector<int32_t> eos_token_ids;  // config.json's eos_token_id (one or a list): generation stops at them
 };
 // Reads and checks a config.json: a missing or malformed field raises tg::ArgumentError naming the file and field.
 Config read_config(const std::string& path, Loc where = Loc::current());
@@ -56,6 +57,9 @@ class Transformer : public nn::Module {
   // positions before them; their keys and values go into the cache. last_only: logits of the last position only
   // (B, 1, vocab).
   Tensor forward(const Tensor& tokens, int64_t start_pos, bool last_only = false, Loc where = Loc::current());
+  // Logits (B, T, vocab) of tokens (B, T) at positions 0 .. T-1 without the cache (causal attention within the
+  // tokens): the training forward, differentiable.
+  Tensor logits(const Tensor& tokens, Loc where = Loc::current());
   // One token per sequence (B, 1) at the position held by `pos` (a 0-d int32 tensor): logits (B, vocab). Its
   // shapes do not depend on the position, so every position runs the same kernels and TinyJit replays it; the
   // attention reads the whole cache with the positions after `pos` masked.
@@ -67,6 +71,7 @@ class Transformer : public nn::Module {
   struct Positions {  // the positions of a call: a range known when building (forward) or a tensor (decode)
     int64_t start = 0, count = 0;
     std::optional<Tensor> at;  // decode: 0-d int32
+    bool cached = true;        // false: logits(), attention within the call's tokens only
   };
   struct QKV { Tensor q, k, v; };  // (B, T, heads, head_dim) each; rotary embeddings already applied
   virtual Tensor embed(const Tensor& tokens, const Positions& p) const = 0;
@@ -81,6 +86,7 @@ class Transformer : public nn::Module {
  private:
   Tensor run(const Tensor& tokens, const Positions& p, bool last_only, Loc where);
   Tensor attend(size_t layer, const QKV& x, const Positions& p, Loc where);
+  Tensor attention(const Tensor& q, Tensor keys, Tensor values, const Tensor& mask) const;
   std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, kv_heads, cache_context, head_dim), float32
   int64_t cache_batch_ = 0, cache_context_ = 0;
 };

@@ -110,6 +110,13 @@ Config read_config(const std::string& path, Loc where) {
   } else {
     throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral)");
   }
+  if (const state::Json* eos = f.find("eos_token_id")) {
+    for (const state::Json& id : eos->kind == state::Json::Kind::Array ? eos->items : std::vector<state::Json>{*eos}) {
+      if (id.kind != state::Json::Kind::Int || id.integer < 0 || id.integer >= c.vocab_size)
+        throw f.error("eos_token_id must be token ids below the vocabulary size");
+      c.eos_token_ids.push_back(static_cast<int32_t>(id.integer));
+    }
+  }
   if (c.head_dim == 0) {
     if (c.dim % c.n_heads) throw f.error("hidden size " + std::to_string(c.dim) + " is not a multiple of the " + std::to_string(c.n_heads) + " heads");
     c.head_dim = c.dim / c.n_heads;

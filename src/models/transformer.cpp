@@ -33,6 +33,13 @@ Tensor Transformer::forward(const Tensor& tokens, int64_t start_pos, bool last_o
   return run(tokens, Positions{start_pos, count, std::nullopt}, last_only, where);
 }
 
+Tensor Transformer::logits(const Tensor& tokens, Loc where) {
+  if (tokens.ndim() != 2 || tokens.shape()[1] < 1 || tokens.shape()[1] > config_.max_context)
+    throw ShapeError(kOp, "tokens must be (batch, length) with 1 <= length <= " + std::to_string(config_.max_context) +
+                              ", not " + shape_str(tokens.shape()), where);
+  return run(tokens, Positions{0, tokens.shape()[1], std::nullopt, false}, false, where);
+}
+
 Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) {
   if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
     throw ShapeError(kOp + std::string(" decode"), "tokens must be (batch, 1), not " + shape_str(tokens.shape()), where);
@@ -44,7 +51,7 @@ Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) {
 
 Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only, Loc where) {
   if (!tokens.dtype().is_int()) throw DTypeError(kOp, "tokens must be integers, not " + tokens.dtype().name(), where);
-  if (tokens.shape()[0] != cache_batch_)
+  if (p.cached && tokens.shape()[0] != cache_batch_)
     throw ShapeError(kOp, "a batch of " + std::to_string(tokens.shape()[0]) + " sequences, but the cache holds " +
                               std::to_string(cache_batch_), where);
   Tensor h = embed(tokens, p);
@@ -61,9 +68,12 @@ Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only
 // softmax(q k^T / sqrt(head_dim)) v over the cached positions up to each query's own. The new keys and values are
 // written into the cache first (realized, as tinygrad's llama does), so the attention reads one buffer.
 Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc where) {
-  const int64_t B = cache_batch_, C = cache_context_, H = config_.n_heads, KV = config_.n_kv_heads;
-  const int64_t D = config_.head_dim, T = p.count;
+  const int64_t B = x.q.shape()[0], C = cache_context_, KV = config_.n_kv_heads, D = config_.head_dim, T = p.count;
   Tensor q = x.q.transpose(1, 2), k = x.k.transpose(1, 2), v = x.v.transpose(1, 2);  // (B, heads, T, D)
+  if (!p.cached) {
+    Tensor pos = Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, q.device());
+    return attention(q, k, v, pos.reshape({1, T}) <= pos.reshape({T, 1}));
+  }
   Tensor slot = Tensor::arange(0, static_cast<double>(C), 1, dtypes::int32, q.device()).reshape({1, 1, C, 1});
   Tensor& ck = cache_k_[layer];
   Tensor& cv = cache_v_[layer];
@@ -87,7 +97,13 @@ Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc w
   }
   Tensor::realize({ck, cv});
   std::vector<std::pair<int64_t, int64_t>> rows{{0, B}, {0, KV}, {0, seen}, {0, D}};
-  Tensor keys = ck.shrink(rows), values = cv.shrink(rows);
+  return attention(q, ck.shrink(rows), cv.shrink(rows), mask);
+}
+
+// q (B, H, T, D) against keys and values (B, KV, seen, D); query i sees key j where mask (T, seen) holds
+Tensor Transformer::attention(const Tensor& q, Tensor keys, Tensor values, const Tensor& mask) const {
+  const int64_t B = q.shape()[0], H = config_.n_heads, KV = config_.n_kv_heads, D = config_.head_dim, T = q.shape()[2];
+  const int64_t seen = keys.shape()[2];
   if (H != KV) {  // grouped-query attention: each key/value head serves H / KV query heads
     auto widen = [&](const Tensor& t) {
       return t.reshape({B, KV, 1, seen, D}).expand({B, KV, H / KV, seen, D}).reshape({B, H, seen, D});

@@ -69,6 +69,54 @@ TEST(Llm, DecodeWithTheCacheEqualsTheWholeSequence) {
     }
 }
 
+// logits() (no cache: the training forward) equals forward() through the cache, and is differentiable.
+TEST(Llm, LogitsWithoutTheCacheEqualForward) {
+  for (std::string arch : {"gpt2", "llama"}) {
+    Tensor::manual_seed(6);
+    auto model = llm::make_model(tiny(arch));
+    Tensor seq = Tensor::randint({2, 9}, 0, 50, tg::dtypes::int32).realize();
+    model->allocate_cache(2);
+    expect_close(model->logits(seq).to_vector<float>(), model->forward(seq, 0).to_vector<float>(), arch);
+    std::vector<Tensor> params = tg::get_parameters(*model);
+    for (Tensor& t : params) t.requires_grad_();
+    model->logits(seq).sparse_categorical_crossentropy(seq).backward();
+    for (Tensor& t : params) EXPECT_TRUE(t.grad().defined());
+  }
+}
+
+// The training forward's gradients against central finite differences, one element of every parameter (weights
+// scaled up so that no gradient is negligibly small; float32, so a 2% + 2e-3 tolerance).
+TEST(Llm, GradientsMatchFiniteDifferences) {
+  for (std::string arch : {"gpt2", "llama"}) {
+    llm::Config c = tiny(arch);
+    c.vocab_size = 16, c.dim = 16, c.head_dim = 4, c.hidden_dim = 32, c.max_context = 8;
+    Tensor::manual_seed(3);
+    auto model = llm::make_model(c);
+    for (auto& [name, t] : tg::get_state_dict(*model)) t.assign(t * 5).realize();
+    Tensor x(std::vector<int32_t>{1, 5, 3, 7, 2, 9, 4, 11, 6, 2, 8, 1, 15, 3, 0, 12}, {2, 8});
+    Tensor y(std::vector<int32_t>{5, 3, 7, 2, 9, 4, 11, 6, 2, 8, 1, 15, 3, 0, 12, 4}, {2, 8});
+    auto loss = [&] { return model->logits(x).sparse_categorical_crossentropy(y); };
+    std::vector<Tensor> params = tg::get_parameters(*model);
+    for (Tensor& p : params) p.requires_grad_();
+    loss().backward();
+    tg::NoGradGuard no_grad;
+    for (size_t i = 0; i < params.size(); i++) {
+      Tensor& p = params[i];
+      std::vector<float> v = p.to_vector<float>();
+      size_t k = v.size() / 3;
+      float grad = p.grad().to_vector<float>()[k], eps = 1e-2f, at = v[k];
+      auto loss_with = [&](float value) {
+        v[k] = value;
+        p.assign(Tensor(v, p.shape())).realize();
+        return loss().item<float>();
+      };
+      float fd = (loss_with(at + eps) - loss_with(at - eps)) / (2 * eps);
+      loss_with(at);
+      EXPECT_NEAR(grad, fd, 0.02 * std::fabs(fd) + 2e-3) << arch << " parameter " << i;
+    }
+  }
+}
+
 // forward() at a later start attends to what earlier calls cached: two halves equal the whole.
 TEST(Llm, ForwardInPiecesEqualsTheWhole) {
   Tensor::manual_seed(2);
