@@ -1,12 +1,14 @@
-// llm: generate with a GPT-2 or LLaMA checkpoint (a Hugging Face folder: config.json and model.safetensors).
+// llm: generate with a GPT-2 or LLaMA checkpoint (a Hugging Face folder with config.json and model.safetensors, or a
+// GGUF file).
 //
 //   llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] [--top-k K] [--top-p P]
 //       [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]
 //
-// With a tokenizer in the folder (tokenizer.json, or vocab.json + merges.txt) --prompt is encoded and the text is
-// streamed as it is generated; --print-tokens (or a folder without a tokenizer) prints the new token ids on one
-// line instead. Generation stops after --max-new tokens or at the config's eos_token_id. --bench adds a line "prefill N tok/s, decode N tok/s" (decode timed from the third new token on: the first two
-// run and capture TinyJit). --max-context sets the KV cache's length (default: the prompt plus --max-new, at most
+// PATH is a Hugging Face folder or a GGUF file. With a tokenizer (the folder's tokenizer.json, or vocab.json +
+// merges.txt, or the GGUF file's tokenizer.ggml.* metadata) --prompt is encoded and the text is streamed as it is
+// generated; --print-tokens (or a model without a tokenizer) prints the new token ids on one line instead.
+// Generation stops after --max-new tokens or at the config's eos_token_id. --bench adds a line "prefill N tok/s,
+// decode N tok/s" (decode timed from the third new token on: the first two run and capture TinyJit). --max-context sets the KV cache's length (default: the prompt plus --max-new, at most
 // the model's context); decode reads the whole cache, so a shorter one is faster.
 #include <algorithm>
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "tg/llm.h"
+#include "tg/state.h"
 #include "tg/text.h"
 
 namespace {
@@ -97,8 +100,12 @@ int main(int argc, char** argv) try {
     usage("--max-new, --top-k and --temperature must be >= 0 and --top-p in (0, 1]");
   namespace fs = std::filesystem;
   std::optional<tg::text::Tokenizer> tok;
-  if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json"))
+  if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json")) {
     tok = tg::text::Tokenizer::load(model_path);
+  } else if (fs::path(model_path).extension() == ".gguf") {  // the vocabulary in its metadata, when it has one
+    tg::GGUFFile file = tg::gguf_load(model_path);
+    if (file.metadata.count("tokenizer.ggml.model")) tok = tg::text::Tokenizer::from_gguf(file.metadata, model_path);
+  }
   if (!prompt.empty()) {
     if (!tok) usage("--prompt needs a tokenizer (tokenizer.json, or vocab.json + merges.txt) in " + model_path + ": give --tokens");
     tokens = tok->encode(prompt);

@@ -35,6 +35,7 @@ struct Config {
   // LLaMA's rotary embedding: base, and the "llama3" frequency scaling when rope_factor > 0
   double rope_theta = 10000, rope_factor = 0, rope_low_freq_factor = 1, rope_high_freq_factor = 4;
   int64_t rope_original_context = 8192;
+  std::vector<float> rope_freq_factors;  // GGUF's rope_freqs: each inverse frequency divided by its factor
   std::vector<int32_t> eos_token_ids;  // config.json's eos_token_id (one or a list): generation stops at them
 };
 // Reads and checks a config.json: a missing or malformed field raises tg::ArgumentError naming the file and field.
@@ -93,7 +94,8 @@ class Transformer : public nn::Module {
 
 // A model of the config's architecture with random weights (normal, std 0.02, norms at 1), on `device`.
 std::unique_ptr<Transformer> make_model(const Config& config, const std::string& device = "", Loc where = Loc::current());
-// A Hugging Face folder: config.json and model.safetensors, or model.safetensors.index.json with its shards.
+// A Hugging Face folder (config.json and model.safetensors, or model.safetensors.index.json with its shards), or a
+// GGUF file (path ending in .gguf: llama.cpp's "llama" and "gpt2" architectures, quantized weights kept quantized).
 // Missing or misshapen tensors raise naming the file and tensor; tensors the model does not use (GPT-2's attention
 // mask buffers, rotary caches) are ignored.
 std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device = "", Loc where = Loc::current());

@@ -46,4 +46,39 @@ std::map<std::string, std::string> safe_load_metadata(const std::string& path, S
 Tensor load_npy(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
 void save_npy(const Tensor& t, const std::string& path, SourceLocation where = SourceLocation::current());
 
+// PyTorch checkpoints: torch.save's ZIP format (since PyTorch 1.6; Hugging Face's pytorch_model.bin) of a dict of
+// tensors, nested dicts flattened as "outer.inner" and other values skipped. The pickle inside is read by a small
+// machine that knows only what a state dict needs (OrderedDict, the tensor and parameter rebuilders, the storage
+// types): any other callable it names (os.system, eval, a class of the program that saved it) is refused with a
+// tg::ArgumentError before anything runs. Views and storages shared by several tensors come out as they were
+// saved; the storages are mapped and copied to `device` on first use. Compressed, big-endian and pre-1.6 files
+// are refused with an error saying so.
+StateDict torch_load(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
+
+// GGUF, llama.cpp's format (versions 2 and 3): its metadata and its tensors. Each tensor is the file's bytes, mapped
+// and copied to `device` on first use, shaped row-major (GGUF lists dimensions innermost first: they are reversed).
+// F32, F16, BF16 and the integer types give tensors of those dtypes (viewed from the bytes); the quantized types
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K ... Q6_K) give float32 tensors computed lazily from the quantized bytes, which
+// stay quantized on the device: the dequantization fuses into the kernels that read them. Malformed files (counts,
+// lengths or offsets past the end, overlapping tensors, unknown types) raise tg::ArgumentError naming the file.
+struct GGUFValue {
+  enum class Kind { Int, UInt, Float, Bool, String, Array } kind = Kind::Int;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  std::vector<GGUFValue> items;  // Array
+  // the value as one of these, or a tg::ArgumentError naming `what`
+  int64_t as_int(const std::string& what, SourceLocation where = SourceLocation::current()) const;
+  double as_float(const std::string& what, SourceLocation where = SourceLocation::current()) const;
+  const std::string& as_string(const std::string& what, SourceLocation where = SourceLocation::current()) const;
+};
+struct GGUFFile {
+  std::map<std::string, GGUFValue> metadata;  // "general.architecture", "llama.block_count", ...
+  StateDict tensors;                          // by the file's names ("blk.0.attn_q.weight")
+  std::map<std::string, std::string> types;   // each tensor's ggml type ("Q4_K")
+};
+GGUFFile gguf_load(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
+
 }  // namespace tg

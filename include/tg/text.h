@@ -9,6 +9,7 @@
 //   std::string text = tok.decode(ids);
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "tg/error.h"
+#include "tg/state.h"
 
 namespace tg::text {
 
@@ -23,6 +25,12 @@ class Tokenizer {
  public:
   // `folder` holds tokenizer.json, or vocab.json + merges.txt; a path to a tokenizer.json file works too.
   static Tokenizer load(const std::string& folder, SourceLocation where = SourceLocation::current());
+
+  // The vocabulary a GGUF file carries (gguf_load's metadata, tokenizer.ggml.*): "gpt2" byte-level BPE (its merges,
+  // the pre-tokenizer tokenizer.ggml.pre names: default/gpt-2, llama-bpe, qwen2) or "llama" SentencePiece (merges
+  // made from the token scores). `file` names the source in errors.
+  static Tokenizer from_gguf(const std::map<std::string, GGUFValue>& metadata, const std::string& file,
+                             SourceLocation where = SourceLocation::current());
 
   // The ids of `text` (any bytes; invalid UTF-8 is encoded byte by byte where the vocabulary allows it). The added
   // tokens (tokenizer.json's added_tokens, GPT-2's <|endoftext|>) are matched as such where they occur in the text.

@@ -21,7 +21,12 @@ std::vector<float> inverse_frequencies(const Config& c) {
     float exponent = static_cast<float>(2 * i) / static_cast<float>(c.head_dim);
     inv[i] = 1.0f / std::pow(static_cast<float>(c.rope_theta), exponent);
   }
-  if (c.rope_factor > 0) {  // "rope_type": "llama3"
+  if (!c.rope_freq_factors.empty()) {  // GGUF's rope_freqs tensor: LLaMA 3's scaling, precomputed
+    if (c.rope_freq_factors.size() != inv.size())
+      throw ArgumentError("llm::load", "rope_freqs has " + std::to_string(c.rope_freq_factors.size()) + " factors for " +
+                                           std::to_string(inv.size()) + " frequencies");
+    for (size_t i = 0; i < inv.size(); i++) inv[i] /= c.rope_freq_factors[i];
+  } else if (c.rope_factor > 0) {  // "rope_type": "llama3"
     const double old_context = static_cast<double>(c.rope_original_context);
     const double low_wavelen = old_context / c.rope_low_freq_factor, high_wavelen = old_context / c.rope_high_freq_factor;
     for (float& f : inv) {

@@ -1,5 +1,5 @@
 // Models from Hugging Face folders: config.json read into a Config, the architecture built, and the weights of
-// model.safetensors (or the shards model.safetensors.index.json names) loaded into it by name.
+// model.safetensors or pytorch_model.bin (or the shards their index.json names) loaded into it by name.
 #include <filesystem>
 #include <set>
 
@@ -74,6 +74,33 @@ class Fields {
 
 }  // namespace
 
+void assign_weights(Transformer& model, const StateDict& found, const std::string& source, Loc where) {
+  // Each weight keeps its stored dtype (computed in float32), so the model's tensors are replaced, not assigned.
+  std::vector<std::string> missing;
+  model.state(nn::StateVisitor([&](const std::string& name, Tensor& t) {
+    auto it = found.find(name);
+    if (it == found.end()) return missing.push_back(name);
+    const Tensor& w = it->second;
+    if (w.shape() != t.shape())
+      throw ShapeError("llm::load", source + ": " + name + " is " + shape_str(w.shape()) + ", the config makes it " + shape_str(t.shape()), where);
+    if (!w.dtype().is_float())
+      throw DTypeError("llm::load", source + ": " + name + " is " + w.dtype().name() + ", not a float dtype", where);
+    t = w;
+  }));
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; i++) list += (i ? ", " : "") + missing[i];
+    throw ArgumentError("llm::load", source + ": " + std::to_string(missing.size()) + " weights missing: " + list +
+                                         (missing.size() > 5 ? ", ..." : ""), where);
+  }
+}
+
+std::vector<Tensor> model_weights(Transformer& model) {
+  std::vector<Tensor> all;
+  model.state(nn::StateVisitor([&](const std::string&, Tensor& t) { all.push_back(t); }));
+  return all;
+}
+
 Config read_config(const std::string& path, Loc where) {
   state::Json json = read_json(path, "read_config", where);
   Fields f(json, path, where);
@@ -135,56 +162,45 @@ std::unique_ptr<Transformer> make_model(const Config& config, const std::string&
 std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device, Loc where) {
   namespace fs = std::filesystem;
   const fs::path dir(folder);
-  if (!fs::is_directory(dir)) throw ArgumentError("llm::load", folder + ": not a folder (a Hugging Face model folder with config.json)", where);
+  if (fs::is_regular_file(dir) && dir.extension() == ".gguf") return load_gguf(folder, device, where);
+  if (!fs::is_directory(dir)) throw ArgumentError("llm::load", folder + ": not a folder (a Hugging Face model folder with config.json) or a .gguf file", where);
   std::unique_ptr<Transformer> model = make_model(read_config((dir / "config.json").string(), where), device, where);
-  // the files holding the weights: one, or the shards an index names
+  // the files holding the weights: one, or the shards an index names; safetensors first, then torch.save's
   std::vector<std::string> files;
-  if (fs::exists(dir / "model.safetensors")) {
-    files.push_back((dir / "model.safetensors").string());
-  } else if (fs::exists(dir / "model.safetensors.index.json")) {
-    std::string index = (dir / "model.safetensors.index.json").string();
-    state::Json j = read_json(index, "llm::load", where);
-    std::set<std::string> shards;
-    for (const auto& [key, value] : j.members)
-      if (key == "weight_map" && value.kind == state::Json::Kind::Object)
-        for (const auto& [name, file] : value.members) {
-          if (file.kind != state::Json::Kind::String || file.str.find('/') != std::string::npos || file.str.empty())
-            throw ArgumentError("llm::load", index + ": weight_map[\"" + name + "\"] must be a file name in the folder", where);
-          shards.insert(file.str);
-        }
-    if (shards.empty()) throw ArgumentError("llm::load", index + ": no weight_map", where);
-    for (const std::string& s : shards) files.push_back((dir / s).string());
-  } else {
-    throw ArgumentError("llm::load", folder + ": no model.safetensors or model.safetensors.index.json", where);
+  bool torch_files = false;
+  for (const char* stem : {"model.safetensors", "pytorch_model.bin"}) {
+    std::string index = (dir / (std::string(stem) + ".index.json")).string();
+    if (fs::exists(dir / stem)) {
+      files.push_back((dir / stem).string());
+    } else if (fs::exists(index)) {
+      state::Json j = read_json(index, "llm::load", where);
+      std::set<std::string> shards;
+      for (const auto& [key, value] : j.members)
+        if (key == "weight_map" && value.kind == state::Json::Kind::Object)
+          for (const auto& [name, file] : value.members) {
+            if (file.kind != state::Json::Kind::String || file.str.find('/') != std::string::npos || file.str.empty())
+              throw ArgumentError("llm::load", index + ": weight_map[\"" + name + "\"] must be a file name in the folder", where);
+            shards.insert(file.str);
+          }
+      if (shards.empty()) throw ArgumentError("llm::load", index + ": no weight_map", where);
+      for (const std::string& shard : shards) files.push_back((dir / shard).string());
+    }
+    if (!files.empty()) {
+      torch_files = std::string(stem) == "pytorch_model.bin";
+      break;
+    }
   }
+  if (files.empty())
+    throw ArgumentError("llm::load", folder + ": no model.safetensors, pytorch_model.bin or an index of their shards", where);
   StateDict wanted = get_state_dict(*model), found;  // by the model's names
   for (const std::string& file : files)
-    for (auto& [name, t] : safe_load(file, device, where)) {
+    for (auto& [name, t] : torch_files ? torch_load(file, device, where) : safe_load(file, device, where)) {
       // GPT-2 checkpoints saved from GPT2Model lack the "transformer." prefix; anything unused is left alone
       std::string key = wanted.count(name) ? name : "transformer." + name;
       if (wanted.count(key)) found[key] = t;
     }
-  // Each weight keeps its stored dtype (computed in float32), so the model's tensors are replaced, not assigned.
-  std::vector<std::string> missing;
-  std::vector<Tensor> loaded;
-  model->state(nn::StateVisitor([&](const std::string& name, Tensor& t) {
-    auto it = found.find(name);
-    if (it == found.end()) return missing.push_back(name);
-    const Tensor& w = it->second;
-    if (w.shape() != t.shape())
-      throw ShapeError("llm::load", folder + ": " + name + " is " + shape_str(w.shape()) + ", the config makes it " + shape_str(t.shape()), where);
-    if (!w.dtype().is_float())
-      throw DTypeError("llm::load", folder + ": " + name + " is " + w.dtype().name() + ", not a float dtype", where);
-    t = w;
-    loaded.push_back(w);
-  }));
-  if (!missing.empty()) {
-    std::string list;
-    for (size_t i = 0; i < missing.size() && i < 5; i++) list += (i ? ", " : "") + missing[i];
-    throw ArgumentError("llm::load", folder + ": " + std::to_string(missing.size()) + " weights missing: " + list +
-                                         (missing.size() > 5 ? ", ..." : ""), where);
-  }
-  Tensor::realize(loaded);  // copied from the mapped files now, not at the first token
+  assign_weights(*model, found, folder, where);
+  Tensor::realize(model_weights(*model));  // copied from the mapped files now, not at the first token
   return model;
 }
 

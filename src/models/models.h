@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tg/llm.h"
+#include "tg/state.h"
 
 namespace tg::llm {
 
@@ -19,5 +20,12 @@ inline Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = Tensor(
 // The architectures (gpt2.cpp, llama.cpp): a model with weights drawn as make_model describes.
 std::unique_ptr<Transformer> make_gpt2(const Config& config, const std::string& device);
 std::unique_ptr<Transformer> make_llama(const Config& config, const std::string& device);
+
+// Replaces each of the model's tensors by the one of the same name in `found` (shapes checked, dtypes kept); an
+// error names `source` and what is missing or misshapen.
+void assign_weights(Transformer& model, const StateDict& found, const std::string& source, Loc where);
+std::vector<Tensor> model_weights(Transformer& model);
+// A GGUF file (gguf_model.cpp): its metadata as a Config, its tensors under the checkpoint names the modules use.
+std::unique_ptr<Transformer> load_gguf(const std::string& path, const std::string& device, Loc where);
 
 }  // namespace tg::llm

@@ -1,5 +1,5 @@
 // A model folder written by tools/llm_reference.py (random weights, PyTorch's logits) against ours:
-//   llm_reference_check FOLDER
+//   llm_reference_check FOLDER [MODEL]     MODEL: another path for llm::load (a .gguf file), default FOLDER
 // 1. forward() of the prompt at once: every position's logits;
 // 2. generation with and without TinyJit: the prompt through prefill(), then 32 greedy tokens through step(); each
 //    step's logits and the chosen token against the reference's greedy continuation.
@@ -49,7 +49,7 @@ std::vector<float> row(const std::vector<float>& all, size_t r, size_t width) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc != 2) return std::fprintf(stderr, "usage: llm_reference_check FOLDER\n"), 2;
+  if (argc != 2 && argc != 3) return std::fprintf(stderr, "usage: llm_reference_check FOLDER [MODEL]\n"), 2;
   std::string dir = argv[1];
   std::ifstream f(dir + "/reference.json");
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -57,7 +57,7 @@ int main(int argc, char** argv) try {
   std::vector<float> prompt_logits = tg::load_npy(dir + "/prompt_logits.npy").to_vector<float>();
   std::vector<float> greedy_logits = tg::load_npy(dir + "/greedy_logits.npy").to_vector<float>();
 
-  auto model = tg::llm::load(dir);
+  auto model = tg::llm::load(argc == 3 ? argv[2] : dir);
   const size_t vocab = static_cast<size_t>(model->config().vocab_size), T = prompt.size();
   Tensor tokens(prompt, {1, static_cast<int64_t>(T)});
   model->allocate_cache(1);

@@ -491,5 +491,232 @@ TEST(FileReaderFuzz, IdxAndGzipMutantsLoadOrRaise) {
   }
 }
 
+// Byte-level mutants of `seeds` (1 to 3 mutations each) written to `path` and given to `load`, which must load or
+// raise ArgumentError from `op`; prints and returns the counts.
+template <class Load>
+Counts fuzz_file(const std::vector<Bytes>& seeds, const std::string& path, uint64_t seed, size_t budget, const char* op, Load load) {
+  Rng r(env_or("TG_FUZZ_SEED", seed));
+  Counts c;
+  for (size_t i = 0; i < budget * env_or("TG_FUZZ_SCALE", 1); i++) {
+    Bytes m = seeds[r.below(seeds.size())];
+    for (size_t k = 0, steps = 1 + r.below(3); k < steps; k++) mutate_bytes(m, r, seeds);
+    write_file(path, m);
+    try_load([&] { load(path); }, op, i, c);
+  }
+  std::cout << op << " fuzz: " << c.tried << " inputs, " << c.loaded << " loaded, " << c.errors << " raised tg::ArgumentError\n";
+  return c;
+}
+
+// ---- GGUF: a writer of our own from the specification (ggml's docs/gguf.md), the reader's checks, the fuzzer ----
+
+struct GgufTensor {
+  std::string name;
+  std::vector<uint64_t> dims;  // GGUF's order: innermost first
+  uint32_t type;
+  Bytes data;
+  uint64_t offset = ~0ull;  // ~0: placed after the previous one, aligned
+};
+
+Bytes gguf_string(const std::string& s) {
+  Bytes b;
+  put_le(b, s.size(), 8);
+  return b + s;
+}
+
+// metadata values already encoded: type u32, then the value
+Bytes gguf_file(const std::vector<std::pair<std::string, Bytes>>& kv, std::vector<GgufTensor> tensors,
+                uint32_t version = 3, uint64_t alignment = 32) {
+  Bytes b = "GGUF";
+  put_le(b, version, 4), put_le(b, tensors.size(), 8), put_le(b, kv.size(), 8);
+  for (const auto& [k, v] : kv) b += gguf_string(k) + v;
+  Bytes data;
+  for (GgufTensor& t : tensors) {
+    if (t.offset == ~0ull) {
+      data.append((alignment - data.size() % alignment) % alignment, '\0');
+      t.offset = data.size();
+      data += t.data;
+    }
+    b += gguf_string(t.name);
+    put_le(b, t.dims.size(), 4);
+    for (uint64_t d : t.dims) put_le(b, d, 8);
+    put_le(b, t.type, 4), put_le(b, t.offset, 8);
+  }
+  b.append((alignment - b.size() % alignment) % alignment, '\0');
+  return b + data;
+}
+
+Bytes u32_value(uint32_t v) {
+  Bytes b;
+  put_le(b, 4, 4), put_le(b, v, 4);
+  return b;
+}
+Bytes string_value(const std::string& s) {
+  Bytes b;
+  put_le(b, 8, 4);
+  return b + gguf_string(s);
+}
+
+template <class T> Bytes raw_of(const std::vector<T>& v) { return Bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)); }
+
+std::vector<Bytes> gguf_seeds() {
+  // an array of arrays of strings, every scalar type, tensors of several types and shapes (one empty)
+  Bytes nested;
+  put_le(nested, 9, 4), put_le(nested, 9, 4), put_le(nested, 2, 8);
+  for (int k = 0; k < 2; k++) {
+    put_le(nested, 8, 4), put_le(nested, 2, 8);
+    nested += gguf_string("a" + std::to_string(k)) + gguf_string("\xc3\xa9t\xc3\xa9");
+  }
+  Bytes scalars;  // i8 -3, f64 0.25, bool true, i64 -5
+  put_le(scalars, 9, 4), put_le(scalars, 11, 4), put_le(scalars, 1, 8), put_le(scalars, static_cast<uint64_t>(-5), 8);
+  Bytes f64;
+  double q = 0.25;
+  put_le(f64, 12, 4), f64 += Bytes(reinterpret_cast<const char*>(&q), 8);
+  Bytes flag;
+  put_le(flag, 7, 4), put_le(flag, 1, 1);
+  std::vector<float> w{0.5f, -1.0f, 2.0f, 3.0f, 4.0f, -0.0f};
+  std::vector<uint16_t> h{0x3c00, 0xc000, 0x7c00, 0x0001};  // 1, -2, inf, the smallest subnormal
+  std::vector<int32_t> ids{7, -8, 9};
+  Bytes q8_0 = Bytes("\x00\x3c", 2) + Bytes(32, '\x05');  // scale 1.0, then 32 int8 values: all 5
+  Bytes q4_k = Bytes("\x00\x3c\x00\x38", 4) + Bytes(12, '\x21') + Bytes(128, '\x7a');  // d 1.0, dmin 0.5, scales, nibbles
+  Bytes one = gguf_file({{"general.architecture", string_value("test")}, {"test.nested", nested}, {"test.i64", scalars},
+                         {"test.f64", f64}, {"test.flag", flag}, {"general.alignment", u32_value(64)}},
+                        {{"w", {3, 2}, 0, raw_of(w)}, {"h", {4}, 1, raw_of(h)}, {"ids", {3}, 26, raw_of(ids)},
+                         {"empty", {0, 5}, 0, ""}, {"q8", {32, 2}, 8, q8_0 + q8_0}, {"q4k", {256}, 12, q4_k}},
+                        3, 64);
+  Bytes two = gguf_file({{"k", u32_value(1)}}, {{"x", {2, 1, 1}, 0, raw_of(std::vector<float>{1, 2})}}, 2);
+  return {one, two};
+}
+
+TEST(Gguf, ReadsMetadataAndTensorsAsWritten) {
+  std::string path = scratch("seed.gguf");
+  write_file(path, gguf_seeds()[0]);
+  GGUFFile f = gguf_load(path);
+  EXPECT_EQ(f.metadata.at("general.architecture").s, "test");
+  const GGUFValue& nested = f.metadata.at("test.nested");
+  ASSERT_EQ(nested.items.size(), 2u);
+  EXPECT_EQ(nested.items[1].items[0].s, "a1");
+  EXPECT_EQ(nested.items[1].items[1].s, "\xc3\xa9t\xc3\xa9");
+  EXPECT_EQ(f.metadata.at("test.i64").items[0].as_int("i64"), -5);
+  EXPECT_EQ(f.metadata.at("test.f64").as_float("f64"), 0.25);
+  EXPECT_TRUE(f.metadata.at("test.flag").b);
+  EXPECT_EQ(f.tensors.at("w").shape(), (Shape{2, 3}));  // GGUF's dims reversed
+  EXPECT_EQ(f.tensors.at("w").to_vector<float>(), (std::vector<float>{0.5f, -1.0f, 2.0f, 3.0f, 4.0f, -0.0f}));
+  EXPECT_EQ(f.tensors.at("h").dtype(), dtypes::float16);
+  std::vector<float> h = f.tensors.at("h").cast(dtypes::float32).to_vector<float>();
+  EXPECT_EQ(h[0], 1.0f);
+  EXPECT_EQ(h[1], -2.0f);
+  EXPECT_TRUE(std::isinf(h[2]));
+  EXPECT_EQ(h[3], std::ldexp(1.0f, -24));
+  EXPECT_EQ(f.tensors.at("ids").to_vector<int32_t>(), (std::vector<int32_t>{7, -8, 9}));
+  EXPECT_EQ(f.tensors.at("empty").shape(), (Shape{5, 0}));
+  EXPECT_EQ(f.types.at("h"), "F16");
+  EXPECT_EQ(f.types.at("q8"), "Q8_0");
+  EXPECT_EQ(f.tensors.at("q8").shape(), (Shape{2, 32}));
+  EXPECT_EQ(f.tensors.at("q8").to_vector<float>(), std::vector<float>(64, 5.0f));  // d * q
+  EXPECT_EQ(f.tensors.at("q4k").numel(), 256);
+  write_file(path, gguf_seeds()[1]);  // version 2
+  EXPECT_EQ(gguf_load(path).tensors.at("x").shape(), (Shape{1, 1, 2}));
+}
+
+TEST(Gguf, MalformedFilesNameWhatIsWrong) {
+  std::string path = scratch("bad.gguf");
+  std::vector<float> four{1, 2, 3, 4};
+  auto expect = [&](const Bytes& file, const std::string& part) {
+    write_file(path, file);
+    tg::testing::expect_error<ArgumentError>([&] { gguf_load(path); }, "gguf_load", {"bad.gguf", part}, "test_file_readers.cpp");
+  };
+  expect("GGUX", "no 'GGUF' magic");
+  expect(gguf_file({}, {}, 1), "GGUF version 1");
+  Bytes huge = "GGUF";
+  put_le(huge, 3, 4), put_le(huge, 1ull << 40, 8), put_le(huge, 0, 8);
+  expect(huge, "cannot fit");
+  Bytes ok = gguf_file({{"k", string_value("value")}}, {{"t", {4}, 0, raw_of(four)}});
+  expect(ok.substr(0, 54), "past the end of the file");  // inside the tensor infos
+  expect(ok.substr(0, ok.size() - 1), "lie past the end of the file");
+  expect(gguf_file({{"k", u32_value(1)}, {"k", u32_value(2)}}, {}), "appears twice");
+  Bytes bad_bool;
+  put_le(bad_bool, 7, 4), put_le(bad_bool, 2, 1);
+  expect(gguf_file({{"b", bad_bool}}, {}), "a bool must be 0 or 1");
+  Bytes bad_type;
+  put_le(bad_type, 13, 4);
+  expect(gguf_file({{"x", bad_type}}, {}), "unknown value type 13");
+  Bytes deep;  // an array of an array of ... (an element's type and count, then the element)
+  put_le(deep, 9, 4);
+  for (int d = 0; d < 10; d++) put_le(deep, 9, 4), put_le(deep, 1, 8);
+  put_le(deep, 4, 4), put_le(deep, 0, 8);
+  expect(gguf_file({{"deep", deep}}, {}), "nested deeper");
+  expect(gguf_file({}, {{"t", {4}, 99, raw_of(four)}}), "ggml type 99");
+  expect(gguf_file({}, {{"t", {4}, 0, raw_of(four), 4}}), "not aligned");
+  expect(gguf_file({}, {{"t", {4}, 0, raw_of(four)}, {"u", {4}, 0, raw_of(four), 0}}), "overlap");
+  expect(gguf_file({}, {{"t", {4}, 0, raw_of(four)}, {"t", {4}, 0, raw_of(four)}}), "appears twice");
+  expect(gguf_file({{"general.alignment", u32_value(48)}}, {}), "power of two");
+  expect(gguf_file({}, {{"q", {31}, 8, Bytes(34, '\0')}}), "not a multiple of the block size 32");
+  expect(gguf_file({}, {{"t", {1ull << 32, 1ull << 32}, 0, ""}}), "more than 2^60 elements");
+}
+
+TEST(FileReaderFuzz, GgufMutantsLoadOrRaise) {
+  Counts c = fuzz_file(gguf_seeds(), scratch("fuzz.gguf"), 20261124, 1500, "gguf_load", [](const std::string& path) {
+    for (const auto& [name, t] : gguf_load(path).tensors) read_every_byte(t);
+  });
+  EXPECT_GT(c.loaded, c.tried / 50);
+  EXPECT_GT(c.errors, c.tried / 4);
+}
+
+// ---- PyTorch checkpoints: files torch.save wrote (tools/pth_reference.py -> tests/golden/pth) ----
+
+const std::string kPth = std::string(TG_GOLDEN_DIR) + "/pth";
+
+TEST(TorchLoad, ReadsWhatTorchSavedViewsDtypesAndNesting) {
+  StateDict sd = torch_load(kPth + "/state.pth");
+  std::ifstream in(kPth + "/expected.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  size_t checked = 0;
+  for (size_t at = 0; (at = text.find('"', at)) != std::string::npos;) {  // "name": "dtype" lines
+    size_t end = text.find('"', at + 1), v = text.find('"', end + 1), v_end = text.find('"', v + 1);
+    std::string name = text.substr(at + 1, end - at - 1), dtype = text.substr(v + 1, v_end - v - 1);
+    at = v_end + 1;
+    ASSERT_TRUE(sd.count(name)) << name;
+    const Tensor& got = sd.at(name);
+    EXPECT_EQ(got.dtype().name(), dtype) << name;
+    Tensor want = load_npy(kPth + "/expected/" + name + ".npy");
+    EXPECT_EQ(got.shape(), want.shape()) << name;
+    EXPECT_EQ(got.cast(dtypes::float64).to_vector<double>(), want.cast(dtypes::float64).to_vector<double>()) << name;
+    checked++;
+  }
+  EXPECT_EQ(checked, 19u);
+  EXPECT_EQ(sd.size(), checked);  // "step" and "note" are not tensors
+}
+
+TEST(TorchLoad, RefusesCodeInThePickleAndRunsNothing) {
+  const char* marker = "/tmp/tg_pth_pwned";  // what each evil file's command would create
+  std::remove(marker);
+  for (const char* f : {"evil_system.pth", "evil_eval.pth", "evil_class.pth"}) {
+    tg::testing::expect_error<ArgumentError>([&] { torch_load(kPth + "/" + f); }, "torch_load", {f, "refused, nothing was run"},
+                                             "test_file_readers.cpp");
+    EXPECT_FALSE(std::filesystem::exists(marker)) << f;
+  }
+}
+
+TEST(TorchLoad, MalformedArchivesNameWhatIsWrong) {
+  Bytes good = read_file(kPth + "/state.pth");
+  std::string path = scratch("bad.pth");
+  auto expect = [&](const Bytes& file, const std::string& part) {
+    write_file(path, file);
+    tg::testing::expect_error<ArgumentError>([&] { torch_load(path); }, "torch_load", {"bad.pth", part}, "test_file_readers.cpp");
+  };
+  expect("PK", "too short");
+  expect(Bytes(100, 'x'), "not a ZIP archive");
+  expect(good.substr(0, good.size() / 2), "not a ZIP archive");
+  for (size_t cut : {size_t{30}, good.size() - 30, good.size() - 1}) EXPECT_THROW(torch_load((write_file(path, good.substr(0, cut)), path)), ArgumentError);
+}
+
+TEST(FileReaderFuzz, TorchCheckpointMutantsLoadOrRaise) {
+  std::vector<Bytes> seeds{read_file(kPth + "/state.pth"), read_file(kPth + "/evil_class.pth")};
+  Counts c = fuzz_file(seeds, scratch("fuzz.pth"), 1124, 1000, "torch_load", [](const std::string& path) {
+    for (const auto& [name, t] : torch_load(path)) read_every_byte(t);
+  });
+  EXPECT_GT(c.loaded, c.tried / 50);
+}
+
 }  // namespace
 }  // namespace tg

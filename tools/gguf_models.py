@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""GGUF files of the random-weight models tools/llm_reference.py writes, from the GGUF specification (ggml's
+docs/gguf.md) in numpy and struct, independent of tinygrad.cpp's reader, with their PyTorch reference.
+
+    gguf_models.py make HF_DIR OUT_DIR TYPE   OUT_DIR/model.gguf from the Hugging Face folder HF_DIR, its 2-d
+                                              weights stored as TYPE (F32, F16, Q8_0, Q4_0, Q4_K, ...; norms, biases
+                                              and weights whose rows do not fill whole blocks stay F32, as llama.cpp
+                                              does), laid out as llama.cpp's converter does (LLaMA's q/k rows
+                                              interleaved per head, GPT-2's projections transposed); and the
+                                              reference of llm_reference.py (reference.json, prompt_logits.npy,
+                                              greedy_logits.npy) computed on the weights the file holds (each
+                                              quantized weight dequantized by tools/gguf_reference.py)
+
+    gguf_models.py tokenizer TOKENIZER_JSON OUT.gguf
+                                              a GGUF holding only that vocabulary as tokenizer.ggml.* metadata
+
+make needs python3-torch (the reference forward) and exits 77 (a skip for ctest) without it; both need numpy.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if sys.argv[1:2] == ["make"]:  # the reference forward needs PyTorch (llm_reference exits 77 without it)
+  import llm_reference as ref  # noqa: E402
+  import torch  # noqa: E402
+
+TYPES = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q2_K": 10, "Q3_K": 11,
+         "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "BF16": 30}
+BLOCK = {"Q4_0": 32, "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "Q2_K": 256, "Q3_K": 256, "Q4_K": 256,
+         "Q5_K": 256, "Q6_K": 256}
+ALIGN = 32
+
+
+def read_safetensors(folder):
+  files = [f for f in sorted(os.listdir(folder)) if f.endswith(".safetensors")]
+  out = {}
+  for name in files:
+    data = open(os.path.join(folder, name), "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    for key, info in header.items():
+      if key == "__metadata__": continue
+      a, b = info["data_offsets"]
+      raw = data[8 + n + a:8 + n + b]
+      if info["dtype"] == "F32":
+        t = torch.from_numpy(np.frombuffer(raw, np.float32).copy())
+      elif info["dtype"] == "BF16":
+        t = torch.from_numpy(np.frombuffer(raw, np.int16).copy()).view(torch.bfloat16).float()
+      else:
+        raise ValueError(info["dtype"])
+      out[key] = t.reshape(info["shape"])
+  return out
+
+
+def gguf_string(s):
+  b = s.encode()
+  return struct.pack("<Q", len(b)) + b
+
+
+def gguf_value(v):
+  """(value type, bytes) of a metadata value: str, bool, int (u32), float (f32), or a list of one of them"""
+  if isinstance(v, list):
+    kinds = {gguf_value(x)[0] for x in v} or {4}
+    assert len(kinds) == 1, "a GGUF array holds one type"
+    return 9, struct.pack("<IQ", kinds.pop(), len(v)) + b"".join(gguf_value(x)[1] for x in v)
+  if isinstance(v, str): return 8, gguf_string(v)
+  if isinstance(v, bool): return 7, struct.pack("<B", v)
+  if isinstance(v, int): return 4, struct.pack("<I", v)
+  if isinstance(v, float): return 6, struct.pack("<f", v)
+  raise TypeError(v)
+
+
+def write_gguf(path, metadata, tensors):
+  """tensors: list of (name, shape (row-major), type name, bytes)"""
+  head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
+  for k, v in metadata.items():
+    t, b = gguf_value(v)
+    head += gguf_string(k) + struct.pack("<I", t) + b
+  data, offsets = b"", []
+  for _, _, _, raw in tensors:
+    data += b"\0" * (-len(data) % ALIGN)
+    offsets.append(len(data))
+    data += raw
+  for (name, shape, type_name, _), off in zip(tensors, offsets):
+    head += gguf_string(name) + struct.pack("<I", len(shape)) + b"".join(struct.pack("<Q", d) for d in reversed(shape))
+    head += struct.pack("<IQ", TYPES[type_name], off)
+  head += b"\0" * (-len(head) % ALIGN)
+  with open(path, "wb") as f:
+    f.write(head + data)
+
+
+def permute(w, heads):  # llama.cpp's converter: HF's halves -> interleaved pairs, per head
+  out, inp = w.shape
+  return w.reshape(heads, 2, out // heads // 2, inp).transpose(1, 2).reshape(out, inp)
+
+
+def unpermute(w, heads):
+  out, inp = w.shape
+  return w.reshape(heads, out // heads // 2, 2, inp).transpose(1, 2).reshape(out, inp)
+
+
+def store(w, type_name):
+  """(type actually stored, bytes, the float32 values the file holds)"""
+  a = w.float().contiguous().numpy().astype(np.float32)
+  if w.dim() < 2 or type_name == "F32" or (type_name in BLOCK and a.shape[-1] % BLOCK[type_name]):
+    return "F32", a.tobytes(), torch.from_numpy(a.copy())
+  if type_name == "F16":
+    h = a.astype(np.float16)
+    return "F16", h.tobytes(), torch.from_numpy(h.astype(np.float32))
+  import gguf_reference as q
+  raw = q.quantize(type_name, a.reshape(-1))
+  back = np.asarray(q.dequantize(type_name, raw, a.size), np.float32).reshape(a.shape)
+  return type_name, bytes(raw), torch.from_numpy(back.copy())
+
+
+def make(hf_dir, out_dir, type_name):
+  c = json.load(open(os.path.join(hf_dir, "config.json")))
+  w = read_safetensors(hf_dir)
+  os.makedirs(out_dir, exist_ok=True)
+  tensors, held = [], {}  # held: the weights as the file holds them, under the HF names, for the reference
+
+  def put(gguf_name, hf_name, transform=lambda t: t, inverse=lambda t: t):
+    stored, raw, values = store(transform(w[hf_name]), type_name)
+    tensors.append((gguf_name, list(values.shape), stored, raw))
+    held[hf_name] = inverse(values)
+
+  if c["model_type"] == "gpt2":
+    arch, L = "gpt2", c["n_layer"]
+    meta = {"general.architecture": arch, "gpt2.context_length": c["n_positions"], "gpt2.embedding_length": c["n_embd"],
+            "gpt2.block_count": L, "gpt2.feed_forward_length": c.get("n_inner") or 4 * c["n_embd"],
+            "gpt2.attention.head_count": c["n_head"], "gpt2.attention.layer_norm_epsilon": float(c["layer_norm_epsilon"])}
+    T = lambda t: t.T.contiguous()
+    put("token_embd.weight", "transformer.wte.weight")
+    put("position_embd.weight", "transformer.wpe.weight")
+    put("output_norm.weight", "transformer.ln_f.weight")
+    put("output_norm.bias", "transformer.ln_f.bias")
+    for i in range(L):
+      p, b = f"transformer.h.{i}.", f"blk.{i}."
+      for hf, gg in (("ln_1", "attn_norm"), ("ln_2", "ffn_norm")):
+        put(b + gg + ".weight", p + hf + ".weight")
+        put(b + gg + ".bias", p + hf + ".bias")
+      for hf, gg in (("attn.c_attn", "attn_qkv"), ("attn.c_proj", "attn_output"), ("mlp.c_fc", "ffn_up"),
+                     ("mlp.c_proj", "ffn_down")):
+        put(b + gg + ".weight", p + hf + ".weight", T, T)
+        put(b + gg + ".bias", p + hf + ".bias")
+  else:
+    arch, L, nh, nkv = "llama", c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
+    d = c["hidden_size"]
+    meta = {"general.architecture": arch, "llama.context_length": c["max_position_embeddings"],
+            "llama.embedding_length": d, "llama.block_count": L, "llama.feed_forward_length": c["intermediate_size"],
+            "llama.attention.head_count": nh, "llama.attention.head_count_kv": nkv,
+            "llama.attention.layer_norm_rms_epsilon": float(c["rms_norm_eps"]),
+            "llama.rope.freq_base": float(c["rope_theta"]), "llama.rope.dimension_count": d // nh}
+    put("token_embd.weight", "model.embed_tokens.weight")
+    put("output_norm.weight", "model.norm.weight")
+    if not c.get("tie_word_embeddings"): put("output.weight", "lm_head.weight")
+    for i in range(L):
+      p, b = f"model.layers.{i}.", f"blk.{i}."
+      put(b + "attn_norm.weight", p + "input_layernorm.weight")
+      put(b + "attn_q.weight", p + "self_attn.q_proj.weight", lambda t: permute(t, nh), lambda t: unpermute(t, nh))
+      put(b + "attn_k.weight", p + "self_attn.k_proj.weight", lambda t: permute(t, nkv), lambda t: unpermute(t, nkv))
+      for hf, gg in (("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output"),
+                     ("post_attention_layernorm", "ffn_norm"), ("mlp.gate_proj", "ffn_gate"),
+                     ("mlp.up_proj", "ffn_up"), ("mlp.down_proj", "ffn_down")):
+        put(b + gg + ".weight", p + hf + ".weight")
+    if c.get("rope_scaling"):  # LLaMA 3.1: the scaled frequencies as divisors, as llama.cpp's converter writes them
+      s, hd = c["rope_scaling"], d // nh
+      inv = 1.0 / (c["rope_theta"] ** (np.arange(0, hd, 2, dtype=np.float32) / hd))
+      old, low, high = s["original_max_position_embeddings"], s["low_freq_factor"], s["high_freq_factor"]
+      factors = []
+      for f in inv:
+        wl = 2 * np.pi / f
+        if wl < old / high: factors.append(1.0)
+        elif wl > old / low: factors.append(s["factor"])
+        else:
+          smooth = (old / wl - low) / (high - low)
+          factors.append(1 / ((1 - smooth) / s["factor"] + smooth))
+      tensors.append(("rope_freqs.weight", [len(factors)], "F32", np.asarray(factors, np.float32).tobytes()))
+  write_gguf(os.path.join(out_dir, "model.gguf"), meta, tensors)
+  with open(os.path.join(out_dir, "types.json"), "w") as f:
+    json.dump({name: t for name, _, t, _ in tensors}, f, indent=1)
+
+  # the reference on the held weights: llm_reference's forward, greedy from its prompt
+  fwd = ref.gpt2_forward if arch == "gpt2" else ref.llama_forward
+  heads = c.get("n_head") or c["num_key_value_heads"]
+  hd = (c.get("n_embd") or c["hidden_size"]) // (c.get("n_head") or c["num_attention_heads"])
+  new_cache = lambda: [[torch.zeros(heads, 0, hd), torch.zeros(heads, 0, hd)] for _ in range(L)]
+  with torch.no_grad():
+    result = ref.greedy(c, held, fwd, new_cache)
+  if result is None: sys.exit("gguf_models.py: a near-tie in the greedy continuation of these weights")
+  prompt_logits, tokens, logits = result
+  np.save(os.path.join(out_dir, "prompt_logits.npy"), prompt_logits.numpy().astype(np.float32))
+  np.save(os.path.join(out_dir, "greedy_logits.npy"), logits.numpy().astype(np.float32))
+  with open(os.path.join(out_dir, "reference.json"), "w") as f:
+    json.dump({"prompt": ref.PROMPT, "greedy": tokens}, f)
+
+
+def tokenizer(tokenizer_json, out):
+  """a GGUF file holding only the vocabulary of a tokenizer.json, as llama.cpp's converter writes it: "gpt2"
+  (byte-level: tokens, merges, the pre-tokenizer's name) or "llama" (SentencePiece: tokens and scores; this file has
+  merges instead of scores, so each token's score is minus the rank of the first merge that makes it)"""
+  j = json.load(open(tokenizer_json))
+  vocab = dict(j["model"]["vocab"])
+  special = {}
+  for a in j.get("added_tokens", []):
+    vocab[a["content"]] = a["id"]
+    if a.get("special"): special[a["content"]] = a["id"]
+  tokens = [None] * (max(vocab.values()) + 1)
+  for t, i in vocab.items(): tokens[i] = t
+  tokens = [t if t is not None else f"[PAD{i}]" for i, t in enumerate(tokens)]
+  merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+  byte_level = "ByteLevel" in json.dumps(j.get("pre_tokenizer"))
+  if byte_level:
+    pattern = json.dumps(j["pre_tokenizer"])
+    meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "llama-bpe" if "(?i:" in pattern else "gpt-2",
+            "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.merges": merges,
+            "tokenizer.ggml.token_type": [3 if t in special else 1 for t in tokens]}
+  else:
+    first = {}
+    for r, m in enumerate(merges):
+      first.setdefault(m.replace(" ", ""), r)
+    unk = j["model"].get("unk_token")
+    types = [2 if t == unk else 3 if t in special else 6 if (t.startswith("<0x") and len(t) == 6) else 1 for t in tokens]
+    meta = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": tokens,
+            "tokenizer.ggml.scores": [float(-first.get(t, len(merges))) for t in tokens],
+            "tokenizer.ggml.token_type": types}
+  write_gguf(out, meta, [])
+
+
+if __name__ == "__main__":
+  if sys.argv[1:2] == ["make"] and len(sys.argv) == 5:
+    make(sys.argv[2], sys.argv[3], sys.argv[4])
+  elif sys.argv[1:2] == ["tokenizer"] and len(sys.argv) == 4:
+    tokenizer(sys.argv[2], sys.argv[3])
+  else:
+    print(__doc__)
+    sys.exit(2)
