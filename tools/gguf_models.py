@@ -13,6 +13,9 @@ docs/gguf.md) in numpy and struct, independent of tinygrad.cpp's reader, with th
 
     gguf_models.py tokenizer TOKENIZER_JSON OUT.gguf
                                               a GGUF holding only that vocabulary as tokenizer.ggml.* metadata
+    gguf_models.py bench CONFIG OUT.gguf TYPE TOKENIZER_JSON
+                                              llm_reference.py's CONFIG (a LLaMA) with random weights as TYPE and
+                                              that vocabulary: a file llama.cpp loads too (bench/gguf.sh)
 
 make needs python3-torch (the reference forward) and exits 77 (a skip for ctest) without it; both need numpy.
 """
@@ -24,7 +27,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-if sys.argv[1:2] == ["make"]:  # the reference forward needs PyTorch (llm_reference exits 77 without it)
+if sys.argv[1:2] in (["make"], ["bench"]):  # they need PyTorch (llm_reference exits 77 without it)
   import llm_reference as ref  # noqa: E402
   import torch  # noqa: E402
 
@@ -61,6 +64,10 @@ def gguf_string(s):
   return struct.pack("<Q", len(b)) + b
 
 
+class I32(int):  # a metadata integer written as int32 (llama.cpp reads token types as int32)
+  pass
+
+
 def gguf_value(v):
   """(value type, bytes) of a metadata value: str, bool, int (u32), float (f32), or a list of one of them"""
   if isinstance(v, list):
@@ -69,28 +76,34 @@ def gguf_value(v):
     return 9, struct.pack("<IQ", kinds.pop(), len(v)) + b"".join(gguf_value(x)[1] for x in v)
   if isinstance(v, str): return 8, gguf_string(v)
   if isinstance(v, bool): return 7, struct.pack("<B", v)
+  if isinstance(v, I32): return 5, struct.pack("<i", v)
   if isinstance(v, int): return 4, struct.pack("<I", v)
   if isinstance(v, float): return 6, struct.pack("<f", v)
   raise TypeError(v)
 
 
 def write_gguf(path, metadata, tensors):
-  """tensors: list of (name, shape (row-major), type name, bytes)"""
+  """tensors: list of (name, shape (row-major), type name, bytes); written as they come (files of GBs)"""
   head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
   for k, v in metadata.items():
     t, b = gguf_value(v)
     head += gguf_string(k) + struct.pack("<I", t) + b
-  data, offsets = b"", []
+  offsets, at = [], 0
   for _, _, _, raw in tensors:
-    data += b"\0" * (-len(data) % ALIGN)
-    offsets.append(len(data))
-    data += raw
+    at += -at % ALIGN
+    offsets.append(at)
+    at += len(raw)
   for (name, shape, type_name, _), off in zip(tensors, offsets):
     head += gguf_string(name) + struct.pack("<I", len(shape)) + b"".join(struct.pack("<Q", d) for d in reversed(shape))
     head += struct.pack("<IQ", TYPES[type_name], off)
   head += b"\0" * (-len(head) % ALIGN)
   with open(path, "wb") as f:
-    f.write(head + data)
+    f.write(head)
+    at = 0
+    for (_, _, _, raw), off in zip(tensors, offsets):
+      f.write(b"\0" * (off - at))
+      f.write(raw)
+      at = off + len(raw)
 
 
 def permute(w, heads):  # llama.cpp's converter: HF's halves -> interleaved pairs, per head
@@ -117,16 +130,16 @@ def store(w, type_name):
   return type_name, bytes(raw), torch.from_numpy(back.copy())
 
 
-def make(hf_dir, out_dir, type_name):
-  c = json.load(open(os.path.join(hf_dir, "config.json")))
-  w = read_safetensors(hf_dir)
-  os.makedirs(out_dir, exist_ok=True)
-  tensors, held = [], {}  # held: the weights as the file holds them, under the HF names, for the reference
+def convert(c, w, type_name, keep=True):
+  """(metadata, tensors, held): HF config and weights as llama.cpp's converter lays them out; held: the weights as
+  the file holds them, under the HF names (keep=False: not kept)"""
+  tensors, held = [], {}
 
   def put(gguf_name, hf_name, transform=lambda t: t, inverse=lambda t: t):
     stored, raw, values = store(transform(w[hf_name]), type_name)
     tensors.append((gguf_name, list(values.shape), stored, raw))
-    held[hf_name] = inverse(values)
+    if keep: held[hf_name] = inverse(values)
+    w[hf_name] = None  # let a large model's float32 copy go
 
   if c["model_type"] == "gpt2":
     arch, L = "gpt2", c["n_layer"]
@@ -180,11 +193,20 @@ def make(hf_dir, out_dir, type_name):
           smooth = (old / wl - low) / (high - low)
           factors.append(1 / ((1 - smooth) / s["factor"] + smooth))
       tensors.append(("rope_freqs.weight", [len(factors)], "F32", np.asarray(factors, np.float32).tobytes()))
+  return meta, tensors, held
+
+
+def make(hf_dir, out_dir, type_name):
+  c = json.load(open(os.path.join(hf_dir, "config.json")))
+  meta, tensors, held = convert(c, read_safetensors(hf_dir), type_name)
+  os.makedirs(out_dir, exist_ok=True)
   write_gguf(os.path.join(out_dir, "model.gguf"), meta, tensors)
   with open(os.path.join(out_dir, "types.json"), "w") as f:
     json.dump({name: t for name, _, t, _ in tensors}, f, indent=1)
 
   # the reference on the held weights: llm_reference's forward, greedy from its prompt
+  arch = c["model_type"]
+  L = c.get("n_layer") or c["num_hidden_layers"]
   fwd = ref.gpt2_forward if arch == "gpt2" else ref.llama_forward
   heads = c.get("n_head") or c["num_key_value_heads"]
   hd = (c.get("n_embd") or c["hidden_size"]) // (c.get("n_head") or c["num_attention_heads"])
@@ -199,7 +221,7 @@ def make(hf_dir, out_dir, type_name):
     json.dump({"prompt": ref.PROMPT, "greedy": tokens}, f)
 
 
-def tokenizer(tokenizer_json, out):
+def vocab_metadata(tokenizer_json):
   """a GGUF file holding only the vocabulary of a tokenizer.json, as llama.cpp's converter writes it: "gpt2"
   (byte-level: tokens, merges, the pre-tokenizer's name) or "llama" (SentencePiece: tokens and scores; this file has
   merges instead of scores, so each token's score is minus the rank of the first merge that makes it)"""
@@ -218,7 +240,7 @@ def tokenizer(tokenizer_json, out):
     pattern = json.dumps(j["pre_tokenizer"])
     meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "llama-bpe" if "(?i:" in pattern else "gpt-2",
             "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.merges": merges,
-            "tokenizer.ggml.token_type": [3 if t in special else 1 for t in tokens]}
+            "tokenizer.ggml.token_type": [I32(3 if t in special else 1) for t in tokens]}
   else:
     first = {}
     for r, m in enumerate(merges):
@@ -227,8 +249,34 @@ def tokenizer(tokenizer_json, out):
     types = [2 if t == unk else 3 if t in special else 6 if (t.startswith("<0x") and len(t) == 6) else 1 for t in tokens]
     meta = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": tokens,
             "tokenizer.ggml.scores": [float(-first.get(t, len(merges))) for t in tokens],
-            "tokenizer.ggml.token_type": types}
-  write_gguf(out, meta, [])
+            "tokenizer.ggml.token_type": [I32(t) for t in types]}
+  return meta
+
+
+def tokenizer(tokenizer_json, out):
+  write_gguf(out, vocab_metadata(tokenizer_json), [])
+
+
+def bench(name, out, type_name, tokenizer_json):
+  """a GGUF of llm_reference's CONFIG with random weights (normal, std 0.02; norms 1) and a real vocabulary, for
+  timing against llama.cpp (which needs the vocabulary to load a file)"""
+  import torch
+  c = dict(ref.CONFIGS[name])
+  d, L, f = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"]
+  q, kv = d, c["num_key_value_heads"] * (d // c["num_attention_heads"])
+  torch.manual_seed(0)
+  w = {"model.embed_tokens.weight": torch.randn(c["vocab_size"], d) * 0.02, "model.norm.weight": torch.ones(d),
+       "lm_head.weight": torch.randn(c["vocab_size"], d) * 0.02}
+  for i in range(L):
+    p = f"model.layers.{i}."
+    for k, shape in (("self_attn.q_proj", (q, d)), ("self_attn.k_proj", (kv, d)), ("self_attn.v_proj", (kv, d)),
+                     ("self_attn.o_proj", (d, q)), ("mlp.gate_proj", (f, d)), ("mlp.up_proj", (f, d)),
+                     ("mlp.down_proj", (d, f))):
+      w[p + k + ".weight"] = torch.randn(*shape) * 0.02
+    w[p + "input_layernorm.weight"], w[p + "post_attention_layernorm.weight"] = torch.ones(d), torch.ones(d)
+  meta, tensors, _ = convert(c, w, type_name, keep=False)
+  meta.update(vocab_metadata(tokenizer_json))
+  write_gguf(out, meta, tensors)
 
 
 if __name__ == "__main__":
@@ -236,6 +284,8 @@ if __name__ == "__main__":
     make(sys.argv[2], sys.argv[3], sys.argv[4])
   elif sys.argv[1:2] == ["tokenizer"] and len(sys.argv) == 4:
     tokenizer(sys.argv[2], sys.argv[3])
+  elif sys.argv[1:2] == ["bench"] and len(sys.argv) == 6:
+    bench(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
   else:
     print(__doc__)
     sys.exit(2)

@@ -42,6 +42,10 @@ CONFIGS = {
     "llama_q": dict(model_type="llama", vocab_size=320, hidden_size=256, intermediate_size=512,
                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
                     rope_theta=10000.0, max_position_embeddings=64, tie_word_embeddings=False, hidden_act="silu"),
+    # TinyLlama 1.1B's shape with LLaMA 2's vocabulary, for bench/gguf.sh (random weights)
+    "llama_1b": dict(model_type="llama", vocab_size=32000, hidden_size=2048, intermediate_size=5632,
+                     num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, rms_norm_eps=1e-5,
+                     rope_theta=10000.0, max_position_embeddings=2048, tie_word_embeddings=False, hidden_act="silu"),
     # GPT-2 124M's shape, for the benchmark (random weights)
     "gpt2_124m": dict(model_type="gpt2", vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
                       layer_norm_epsilon=1e-5, activation_function="gelu_new", n_inner=None),
