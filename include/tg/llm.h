@@ -102,6 +102,8 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
 
 // Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode()
 // under TinyJit (captured on the second step, replayed for every later position with no compile or schedule).
+// A Generator owns the model's cache (it allocates it): use one Generator per model at a time; a new one replaces
+// the cache, and the old one must not be stepped again.
 class Generator {
  public:
   // max_context: the cache's length (0: the model's); jit false runs decode() without TinyJit.
