@@ -37,11 +37,11 @@ int bracket_nesting(const std::string& e) {
 
 const char* kHalfHelpers = R"C(
 static inline float tg_f16_to_f32(uint16_t h) {
-  uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
   union { uint32_t u; float f; } r;
-  if (e == 0) { r.f = (float)m * 5.9604644775390625e-8f; r.u |= s; return r.f; }
-  bits = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
-  r.u = bits;
+  r.u = (uint32_t)(h & 0x7fffu) << 13;
+  r.f *= 0x1p112f;
+  if ((h & 0x7c00u) == 0x7c00u) r.u |= 0x7f800000u;
+  r.u |= (uint32_t)(h & 0x8000u) << 16;
   return r.f;
 }
 static inline uint16_t tg_f32_to_f16(float f) {
