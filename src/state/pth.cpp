@@ -269,7 +269,7 @@ class Unpickler {
     return {d[b >> 4], d[b & 15]};
   }
   void push(Ref r) {
-    if (stack_.size() > 1'000'000) throw bad_("the pickle's stack grows past a million values");
+    if (stack_.size() > n_) throw bad_("the pickle's stack grows past its size");  // each push reads a byte
     stack_.push_back(std::move(r));
   }
   Ref pop() {
@@ -302,7 +302,7 @@ class Unpickler {
     push(x);
   }
   void memo_put(uint64_t k) {
-    if (k > 10'000'000) throw bad_("a memo index of " + std::to_string(k));
+    if (k > n_) throw bad_("a memo index of " + std::to_string(k) + " in a pickle of " + std::to_string(n_) + " bytes");
     if (k >= memo_.size()) memo_.resize(k + 1);
     memo_[k] = top();
   }
