@@ -4,9 +4,6 @@
 //                                                  (else they come from the clock); DEV=OPENCL trains on OpenCL
 //
 // Without a folder it reads Fashion-MNIST from Debian's dataset-fashion-mnist package.
-#include <unistd.h>
-
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,13 +14,9 @@
 #include <tg/tg.h>
 
 #include "mnist_model.h"
+#include "training_loop.h"
 
 using tg::Tensor;
-
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoll(v) : fallback;
-}
 
 int main(int argc, char** argv) try {
   tg::datasets::MNIST data = tg::datasets::mnist(argc > 1 ? argv[1] : "");
@@ -47,25 +40,13 @@ int main(int argc, char** argv) try {
     return (model(data.X_test).argmax(1) == data.Y_test).mean().mul(100);
   });
 
-  bool tty = isatty(STDOUT_FILENO);
-  auto start = std::chrono::steady_clock::now();
+  Progress progress(steps, 10);
   float acc = NAN;
   for (int64_t i = 0; i < steps; i++) {
     float loss = train_step().item<float>();
-    if (i % 10 == 9 || i == steps - 1) acc = test_accuracy().item<float>();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (tty) {
-      int width = 30, done = static_cast<int>(width * (i + 1) / steps);
-      std::printf("\r%3lld/%lld [%s%s] loss: %6.2f test_accuracy: %5.2f%% %6.1fs", static_cast<long long>(i + 1),
-                  static_cast<long long>(steps), std::string(done, '#').c_str(), std::string(width - done, ' ').c_str(), loss, acc, s);
-      std::fflush(stdout);
-    } else if (i % 10 == 9 || i == steps - 1) {
-      std::printf("step %lld/%lld loss: %.2f test_accuracy: %.2f%% (%.1fs)\n", static_cast<long long>(i + 1),
-                  static_cast<long long>(steps), loss, acc, s);
-      std::fflush(stdout);
-    }
+    if (progress.reports(i)) acc = test_accuracy().item<float>();
+    progress.step(i, format("loss: %.2f test_accuracy: %.2f%%", loss, acc));
   }
-  if (tty) std::printf("\n");
   std::printf("test accuracy: %.2f%%\n", acc);
   return 0;
 } catch (const tg::Error& e) {

@@ -7,9 +7,6 @@
 // The last tenth of the text is held out. The loss is in nats per byte; the unigram entropy of the training bytes
 // (what a model that ignores context reaches at best) is printed beside it, and the run ends by saying whether the
 // held-out loss got below it.
-#include <unistd.h>
-
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,18 +18,11 @@
 #include <tg/llm.h>
 #include <tg/tg.h>
 
+#include "training_loop.h"
+
 using tg::Tensor;
 
 namespace {
-
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoll(v) : fallback;
-}
-double env_double(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atof(v) : fallback;
-}
 
 std::string read_corpus(std::vector<std::string> files) {
   if (files.empty()) {
@@ -112,28 +102,16 @@ int main(int argc, char** argv) try {
   Tensor val_seqs = Tensor(val, {n_val, ctx + 1}).realize();
   tg::TinyJit<Tensor> held_out([&](const std::vector<Tensor>&) { return loss_of(val_seqs); });
 
-  bool tty = isatty(STDOUT_FILENO);
-  auto start = std::chrono::steady_clock::now();
+  Progress progress(steps, 50);
   float loss = NAN, val_loss = NAN;
   for (int64_t i = 0; i < steps; i++) {
     loss = train_step().item<float>();
-    if (i % 50 == 49 || i == steps - 1) {
+    if (progress.reports(i)) {
       tg::NoGradGuard no_grad;
       val_loss = held_out().item<float>();
     }
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (tty) {
-      int width = 30, done = static_cast<int>(width * (i + 1) / steps);
-      std::printf("\r%4lld/%lld [%s%s] loss: %5.3f held-out: %5.3f %6.1fs", static_cast<long long>(i + 1),
-                  static_cast<long long>(steps), std::string(done, '#').c_str(), std::string(width - done, ' ').c_str(), loss, val_loss, s);
-      std::fflush(stdout);
-    } else if (i % 50 == 49 || i == steps - 1) {
-      std::printf("step %lld/%lld loss: %.3f held-out: %.3f (%.1fs)\n", static_cast<long long>(i + 1),
-                  static_cast<long long>(steps), loss, val_loss, s);
-      std::fflush(stdout);
-    }
+    progress.step(i, format("loss: %.3f held-out: %.3f", loss, val_loss));
   }
-  if (tty) std::printf("\n");
 
   // a sample, continuing the first bytes of a held-out line
   tg::NoGradGuard no_grad;
