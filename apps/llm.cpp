@@ -98,13 +98,18 @@ int main(int argc, char** argv) try {
   if (prompt.empty() == tokens.empty()) usage("give --prompt or --tokens (one of them)");
   if (max_new < 0 || sampling.top_k < 0 || sampling.temperature < 0 || sampling.top_p <= 0 || sampling.top_p > 1)
     usage("--max-new, --top-k and --temperature must be >= 0 and --top-p in (0, 1]");
+  // the model and its tokenizer: a GGUF file holds both (read once), a folder may hold tokenizer files
   namespace fs = std::filesystem;
+  std::unique_ptr<tg::llm::Transformer> model;
   std::optional<tg::text::Tokenizer> tok;
-  if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json")) {
-    tok = tg::text::Tokenizer::load(model_path);
-  } else if (fs::path(model_path).extension() == ".gguf") {  // the vocabulary in its metadata, when it has one
-    tg::GGUFFile file = tg::gguf_load(model_path);
+  if (fs::path(model_path).extension() == ".gguf") {
+    tg::GGUFFile file = tg::gguf_load(model_path, device);
+    model = tg::llm::from_gguf(file, model_path);
     if (file.metadata.count("tokenizer.ggml.model")) tok = tg::text::Tokenizer::from_gguf(file.metadata, model_path);
+  } else {
+    model = tg::llm::load(model_path, device);
+    if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json"))
+      tok = tg::text::Tokenizer::load(model_path);
   }
   if (!prompt.empty()) {
     if (!tok) usage("--prompt needs a tokenizer (tokenizer.json, or vocab.json + merges.txt) in " + model_path + ": give --tokens");
@@ -113,7 +118,6 @@ int main(int argc, char** argv) try {
   }
   print_tokens = print_tokens || !tok;
 
-  auto model = tg::llm::load(model_path, device);
   int64_t needed = static_cast<int64_t>(tokens.size()) + max_new;
   if (max_context == 0) max_context = std::min(needed, model->config().max_context);
   if (needed > max_context)

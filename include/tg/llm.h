@@ -19,6 +19,7 @@
 
 #include "tg/jit.h"
 #include "tg/nn.h"
+#include "tg/state.h"
 #include "tg/tensor.h"
 
 namespace tg::llm {
@@ -99,6 +100,9 @@ std::unique_ptr<Transformer> make_model(const Config& config, const std::string&
 // Missing or misshapen tensors raise naming the file and tensor; tensors the model does not use (GPT-2's attention
 // mask buffers, rotary caches) are ignored.
 std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device = "", Loc where = Loc::current());
+// The model of a GGUF file already read (tg::gguf_load, on the device its tensors are on); `source` names it in
+// errors. With Tokenizer::from_gguf on the same file's metadata, the file is parsed once for both.
+std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& source, Loc where = Loc::current());
 
 // Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode()
 // under TinyJit (captured on the second step, replayed for every later position with no compile or schedule).

@@ -41,8 +41,7 @@ Tensor unpermute(const Tensor& w, int64_t heads) {
 
 }  // namespace
 
-std::unique_ptr<Transformer> load_gguf(const std::string& path, const std::string& device, Loc where) {
-  GGUFFile file = gguf_load(path, device, where);
+std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& path, Loc where) {
   const GGUFValue* arch = file.metadata.count("general.architecture") ? &file.metadata.at("general.architecture") : nullptr;
   Metadata m{file, path, arch ? arch->as_string(path + ": general.architecture", where) : "", where};
   auto tensor = [&](const std::string& name) -> const Tensor& {
@@ -73,7 +72,7 @@ std::unique_ptr<Transformer> load_gguf(const std::string& path, const std::strin
     c.eos_token_ids.push_back(static_cast<int32_t>(eos->as_int(path + ": tokenizer.ggml.eos_token_id", where)));
   if (file.tensors.count("rope_freqs.weight"))  // LLaMA 3.1's scaled frequencies, as divisors
     c.rope_freq_factors = tensor("rope_freqs.weight").cast(dtypes::float32).to_vector<float>();
-  std::unique_ptr<Transformer> model = make_model(c, device, where);
+  std::unique_ptr<Transformer> model = make_model(c, tensor("token_embd.weight").device(), where);
 
   // the checkpoint names: HF's from llama.cpp's
   StateDict found;

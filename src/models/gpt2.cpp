@@ -26,9 +26,9 @@ class GPT2 : public Transformer {
   };
 
   GPT2(const Config& c, const std::string& device) : Transformer(c, device) {
-    auto normal = [&](const Shape& s) { return Tensor::normal(s, 0, 0.02, dtypes::float32, device).contiguous(); };
-    auto zeros = [&](int64_t n) { return Tensor::zeros({n}, dtypes::float32, device).contiguous(); };
-    auto ones = [&](int64_t n) { return Tensor::ones({n}, dtypes::float32, device).contiguous(); };
+    auto normal = [&](const Shape& s) { return init_normal(s, device); };
+    auto zeros = [&](int64_t n) { return init_full(n, 0, device); };
+    auto ones = [&](int64_t n) { return init_full(n, 1, device); };
     int64_t d = c.dim, f = c.hidden_dim;
     wte = normal({c.vocab_size, d}), wpe = normal({c.max_context, d}), ln_f_w = ones(d), ln_f_b = zeros(d);
     for (int64_t i = 0; i < c.n_layers; i++) {

@@ -55,8 +55,8 @@ class Llama : public Transformer {
   };
 
   Llama(const Config& c, const std::string& device) : Transformer(c, device) {
-    auto normal = [&](const Shape& s) { return Tensor::normal(s, 0, 0.02, dtypes::float32, device).contiguous(); };
-    auto ones = [&](int64_t n) { return Tensor::ones({n}, dtypes::float32, device).contiguous(); };
+    auto normal = [&](const Shape& s) { return init_normal(s, device); };
+    auto ones = [&](int64_t n) { return init_full(n, 1, device); };
     int64_t d = c.dim, f = c.hidden_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
     embed_tokens = normal({c.vocab_size, d}), norm = ones(d);
     if (!c.tie_embeddings) lm_head = normal({c.vocab_size, d});

@@ -4,25 +4,12 @@
 #include <set>
 
 #include "models/models.h"
-#include "state/file_io.h"
 #include "state/json.h"
 #include "tg/state.h"
 
 namespace tg::llm {
 
-std::string shape_str(const Shape& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 namespace {
-
-state::Json read_json(const std::string& path, const char* op, Loc where) {
-  size_t size = 0;
-  auto map = state::map_file(path, size, op, where);
-  return state::parse_json({reinterpret_cast<const char*>(map.get()), size}, op, path, where);
-}
 
 // The fields of a config.json object, each read once with its type checked.
 class Fields {
@@ -35,16 +22,13 @@ class Fields {
       if (k == key && v.kind != state::Json::Kind::Null) return &v;
     return nullptr;
   }
-  // the first of `keys` present (HF names a field differently per architecture), or `fallback`
-  int64_t integer(std::initializer_list<const char*> keys, std::optional<int64_t> fallback = std::nullopt) const {
-    for (const char* key : keys)
-      if (const state::Json* v = find(key)) {
-        if (v->kind != state::Json::Kind::Int || v->integer < 1)
-          throw error("\"" + std::string(key) + "\" must be a positive integer");
-        return v->integer;
-      }
-    if (!fallback) throw error("has no \"" + std::string(*keys.begin()) + "\"");
-    return *fallback;
+  // a positive integer, or `fallback` where the field is absent (an error without one)
+  int64_t integer(const char* key, std::optional<int64_t> fallback = std::nullopt) const {
+    const state::Json* v = find(key);
+    if (!v && !fallback) throw error("has no \"" + std::string(key) + "\"");
+    if (!v) return *fallback;
+    if (v->kind != state::Json::Kind::Int || v->integer < 1) throw error("\"" + std::string(key) + "\" must be a positive integer");
+    return v->integer;
   }
   double number(const char* key, double fallback) const {
     const state::Json* v = find(key);
@@ -102,25 +86,25 @@ std::vector<Tensor> model_weights(Transformer& model) {
 }
 
 Config read_config(const std::string& path, Loc where) {
-  state::Json json = read_json(path, "read_config", where);
+  state::Json json = state::parse_json_file(path, "read_config", where);
   Fields f(json, path, where);
   Config c;
   c.arch = f.string("model_type", "");
   if (c.arch == "gpt2") {
-    c.vocab_size = f.integer({"vocab_size"}), c.dim = f.integer({"n_embd"}), c.n_layers = f.integer({"n_layer"});
-    c.n_heads = c.n_kv_heads = f.integer({"n_head"}), c.max_context = f.integer({"n_positions"});
-    c.hidden_dim = f.integer({"n_inner"}, 4 * c.dim), c.norm_eps = f.number("layer_norm_epsilon", 1e-5);
+    c.vocab_size = f.integer("vocab_size"), c.dim = f.integer("n_embd"), c.n_layers = f.integer("n_layer");
+    c.n_heads = c.n_kv_heads = f.integer("n_head"), c.max_context = f.integer("n_positions");
+    c.hidden_dim = f.integer("n_inner", 4 * c.dim), c.norm_eps = f.number("layer_norm_epsilon", 1e-5);
     c.tie_embeddings = true;
     std::string act = f.string("activation_function", "gelu_new");
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") throw f.error("activation_function \"" + act + "\" is not supported (gelu_new)");
   } else if (c.arch == "llama" || c.arch == "mistral") {
     c.arch = "llama";
-    c.vocab_size = f.integer({"vocab_size"}), c.dim = f.integer({"hidden_size"});
-    c.n_layers = f.integer({"num_hidden_layers"}), c.n_heads = f.integer({"num_attention_heads"});
-    c.n_kv_heads = f.integer({"num_key_value_heads"}, c.n_heads), c.hidden_dim = f.integer({"intermediate_size"});
-    c.max_context = f.integer({"max_position_embeddings"}), c.norm_eps = f.number("rms_norm_eps", 1e-6);
+    c.vocab_size = f.integer("vocab_size"), c.dim = f.integer("hidden_size");
+    c.n_layers = f.integer("num_hidden_layers"), c.n_heads = f.integer("num_attention_heads");
+    c.n_kv_heads = f.integer("num_key_value_heads", c.n_heads), c.hidden_dim = f.integer("intermediate_size");
+    c.max_context = f.integer("max_position_embeddings"), c.norm_eps = f.number("rms_norm_eps", 1e-6);
     c.rope_theta = f.number("rope_theta", 10000), c.tie_embeddings = f.boolean("tie_word_embeddings", false);
-    if (f.find("head_dim")) c.head_dim = f.integer({"head_dim"});
+    if (f.find("head_dim")) c.head_dim = f.integer("head_dim");
     std::string act = f.string("hidden_act", "silu");
     if (act != "silu") throw f.error("hidden_act \"" + act + "\" is not supported (silu)");
     if (f.boolean("attention_bias", false) || f.boolean("mlp_bias", false)) throw f.error("attention_bias and mlp_bias are not supported");
@@ -130,7 +114,7 @@ Config read_config(const std::string& path, Loc where) {
       if (type != "llama3") throw f.error("rope_scaling type \"" + type + "\" is not supported (llama3)");
       c.rope_factor = s.number("factor", 8), c.rope_low_freq_factor = s.number("low_freq_factor", 1);
       c.rope_high_freq_factor = s.number("high_freq_factor", 4);
-      c.rope_original_context = s.integer({"original_max_position_embeddings"}, 8192);
+      c.rope_original_context = s.integer("original_max_position_embeddings", 8192);
       if (c.rope_factor <= 0 || c.rope_high_freq_factor <= c.rope_low_freq_factor)
         throw f.error("rope_scaling needs factor > 0 and high_freq_factor > low_freq_factor");
     }
@@ -162,7 +146,7 @@ std::unique_ptr<Transformer> make_model(const Config& config, const std::string&
 std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device, Loc where) {
   namespace fs = std::filesystem;
   const fs::path dir(folder);
-  if (fs::is_regular_file(dir) && dir.extension() == ".gguf") return load_gguf(folder, device, where);
+  if (fs::is_regular_file(dir) && dir.extension() == ".gguf") return from_gguf(gguf_load(folder, device, where), folder, where);
   if (!fs::is_directory(dir)) throw ArgumentError("llm::load", folder + ": not a folder (a Hugging Face model folder with config.json) or a .gguf file", where);
   std::unique_ptr<Transformer> model = make_model(read_config((dir / "config.json").string(), where), device, where);
   // the files holding the weights: one, or the shards an index names; safetensors first, then torch.save's
@@ -173,7 +157,7 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
     if (fs::exists(dir / stem)) {
       files.push_back((dir / stem).string());
     } else if (fs::exists(index)) {
-      state::Json j = read_json(index, "llm::load", where);
+      state::Json j = state::parse_json_file(index, "llm::load", where);
       std::set<std::string> shards;
       for (const auto& [key, value] : j.members)
         if (key == "weight_map" && value.kind == state::Json::Kind::Object)

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "tensor/tensor_impl.h"
 #include "tg/llm.h"
 #include "tg/state.h"
 
@@ -9,12 +10,20 @@ namespace tg::llm {
 
 inline constexpr const char* kOp = "Transformer";
 
-std::string shape_str(const Shape& shape);  // "(2, 3)"
+using tensor::shape_str;  // "(2, 3)"
 // A weight as float32 (a cast the consumer's kernel fuses when it is stored as float16 or bfloat16).
 inline Tensor f32(const Tensor& w) { return w.dtype() == dtypes::float32 ? w : w.cast(dtypes::float32); }
 // x @ w.T (+ b) for a PyTorch Linear's (out, in) weight
 inline Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = Tensor()) {
   return x.linear(f32(w).T(), b.defined() ? std::optional<Tensor>(f32(b)) : std::nullopt);
+}
+
+// make_model's weights: normal(0, 0.02) matrices, constant vectors (norm weights 1, biases 0), float32
+inline Tensor init_normal(const Shape& shape, const std::string& device) {
+  return Tensor::normal(shape, 0, 0.02, dtypes::float32, device).contiguous();
+}
+inline Tensor init_full(int64_t n, double value, const std::string& device) {
+  return Tensor::full({n}, value, dtypes::float32, device).contiguous();
 }
 
 // The architectures (gpt2.cpp, llama.cpp): a model with weights drawn as make_model describes.
@@ -25,7 +34,5 @@ std::unique_ptr<Transformer> make_llama(const Config& config, const std::string&
 // error names `source` and what is missing or misshapen.
 void assign_weights(Transformer& model, const StateDict& found, const std::string& source, Loc where);
 std::vector<Tensor> model_weights(Transformer& model);
-// A GGUF file (gguf_model.cpp): its metadata as a Config, its tensors under the checkpoint names the modules use.
-std::unique_ptr<Transformer> load_gguf(const std::string& path, const std::string& device, Loc where);
 
 }  // namespace tg::llm

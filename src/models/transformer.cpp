@@ -70,11 +70,11 @@ Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only
 Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc where) {
   const int64_t B = x.q.shape()[0], C = cache_context_, KV = config_.n_kv_heads, D = config_.head_dim, T = p.count;
   Tensor q = x.q.transpose(1, 2), k = x.k.transpose(1, 2), v = x.v.transpose(1, 2);  // (B, heads, T, D)
-  if (!p.cached) {
-    Tensor pos = Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, q.device());
-    return attention(q, k, v, pos.reshape({1, T}) <= pos.reshape({T, 1}));
-  }
-  Tensor slot = Tensor::arange(0, static_cast<double>(C), 1, dtypes::int32, q.device()).reshape({1, 1, C, 1});
+  auto positions = [&](int64_t begin, int64_t end) {  // int32 [begin, end)
+    return Tensor::arange(static_cast<double>(begin), static_cast<double>(end), 1, dtypes::int32, q.device());
+  };
+  if (!p.cached) return attention(q, k, v, positions(0, T).reshape({1, T}) <= positions(0, T).reshape({T, 1}));
+  Tensor slot = positions(0, C).reshape({1, 1, C, 1});
   Tensor& ck = cache_k_[layer];
   Tensor& cv = cache_v_[layer];
   int64_t seen;  // how many cached positions the attention reads
@@ -84,16 +84,14 @@ Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc w
     ck.assign(here.where(k, ck));
     cv.assign(here.where(v, cv));
     seen = C;
-    mask = Tensor::arange(0, static_cast<double>(C), 1, dtypes::int32, q.device()).reshape({1, C}) <= *p.at;
+    mask = slot.reshape({1, C}) <= *p.at;
   } else {
     Tensor here = (slot >= static_cast<int>(p.start)) & (slot < static_cast<int>(p.start + T));
     std::vector<std::pair<int64_t, int64_t>> at{{0, 0}, {0, 0}, {p.start, C - p.start - T}, {0, 0}};
     ck.assign(here.where(k.pad(at), ck));
     cv.assign(here.where(v.pad(at), cv));
     seen = p.start + T;
-    Tensor key_pos = Tensor::arange(0, static_cast<double>(seen), 1, dtypes::int32, q.device()).reshape({1, seen});
-    Tensor query_pos = Tensor::arange(static_cast<double>(p.start), static_cast<double>(seen), 1, dtypes::int32, q.device());
-    mask = key_pos <= query_pos.reshape({T, 1});
+    mask = positions(0, seen).reshape({1, seen}) <= positions(p.start, seen).reshape({T, 1});
   }
   Tensor::realize({ck, cv});
   std::vector<std::pair<int64_t, int64_t>> rows{{0, B}, {0, KV}, {0, seen}, {0, D}};

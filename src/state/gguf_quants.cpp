@@ -16,6 +16,7 @@
 //   Q5_K 176 B / 256: d | dmin | scales[12] | qh[32] | qs[128]   as Q4_K with a fifth bit
 //   Q6_K 210 B / 256: ql[128] | qh[64] | scales[16] int8 | d     16 sub-blocks of 16: 6-bit q, int8 scale
 #include "state/gguf_quants.h"
+#include "tensor/tensor_impl.h"
 
 #include <string>
 #include <utility>
@@ -216,12 +217,6 @@ Tensor q6_k(const Tensor& b) {
   return (scale_at(b, 208, 5) * sc.cast(dtypes::float32)) * q.cast(dtypes::float32);
 }
 
-std::string shape_str(const Shape& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 std::string type_str(GgmlType type) {
   std::optional<GgmlTypeInfo> info = ggml_type_info(static_cast<uint32_t>(type));
   return info ? std::string(info->name) : "type id " + std::to_string(static_cast<uint32_t>(type));
@@ -249,7 +244,7 @@ Tensor dequantize(const Tensor& raw, GgmlType type, int64_t numel, SourceLocatio
     throw ArgumentError("gguf dequantize", name + ": " + std::to_string(numel) + " values are " +
                         std::to_string(n_blocks) + " blocks of " + std::to_string(info->type_size) + " bytes = " +
                         std::to_string(want) + " bytes, but the raw tensor is " + raw.dtype().name() + " of shape " +
-                        shape_str(raw.shape()) + " (want a 1-d uint8 tensor of " + std::to_string(want) + " bytes)",
+                        tensor::shape_str(raw.shape()) + " (want a 1-d uint8 tensor of " + std::to_string(want) + " bytes)",
                         where);
   if (info->block_size == 1) return plain(raw, type, numel);
   Tensor blocks = raw.reshape({n_blocks, info->type_size});

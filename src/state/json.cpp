@@ -1,4 +1,5 @@
 #include "state/json.h"
+#include "state/file_io.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -205,6 +206,12 @@ size_t utf8_error_at(std::string_view s) {
     i += len;
   }
   return std::string_view::npos;
+}
+
+Json parse_json_file(const std::string& path, const char* op, SourceLocation where) {
+  size_t size = 0;
+  auto map = map_file(path, size, op, where);
+  return parse_json({reinterpret_cast<const char*>(map.get()), size}, op, path, where);
 }
 
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where) {

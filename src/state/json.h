@@ -40,6 +40,9 @@ size_t utf8_error_at(std::string_view s);
 // in errors: "tg::ArgumentError in safe_load: model.safetensors: bad JSON header at byte 17: expected ':'".
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where);
 
+// The same for the whole of the file at `path` (mapped, not copied), named by its path in errors.
+Json parse_json_file(const std::string& path, const char* op, SourceLocation where);
+
 // `s` as a JSON string literal, quotes included.
 std::string json_quote(const std::string& s);
 

@@ -312,7 +312,7 @@ void read_decoder(Tokenizer::Impl& t, const Json* dec, const std::string& file, 
 
 std::shared_ptr<Tokenizer::Impl> load_tokenizer_json(const std::string& file, SourceLocation where) {
   auto t = std::make_shared<Tokenizer::Impl>();
-  Json root = state::parse_json(read_text(file, where), "Tokenizer", file, where);
+  Json root = state::parse_json_file(file, "Tokenizer", where);
   if (root.kind != Json::Kind::Object) fail(file, "expected a JSON object", where);
   const Json* model = member(root, "model");
   if (!model || model->kind != Json::Kind::Object) fail(file, "no \"model\" object", where);
@@ -384,7 +384,7 @@ std::shared_ptr<Tokenizer::Impl> load_gpt2_files(const std::string& folder, Sour
   auto t = std::make_shared<Tokenizer::Impl>();
   t->split = SplitPattern::GPT2;
   std::string vocab_file = folder + "/vocab.json", merges_file = folder + "/merges.txt";
-  read_vocab(*t, state::parse_json(read_text(vocab_file, where), "Tokenizer", vocab_file, where), vocab_file, where);
+  read_vocab(*t, state::parse_json_file(vocab_file, "Tokenizer", where), vocab_file, where);
   std::string text = read_text(merges_file, where);
   std::vector<std::pair<std::string, std::string>> pairs;
   size_t line_no = 0;
