@@ -69,8 +69,13 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
   std::vector<UOp> global_loops;
   for (const UOp& u : nodes)
     if (u.op() == Ops::RANGE && !reduce_ranges.count(u.get())) global_loops.push_back(u);
-  std::sort(global_loops.begin(), global_loops.end(),
-            [](const UOp& a, const UOp& b) { return a.arg().get<int64_t>() < b.arg().get<int64_t>(); });
+  // in the kernel's loop order (SWAP), axis order without one; work-item loops (kLocalAxis + axis) after them
+  auto rank = [&](const UOp& r) {
+    int64_t a = r.arg().get<int64_t>();
+    auto it = std::find(k.loop_order.begin(), k.loop_order.end(), a);
+    return it == k.loop_order.end() ? a : it - k.loop_order.begin();
+  };
+  std::sort(global_loops.begin(), global_loops.end(), [&](const UOp& a, const UOp& b) { return rank(a) < rank(b); });
   for (const UOp& r : global_loops) emit(r);
 
   // reduces over the same loops share one loop nest: their accumulators, the loops, every value inside, the updates

@@ -158,18 +158,43 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   std::vector<int64_t> lane(ndim, 1), local(ndim, 1);
   std::vector<bool> top(ndim, false);  // GROUPTOP: the work-items take the axis' outer part
   int64_t vector_axis = -1, width = 1;
+  k.loop_order.resize(ndim);
+  for (size_t i = 0; i < ndim; i++) k.loop_order[i] = static_cast<int64_t>(i);
+  auto is_global = [&](int64_t a) {
+    return a >= 0 && a < static_cast<int64_t>(ndim) && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), a) == k.reduce_axes.end();
+  };
+  auto illegal = [&](const std::vector<Opt>& what) {
+    return InternalError("lower", "illegal opt " + opts_str(what) + " for a kernel of shape " + shape::shape_str(k.full_shape));
+  };
+  // PADTO first: the other opts cut the rounded-up size. real[a] is the axis' size before it
+  std::vector<int64_t> real = k.full_shape;
+  std::vector<bool> cut(ndim, false);  // an opt other than SWAP has taken the axis
   for (const Opt& o : opts) {
+    if (o.op == OptOp::SWAP) continue;
+    if (o.op == OptOp::PADTO) {
+      if (!is_global(o.axis) || o.amount < 2 || cut[o.axis] || k.full_shape[o.axis] != real[o.axis]) throw illegal({o});
+      k.full_shape[o.axis] = (real[o.axis] + o.amount - 1) / o.amount * o.amount;
+    }
+    if (o.axis >= 0 && o.axis < static_cast<int64_t>(ndim)) cut[o.axis] = true;
+  }
+  for (const Opt& o : opts) {
+    if (o.op == OptOp::PADTO) continue;
+    if (o.op == OptOp::SWAP) {
+      auto at = [&](int64_t a) { return std::find(k.loop_order.begin(), k.loop_order.end(), a); };
+      if (!is_global(o.axis) || !is_global(o.amount) || o.axis == o.amount || caps.grid) throw illegal({o});
+      std::iter_swap(at(o.axis), at(o.amount));
+      continue;
+    }
     bool vector = o.op == OptOp::VECTOR, bad_vector = vector && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
     bool in = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim);
     bool is_local = o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
     if (in && o.op == OptOp::GROUPTOP) top[o.axis] = true;
     bool taken = in && !vector && (is_local ? local[o.axis] : lane[o.axis]) != 1;
-    if (!in || o.amount < 2 || taken || bad_vector || (is_local && !caps.grid))
-      throw InternalError("lower", "illegal opt " + opts_str({o}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
+    if (!in || o.amount < 2 || taken || bad_vector || (is_local && !caps.grid)) throw illegal({o});
     if (vector) vector_axis = o.axis, width = o.amount;
     else (is_local ? local : lane)[o.axis] = o.amount;
     if (k.full_shape[o.axis] % (lane[o.axis] * local[o.axis] * (o.axis == vector_axis ? width : 1)))
-      throw InternalError("lower", "illegal opts " + opts_str(opts) + " for a kernel of shape " + shape::shape_str(k.full_shape));
+      throw illegal(opts);
   }
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim), items(ndim);
@@ -192,10 +217,20 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
     if (w > 1) idx = idx + vector_lane;
     ranges[i] = uop::simplify(idx);
   }
-  auto indexed = [&](const UOp& view) {
+  // a PADTO axis' extra positions read its last real one (the index clamped: no gate inside the loops, and only
+  // values the kernel computes anyway) and store nothing (gated)
+  std::vector<UOp> reads = ranges;
+  UOp padded_gate;
+  for (size_t i = 0; i < ndim; i++)
+    if (real[i] < k.full_shape[i]) {
+      UOp inside = ranges[i] < UOp::const_(idx_dt, real[i]);
+      reads[i] = inside.where(ranges[i], UOp::const_(idx_dt, real[i] - 1));
+      padded_gate = padded_gate ? padded_gate & inside : inside;
+    }
+  auto indexed = [&](const UOp& view, bool store = false) {
     const ShapeTracker& st = shape::get_view(view);
     std::vector<UOp> idxs;
-    for (size_t i = 0; i < st.ndim(); i++) idxs.push_back(st.shape()[i] == 1 ? UOp::const_(idx_dt, int64_t{0}) : ranges[i]);
+    for (size_t i = 0; i < st.ndim(); i++) idxs.push_back(st.shape()[i] == 1 ? UOp::const_(idx_dt, int64_t{0}) : store ? ranges[i] : reads[i]);
     return st.to_indexed(idxs);
   };
 
@@ -238,12 +273,14 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
         break;
       }
       case Ops::STORE: {
-        auto [idx, valid] = indexed(u.src(1));
+        auto [idx, valid] = indexed(u.src(1), true);
         std::vector<UOp> isrc{u.src(0), idx};
         // with a GROUP every work-item of the group holds the whole reduction: the first one stores it
         for (int64_t a : k.reduce_axes)
           if (items[a]) isrc.push_back(items[a] < UOp::const_(idx_dt, int64_t{1}));
-        if (isrc.size() > 3) isrc = {isrc[0], isrc[1], uop::simplify(isrc[2] & isrc[3])};
+        if (padded_gate) isrc.push_back(padded_gate);
+        for (size_t g = 3; g < isrc.size(); g++) isrc[2] = isrc[2] & isrc[g];  // one gate: all of them
+        if (isrc.size() > 2) isrc = {isrc[0], isrc[1], uop::simplify(isrc[2])};
         r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc), get(u.src(2))});
         break;
       }
@@ -319,7 +356,7 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   std::vector<Opt> copies;
   for (const Opt& o : opts)
     if (o.op != OptOp::VECTOR) copies.push_back(o);
-  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == vector_axis && o.op != OptOp::LOCAL; });
+  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == vector_axis && (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL); });
   if (shared != copies.end()) shared->amount *= width;
   else copies.push_back({reduced ? OptOp::UNROLL : OptOp::UPCAST, vector_axis, width});
   LoweredKernel fallback = lower(ast, copies, caps);

@@ -25,6 +25,7 @@ struct LoweredKernel {
   std::vector<int64_t> reduce_axes;  // dimensions that are reduced (loops inside the reduction)
   std::vector<uop::UOp> globals;     // DEFINE_GLOBALs by position
   std::vector<Opt> opts;             // the optimizations applied (opts.h)
+  std::vector<int64_t> loop_order;   // the axes' loops, outermost first (SWAP changes it); every axis once
   bool vectorized = false;           // whether a VECTOR opt made vector code (else its lanes are copies)
   runtime::DeviceCaps caps;          // what the device offers (which opts are legal; grid devices: LOCAL)
 };

@@ -1,6 +1,7 @@
 #include "codegen/opts.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "codegen/lower.h"
@@ -99,6 +100,8 @@ std::string opts_str(const std::vector<Opt>& opts) {
                      : o.op == OptOp::VECTOR ? "VECTOR("
                      : o.op == OptOp::LOCAL  ? "LOCAL("
                      : o.op == OptOp::GROUP  ? "GROUP("
+                     : o.op == OptOp::SWAP   ? "SWAP("
+                     : o.op == OptOp::PADTO  ? "PADTO("
                                              : "GROUPTOP(") +
          std::to_string(o.axis) + "," +
          std::to_string(o.amount) + ")";
@@ -115,7 +118,21 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   bool copies = false;  // an UPCAST or VECTOR: copies of a reduction that one GROUP local buffer cannot serve
   // which grid dimension an axis lands in is to_grid's choice: every LOCAL must fit the smallest
   int64_t max_local = std::min({k.caps.max_local[0], k.caps.max_local[1], k.caps.max_local[2]});
+  std::vector<int64_t> size = k.full_shape;  // after PADTO, which must come before the axis' other opts
+  std::vector<int64_t> taken;                 // axes some opt other than SWAP has cut
   for (const Opt& o : opts) {
+    if (o.op == OptOp::PADTO) {
+      if (!contains(f.globals, o.axis) || o.amount < 2 || contains(taken, o.axis)) return false;
+      size[static_cast<size_t>(o.axis)] = (size[static_cast<size_t>(o.axis)] + o.amount - 1) / o.amount * o.amount;
+    }
+    if (o.op != OptOp::SWAP) taken.push_back(o.axis);
+  }
+  for (const Opt& o : opts) {
+    if (o.op == OptOp::PADTO) continue;
+    if (o.op == OptOp::SWAP) {  // two global loops trade places: nothing else about the axes changes
+      if (k.caps.grid || o.axis == o.amount || !contains(f.globals, o.axis) || !contains(f.globals, o.amount)) return false;
+      continue;
+    }
     if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || o.amount < 2) return false;
     bool grouped = o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
     if ((o.op == OptOp::LOCAL || grouped) && (!k.caps.grid || contains(locals, o.axis) || o.amount > max_local ||
@@ -133,7 +150,7 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
     if (o.op == OptOp::UPCAST || o.op == OptOp::VECTOR) copies = true;
     int64_t& n = lanes.emplace(o.axis, 1).first->second;
     n *= o.amount;
-    if (k.full_shape[o.axis] % n != 0) return false;
+    if (size[static_cast<size_t>(o.axis)] % n != 0) return false;
   }
   if (groups && copies) return false;
   // a GROUP's local memory: a partial result per work-item of the group, for every reduction of the kernel
@@ -186,12 +203,19 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     int64_t vectors = pair ? 20 : 16, first = pair ? 10 : 8;
     int64_t most = vector_axis >= 0 ? (blocked == 0 ? first : vectors / upcast) : (blocked == 0 ? 16 : 4), size = k.full_shape[a];
     // the largest divisor that fits (10 output columns: 5 copies of a vector, not 2); scalar copies by powers of 2
-    for (int64_t n = std::min(most, size); n >= 2; n--)
-      if (size % n == 0 && (vector_axis >= 0 || (n & (n - 1)) == 0)) {
-        opts.push_back({OptOp::UPCAST, a, n});
-        upcast *= n, blocked++;
-        break;
-      }
+    int64_t n = std::min(most, size);
+    while (n >= 2 && (size % n != 0 || (vector_axis < 0 && (n & (n - 1)) != 0))) n--;
+    // none near `most` (197 tokens, a prime): the axis padded up to a multiple of `most`, when that adds at most
+    // an eighth to it
+    int64_t padded = (size + most - 1) / most * most;
+    if (2 * n <= most && size > most && 8 * (padded - size) <= size) {
+      opts.push_back({OptOp::PADTO, a, most});
+      n = most;
+    }
+    if (n >= 2) {
+      opts.push_back({OptOp::UPCAST, a, n});
+      upcast *= n, blocked++;
+    }
   }
   // no reuse to block for, as in a column sum: more vectors along the vector axis (independent accumulators, and
   // each pass over the reduce loop reads longer runs of consecutive addresses)
@@ -226,7 +250,7 @@ void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
   if (!k.caps.grid || f.globals.empty()) return;
   int64_t a = f.globals.back(), left = k.full_shape[a];
   for (const Opt& o : opts)
-    if (o.axis == a) left /= o.amount;
+    if (o.axis == a && o.op != OptOp::SWAP) left /= o.amount;
   for (int64_t n = std::min<int64_t>(32, left); n >= 2; n--)
     if (left % n == 0) {
       opts.push_back({OptOp::LOCAL, a, n});
@@ -250,7 +274,65 @@ std::vector<Opt> group_opts(const LoweredKernel& k) {
   return {};
 }
 
+// loop_traffic over the kernel's facts
+double traffic(const KernelFacts& f, const std::vector<int64_t>& order, const std::vector<int64_t>& trips) {
+  double total = 0;
+  for (size_t l = 0; l < f.loads.size(); l++) {
+    // the load's footprint: the span of elements its address reaches
+    const UOp& addr = f.loads[l].src(1);
+    double bytes = (static_cast<double>(addr.vmax()) - static_cast<double>(addr.vmin()) + 1) * f.loads[l].dtype().base().itemsize();
+    size_t inner = 0;  // one past the innermost loop of `order` the load depends on
+    for (size_t i = 0; i < order.size(); i++)
+      if (f.load_axes[l] >> order[i] & 1) inner = i + 1;
+    for (size_t i = 0; i < inner; i++)
+      if (!(f.load_axes[l] >> order[i] & 1)) bytes *= static_cast<double>(trips[static_cast<size_t>(order[i])]);
+    total += bytes;
+  }
+  return total;
+}
+
+// The trip count of each axis' loop once `opts` have taken their lanes.
+std::vector<int64_t> loop_trips(const LoweredKernel& k, const std::vector<Opt>& opts) {
+  std::vector<int64_t> trips = k.full_shape;
+  for (const Opt& o : opts) {
+    int64_t& t = trips[static_cast<size_t>(o.axis)];
+    if (o.op == OptOp::PADTO) t = (t + o.amount - 1) / o.amount * o.amount;
+    else if (o.op != OptOp::SWAP) t /= o.amount;
+  }
+  return trips;
+}
+
+// CPU: the one SWAP of two global loops that cuts loop_traffic the most, when it at least halves it, the inputs are
+// larger than a core's L2 (below that a re-read comes from cache anyway) and the new outermost loop still has
+// enough trips to share between threads.
+void add_swap(const LoweredKernel& k, std::vector<Opt>& opts) {
+  KernelFacts f = facts(k);
+  if (k.caps.grid || f.reduced.empty()) return;
+  std::vector<int64_t> trips = loop_trips(k, opts), order;
+  for (int64_t a : f.globals)
+    if (trips[static_cast<size_t>(a)] > 1) order.push_back(a);
+  if (order.size() < 2) return;
+  double best = traffic(f, order, trips) / 2;
+  constexpr double kCacheBytes = 1 << 20;
+  constexpr int64_t kMinOuterTrips = 8;  // the CPU cuts the outermost loop into 4 ranges per thread
+  if (traffic(f, {}, trips) <= kCacheBytes) return;  // every input once: what the kernel reads at the least
+  std::optional<Opt> swap;
+  for (size_t i = 0; i < order.size(); i++)
+    for (size_t j = i + 1; j < order.size(); j++) {
+      std::vector<int64_t> o = order;
+      std::swap(o[i], o[j]);
+      if (trips[static_cast<size_t>(o[0])] < std::min(kMinOuterTrips, trips[static_cast<size_t>(order[0])])) continue;
+      double t = traffic(f, o, trips);
+      if (t < best) best = t, swap = Opt{OptOp::SWAP, order[i], order[j]};
+    }
+  if (swap) opts.push_back(*swap);
+}
+
 }  // namespace
+
+double loop_traffic(const LoweredKernel& k, const std::vector<int64_t>& order, const std::vector<int64_t>& trips) {
+  return traffic(facts(k), order, trips);
+}
 
 std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (getenv_int("NOOPT")) return {};
@@ -258,6 +340,7 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (!opts.empty()) return opts;
   opts = blocking_opts(k);
   add_local(k, opts);
+  add_swap(k, opts);
   return opts;
 }
 
@@ -294,13 +377,24 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
     if (!k.caps.grid || rng() % 2) continue;
     int64_t taken = 1;
     for (const Opt& o : opts)
-      if (o.axis == a) taken *= o.amount;
+      if (o.axis == a && o.op != OptOp::SWAP) taken *= o.amount;
     std::vector<int64_t> divisors;
     for (int64_t n = 2; n <= std::min<int64_t>(k.full_shape[a] / taken, 64); n++)
       if ((k.full_shape[a] / taken) % n == 0) divisors.push_back(n);
     if (divisors.empty()) continue;
     opts.push_back({OptOp::LOCAL, a, divisors[rng() % divisors.size()]});
     if (!legal(k, opts)) opts.pop_back();
+  }
+  // a global axis padded up to a multiple of 2..8, when the opts so far still divide it
+  if (!f.globals.empty() && rng() % 4 == 0) {
+    opts.push_back({OptOp::PADTO, f.globals[rng() % f.globals.size()], static_cast<int64_t>(2 + rng() % 7)});
+    std::rotate(opts.begin(), opts.end() - 1, opts.end());  // before the axis' other opts
+    if (!legal(k, opts)) opts.erase(opts.begin());
+  }
+  // on the CPU, two global loops may trade places
+  if (!k.caps.grid && f.globals.size() >= 2 && rng() % 3 == 0) {
+    size_t i = rng() % f.globals.size(), j = rng() % (f.globals.size() - 1);
+    opts.push_back({OptOp::SWAP, f.globals[i], f.globals[j + (j >= i)]});
   }
   // and a reduce axis shared by a group's work-items (legal only without upcasts: then all opts are dropped but it)
   if (k.caps.grid && !f.reduced.empty() && rng() % 3 == 0) {

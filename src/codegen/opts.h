@@ -17,6 +17,16 @@
 //                    GROUPTOP(axis, n) the same with work-item j taking the j-th contiguous part. One per kernel,
 //                    not with UPCAST or VECTOR (their copies would share the local buffer), legal while the group
 //                    and its local memory fit the device.
+//   PADTO(axis, n)   a global axis' loop space rounded up to a multiple of n (tinygrad's PADTO), so that the opts
+//                    after it can cut a size with no fitting divisor (197 tokens: 25 blocks of 8 rows). The extra
+//                    positions read the axis' last real position (the index clamped: no gates inside the loops,
+//                    and only values the kernel computes anyway) and store nothing (the store is gated). It comes
+//                    before the axis' other opts.
+//   SWAP(axis, other)  CPU only: the loops of global axes `axis` and `other` trade places in the loop nest (Opt's
+//                    amount holds `other`). A matmul's heuristic order (rows outside columns) streams all of B
+//                    once per block of rows; with the column loop outside, each B panel stays in cache while the
+//                    rows pass under it, and A, re-read instead, is read fewer times (choose_opts weighs the two).
+//                    The outermost loop is the one the CPU cuts between threads.
 //
 // Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
 // it off, and tests apply random legal opts (random_opts) to check that results do not change.
@@ -30,7 +40,7 @@ namespace tg::codegen {
 
 struct LoweredKernel;
 
-enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL, GROUP, GROUPTOP };
+enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL, GROUP, GROUPTOP, SWAP, PADTO };
 
 struct Opt {
   OptOp op;
@@ -44,13 +54,20 @@ std::string opts_str(const std::vector<Opt>& opts);
 
 // Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST and
 // VECTOR on a global axis, UNROLL on an axis that a REDUCE of the lowered kernel loops over; one VECTOR at most,
-// by 2, 4, 8 or 16; LOCAL on a global axis of a kernel lowered for a grid device, within its work-group limits.
+// by 2, 4, 8 or 16; LOCAL on a global axis of a kernel lowered for a grid device, within its work-group limits;
+// SWAP of two distinct global axes, on a device without a grid; PADTO on a global axis before its other opts.
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
 
 // The opts for a kernel lowered without any: for kernels with a reduction, upcast global axes that some input
 // does not depend on (each copy reuses its loads) up to 64 accumulators, and unroll the innermost reduce loop
-// when short; on grid devices, work-groups along the innermost global axis (LOCAL). Empty under NOOPT=1.
+// when short; on grid devices, work-groups along the innermost global axis (LOCAL); on the CPU, a SWAP of the
+// outermost global loop when that reads the inputs from memory far fewer times (loop_traffic). Empty under NOOPT=1.
 std::vector<Opt> choose_opts(const LoweredKernel& k);
+
+// The bytes a kernel's loads would bring from memory with its global loops in `order` (outermost first): each
+// load's buffer once, times the trips of every loop outside its innermost dependency that it does not depend on
+// (it cannot stay in cache across those). `trips` gives each axis' loop trip count after the opts' lanes.
+double loop_traffic(const LoweredKernel& k, const std::vector<int64_t>& order, const std::vector<int64_t>& trips);
 
 // A random legal list (for tests): each candidate axis upcast or unrolled by a random divisor, or left alone; one
 // axis may be the vector axis instead.

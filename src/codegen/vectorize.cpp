@@ -147,9 +147,12 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         if (!value || (reduce_lane && dep[idx.get()])) return {};
         bool vector_value = value.dtype().count() > 1;
         if (reduce_lane && vector_value) return {};  // a reduce lane must end in its REDUCE
-        if (vector_value && dep[idx.get()] && idx.src().size() == 2 && contiguous(idx.src(1), lane, n)) {
-          stores.push_back(UOp::make(Ops::STORE, dtypes::void_,
-                                     {UOp::make(Ops::INDEX, idx.dtype(), {idx.src(0), at_lane(idx.src(1), lane, 0)}), value}));
+        // one vector store when contiguous, also under a gate that is the same for every lane (PADTO's)
+        bool lane_gate = idx.src().size() > 2 && dep[idx.src(2).get()];
+        if (vector_value && dep[idx.get()] && !lane_gate && contiguous(idx.src(1), lane, n)) {
+          std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
+          if (idx.src().size() > 2) isrc.push_back(idx.src(2));
+          stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, idx.dtype(), isrc), value}));
         } else if (vector_value || dep[idx.get()]) {  // a scatter: one scalar store per lane
           for (int64_t l = 0; l < n; l++) {
             UOp v = vector_value ? UOp::make(Ops::GEP, value.dtype().scalar(), {value}, uop::Arg(std::vector<int64_t>{l})) : value;

@@ -37,6 +37,8 @@ std::vector<Opt> parse_opts(const std::string& s) {
     else if (std::sscanf(tok.c_str(), "LOCAL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::LOCAL, axis, amount});
     else if (std::sscanf(tok.c_str(), "GROUP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::GROUP, axis, amount});
     else if (std::sscanf(tok.c_str(), "GROUPTOP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::GROUPTOP, axis, amount});
+    else if (std::sscanf(tok.c_str(), "SWAP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::SWAP, axis, amount});
+    else if (std::sscanf(tok.c_str(), "PADTO(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::PADTO, axis, amount});
     else return {};
   }
   return out;
@@ -121,7 +123,8 @@ void sort_by_time(std::vector<Candidate>& v) {
 
 int64_t copies(const std::vector<Opt>& opts) {
   int64_t n = 1;
-  for (const Opt& o : opts) n *= o.amount;
+  for (const Opt& o : opts)
+    if (o.op != OptOp::SWAP && o.op != OptOp::PADTO) n *= o.amount;
   return n;
 }
 
@@ -151,6 +154,12 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
     for (int64_t n : {2, 3, 4, 5, 6, 8, 16})
       for (OptOp op : {OptOp::UPCAST, OptOp::UNROLL, OptOp::VECTOR, OptOp::LOCAL, OptOp::GROUP, OptOp::GROUPTOP})
         if (codegen::legal(base, {{op, static_cast<int64_t>(a), n}})) actions.push_back({op, static_cast<int64_t>(a), n});
+  for (int64_t a = 0; a < static_cast<int64_t>(base.full_shape.size()); a++)  // a size with no such divisor padded
+    for (int64_t n : {4, 8, 16})
+      if (base.full_shape[a] % n != 0 && codegen::legal(base, {{OptOp::PADTO, a, n}})) actions.push_back({OptOp::PADTO, a, n});
+  for (int64_t a = 0; a < static_cast<int64_t>(base.full_shape.size()); a++)  // two loops trading places
+    for (int64_t b = a + 1; b < static_cast<int64_t>(base.full_shape.size()); b++)
+      if (codegen::legal(base, {{OptOp::SWAP, a, b}})) actions.push_back({OptOp::SWAP, a, b});
   auto started = std::chrono::steady_clock::now();
   double budget = static_cast<double>(getenv_int("BEAM_BUDGET", 60));  // seconds of search per kernel
   auto over_budget = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > budget; };

@@ -41,7 +41,8 @@ class Allocator {
   size_t cached_ = 0;
 };
 
-// Host memory, 64-byte aligned (a cache line; what AVX-512 loads want).
+// Host memory, 64-byte aligned (a cache line; what AVX-512 loads want); blocks of 4 MiB and more on 2 MiB boundaries
+// with transparent huge pages requested (madvise), where the system has them.
 class MallocAllocator : public Allocator {
  public:
   ~MallocAllocator() override { free_cache(); }

@@ -35,6 +35,20 @@ namespace {
 
 constexpr int64_t kMaxRecomputedOps = 32;
 
+// Whether a value of `cost` ALU ops broadcast by EXPAND `e` costs more to recompute for every copy than to store:
+// more than kMaxRecomputedOps, or kMaxBroadcastOps when the expand makes many copies (a matmul operand is expanded
+// along the other operand's columns: a LayerNorm over a residual sum fused into it, 30 ops, would run once per
+// block of columns; vit_b_16's MLP matmuls ran 4x slower than with the operand stored)
+constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64;
+bool expensive_to_broadcast(const UOp& e, int64_t cost) {
+  if (cost > kMaxRecomputedOps) return true;
+  if (cost <= kMaxBroadcastOps) return false;
+  int64_t from = 1, to = 1;
+  for (int64_t d : e.src(0).shape()) from *= d;
+  for (int64_t d : e.shape()) to *= d;
+  return from > 0 && to / from >= kManyCopies;
+}
+
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
 // costs more than kMaxRecomputedOps ALU ops: then the node where the kernels part ways gets its own buffer. Without
 // this a chain of N ops read by a reduce every k ops would recompute the chain in every kernel: O(N^2/k) work.
@@ -66,7 +80,7 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
     c = std::min(c, kMaxRecomputedOps + 1);
     // an expensive value broadcast by an EXPAND would be recomputed for every copy: store it before the expand
     // (the random indices of X[randint(...)] are made once, not once per row of X)
-    if (u.op() == Ops::EXPAND && c > kMaxRecomputedOps && !g.realized(u.src(0))) {
+    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c) && !g.realized(u.src(0))) {
       g.realize.insert(movement_base(u.src(0)).get());
       c = 0;
     }

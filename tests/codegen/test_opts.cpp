@@ -11,6 +11,9 @@
 #include <fstream>
 #include <functional>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "codegen/lower.h"
 #include "engine/beam.h"
 #include "engine/kernel_cache.h"
@@ -64,6 +67,30 @@ TEST(Opts, DimensionsReadAsOneLoopAsOne) {
   }
 }
 
+TEST(Opts, SwapPutsTheColumnLoopOutsideWhenThatReadsLess) {
+  // 512 x 512 operands (1 MiB each): rows outside re-read all of B once per block of 8 rows, columns outside
+  // re-read A once per 32 columns; the heuristic swaps
+  codegen::LoweredKernel k = codegen::lower(matmul_ast(512));
+  std::vector<Opt> opts = codegen::choose_opts(k);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts.back(), (Opt{OptOp::SWAP, 0, 1}));
+  std::vector<int64_t> trips{512 / 8, 512 / 32, 512 / 4};
+  double mib = 1 << 20;
+  EXPECT_EQ(codegen::loop_traffic(k, {0, 1}, trips), mib + 64 * mib);  // A once, B 64 times
+  EXPECT_EQ(codegen::loop_traffic(k, {1, 0}, trips), 16 * mib + mib);  // A 16 times, B once
+  EXPECT_EQ(codegen::loop_traffic(k, {}, trips), 2 * mib);
+  // the kernel's outermost loop (the one the CPU cuts between threads) is the column loop
+  codegen::LoweredKernel swapped = codegen::lower(matmul_ast(512), opts);
+  EXPECT_EQ(swapped.loop_order, (std::vector<int64_t>{1, 0, 2}));
+  auto kernel = engine::build_kernel(runtime::get_device("CPU"), swapped, "swap_test");
+  size_t first = kernel->rendered.source.find("for (");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_NE(kernel->rendered.source.find("ridx1 = core_start", first), std::string::npos) << kernel->rendered.source;
+  // small operands stay in cache whatever the order: no swap (the 64 x 64 test above)
+  std::vector<Opt> small = codegen::choose_opts(codegen::lower(matmul_ast(64)));
+  EXPECT_TRUE(std::none_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }));
+}
+
 TEST(Opts, IllegalOptsAreRefused) {
   uop::UOp ast = matmul_ast(12);
   codegen::LoweredKernel k = codegen::lower(ast);
@@ -73,6 +100,11 @@ TEST(Opts, IllegalOptsAreRefused) {
   EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 0, 5}}));                            // 5 does not divide 12
   EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 0, 2}, {OptOp::UPCAST, 0, 3}}));     // an axis twice
   EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 3, 2}}));                            // no such axis
+  EXPECT_TRUE(codegen::legal(k, {{OptOp::SWAP, 0, 1}, {OptOp::UPCAST, 0, 3}}));
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::SWAP, 0, 2}}));                              // the reduce axis
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::SWAP, 1, 1}}));                              // an axis with itself
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::SWAP, 0, 7}}));                              // no such axis
+  EXPECT_THROW(codegen::lower(ast, {{OptOp::SWAP, 0, 2}}), InternalError);
   EXPECT_THROW(codegen::lower(ast, {{OptOp::UPCAST, 0, 5}}), InternalError);
 }
 
@@ -128,6 +160,80 @@ void check_matmul_with(const std::vector<Opt>& opts, int64_t n, bool expect_vect
       for (int64_t r = 0; r < n; r++) want += double(data[2][i * n + r]) * data[1][r * n + j];  // buffer 1 is B
       ASSERT_NEAR(out[i * n + j], want, 1e-3) << codegen::opts_str(opts) << " at " << i << "," << j;
     }
+}
+
+TEST(Opts, SwappedLoopsKeepTheValues) {
+  check_matmul_with({{OptOp::SWAP, 0, 1}}, 8, false);
+  check_matmul_with({{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 1, 2}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}, {OptOp::SWAP, 0, 1}}, 64, true);
+  // twice is the axis order again; a swap before the upcasts names the same axes
+  check_matmul_with({{OptOp::SWAP, 0, 1}, {OptOp::UPCAST, 0, 4}, {OptOp::SWAP, 1, 0}}, 16, false);
+  // a batched matmul's three global loops, the batch moved inside
+  Tensor a = Tensor::rand({3, 8, 5}).realize(), b = Tensor::rand({3, 5, 12}).realize();
+  schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  std::vector<float> want;
+  {
+    Context c{{"NOOPT", 1}};
+    want = a.matmul(b).to_vector<float>();
+  }
+  codegen::LoweredKernel k = codegen::lower(s.items[0].ast);
+  ASSERT_TRUE(codegen::legal(k, {{OptOp::SWAP, 0, 2}}));
+  codegen::LoweredKernel swapped = codegen::lower(s.items[0].ast, {{OptOp::SWAP, 0, 2}, {OptOp::UPCAST, 1, 4}});
+  auto kernel = engine::build_kernel(runtime::get_device("CPU"), swapped, "swap_batched");
+  std::vector<runtime::Buffer*> bufs;
+  runtime::Buffer out(runtime::get_device("CPU"), 3 * 8 * 12, dtypes::float32);
+  bufs.push_back(&out);
+  for (size_t i = 1; i < s.items[0].bufs.size(); i++) bufs.push_back(&schedule::buffer_of(s.items[0].bufs[i]));
+  engine::run_program(*kernel, bufs);
+  std::vector<float> got(want.size());
+  out.copyout(got.data(), got.size() * 4);
+  for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
+TEST(Opts, PaddedAxesKeepTheValues) {
+  // rows padded 12 -> 16 and blocked by 8; columns padded 12 -> 16 as the vector (clamped reads gathered, stores
+  // gated per lane); both at once
+  check_matmul_with({{OptOp::PADTO, 0, 8}, {OptOp::UPCAST, 0, 8}}, 12, false);
+  check_matmul_with({{OptOp::PADTO, 1, 16}, {OptOp::VECTOR, 1, 16}}, 12, true);
+  check_matmul_with({{OptOp::PADTO, 0, 5}, {OptOp::PADTO, 1, 8}, {OptOp::VECTOR, 1, 4}, {OptOp::UPCAST, 1, 2}, {OptOp::UPCAST, 0, 5}, {OptOp::SWAP, 0, 1}}, 13, true);
+  uop::UOp ast = matmul_ast(12);
+  codegen::LoweredKernel k = codegen::lower(ast);
+  EXPECT_TRUE(codegen::legal(k, {{OptOp::PADTO, 0, 8}, {OptOp::UPCAST, 0, 8}}));
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::PADTO, 0, 8}, {OptOp::UPCAST, 0, 3}}));  // 3 does not divide 16
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::UPCAST, 0, 3}, {OptOp::PADTO, 0, 8}}));  // after the axis' other opts
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::PADTO, 2, 8}}));                         // the reduce axis
+  EXPECT_THROW(codegen::lower(ast, {{OptOp::PADTO, 2, 8}}), InternalError);
+}
+
+TEST(Opts, APrimeRowCountIsPaddedAndNeverReadPast) {
+  // 197 rows (vit's tokens; a prime, so no divisor to block by): the heuristic pads to a multiple of its block and
+  // the extra rows read row 196 again. A ends where an inaccessible page begins: a read past it would crash here
+  const int64_t m = 197, k = 64, n = 48;
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes = m * k * 4, span = (bytes + page - 1) / page * page;
+  void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE), 0);
+  float* av = reinterpret_cast<float*>(static_cast<char*>(mem) + span - bytes);
+  for (int64_t i = 0; i < m * k; i++) av[i] = static_cast<float>((i * 7) % 13) * 0.25f - 1.5f;
+  {
+    Tensor a = Tensor::from_blob(av, {m, k}), b = Tensor::rand({k, n}).realize();
+    schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
+    ASSERT_EQ(s.items.size(), 1u);
+    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items[0].ast));
+    auto pad = std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::PADTO; });
+    ASSERT_NE(pad, opts.end()) << codegen::opts_str(opts);
+    EXPECT_EQ(pad->axis, 0);
+    auto kernel = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"));
+    EXPECT_NE(kernel->rendered.source.find("if ("), std::string::npos) << "the stores of the padded rows are gated";
+    std::vector<float> got = a.matmul(b).to_vector<float>(), bv = b.to_vector<float>();
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double want = 0;
+        for (int64_t r = 0; r < k; r++) want += double(av[i * k + r]) * bv[r * n + j];
+        ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << "," << j;
+      }
+  }
+  munmap(mem, span + page);
 }
 
 TEST(Opts, VectorLanesBecomeOneVectorValue) {

@@ -171,6 +171,25 @@ TEST(Fusion, ExpensiveSharedValueIsStoredUnexpanded) {
   EXPECT_EQ(sizes, (std::vector<size_t>{16, 16, 64}));
 }
 
+TEST(Fusion, AMatmulOperandOfMoreThanAFewOpsIsStoredBeforeTheBroadcast) {
+  // a LayerNorm over a sum of residuals feeding a matmul: broadcast along B's 128 columns it would run once per
+  // block of columns; it is stored first (two kernels), while a cheap operand (a relu) still fuses (one kernel)
+  Tensor w = iota({64, 128}) * 0.001f;
+  std::vector<Tensor> parts;
+  for (int i = 0; i < 6; i++) parts.push_back(iota({32, 64}) * (0.01f * static_cast<float>(i + 1)));
+  Tensor x = parts[0];
+  for (int i = 1; i < 6; i++) x = x + parts[i];
+  Tensor mean = x.mean(1, true).realize(), var = x.var(1, true).realize();
+  Tensor normed = (x - mean) * (var + 1e-5f).rsqrt() * 0.5f + 0.1f;
+  Tensor y = normed.matmul(w);
+  EXPECT_EQ(kernels_for(y), 2);
+  EXPECT_EQ(kernels_for(parts[0].relu().matmul(w)), 1);
+  // the values: the same product from a stored operand
+  Tensor want = normed.contiguous().realize().matmul(w);
+  std::vector<float> have = y.to_vector<float>(), ref = want.to_vector<float>();
+  for (size_t i = 0; i < ref.size(); i++) ASSERT_NEAR(have[i], ref[i], 1e-4 * std::fabs(ref[i]) + 1e-4) << i;
+}
+
 TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
   // the one-hot sum of a tensor index folds into a gated read (codegen/fold_gather.cpp): no loop over the 6 rows,
   // and an index out of range reads nothing (ASan checks the "nothing" in the sanitized build)
