@@ -73,19 +73,41 @@ KernelFacts facts(const LoweredKernel& k) {
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
-// (a padded one too: a vector load where every lane is inside, else lane by lane) or invariant and ungated, and
-// one at least is contiguous; else 0.
-int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
-  bool unit = false;
-  for (const UOp& l : f.loads) {
-    int64_t s = stride(f, l, a);
-    if (s != 1 && (s != 0 || gated_along(f, l, a))) return 0;
-    unit = unit || s == 1;
+// Whether the access' address moves by one element per step of axis a within aligned runs of n steps, though
+// not across them: a row of 768 read as 12 heads of 64 (attention's output through a transpose) is contiguous in
+// runs of 16 (the address jumps at each head).
+bool contiguous_in_runs(const KernelFacts& f, const UOp& index, int64_t a, int64_t size, int64_t n) {
+  auto it = f.ranges.find(a);
+  if (it == f.ranges.end()) return false;
+  const UOp& r = it->second;
+  UOp run = UOp::variable("run", 0, size / n - 1, r.dtype()), lane = UOp::variable("lane", 0, n - 1, r.dtype());
+  UOp addr = uop::simplify(index.src(1).substitute({{r, run * UOp::const_(r.dtype(), n) + lane}}));
+  UOp first = uop::simplify(addr.substitute({{lane, UOp::const_(r.dtype(), int64_t{0})}}));
+  for (int64_t l = 1; l < n; l++) {
+    UOp d = uop::simplify(addr.substitute({{lane, UOp::const_(r.dtype(), l)}}) - first);
+    if (!d.is_const() || const_to_int(d.const_value()) != l) return false;
   }
-  if (!unit) return 0;
-  for (int64_t n : {16, 8, 4})
-    if (k.full_shape[a] % n == 0 && n <= k.caps.max_vector) return n;
+  return true;
+}
+
+// The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
+// (a padded one too: a vector load where every lane is inside, else lane by lane; or contiguous in aligned runs of
+// the width, ungated) or invariant and ungated, and one at least is contiguous; else 0.
+int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
+  std::vector<int64_t> strides;
+  for (const UOp& l : f.loads) strides.push_back(stride(f, l, a));
+  for (int64_t n : {16, 8, 4}) {
+    if (k.full_shape[a] % n != 0 || n > k.caps.max_vector) continue;
+    bool unit = false, ok = true;
+    for (size_t i = 0; i < f.loads.size() && ok; i++) {
+      int64_t s = strides[i];
+      bool gated = gated_along(f, f.loads[i], a);
+      if (s == 0 && !gated) continue;
+      ok = s == 1 || (s == -1 && !gated && contiguous_in_runs(f, f.loads[i], a, k.full_shape[a], n));
+      unit = true;
+    }
+    if (ok && unit) return n;
+  }
   return 0;
 }
 

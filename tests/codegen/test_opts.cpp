@@ -236,6 +236,27 @@ TEST(Opts, APrimeRowCountIsPaddedAndNeverReadPast) {
   munmap(mem, span + page);
 }
 
+TEST(Opts, ARowReadInRunsAcrossATransposeIsStillAVector) {
+  // attention's output: (heads, tokens, 64) read as (tokens, heads * 64), times a weight read as (out, in).T: along
+  // the reduce axis both are contiguous in runs of 16 (the address jumps at each head), so it is the vector axis
+  Tensor heads = Tensor::rand({12, 20, 64}).realize(), w = Tensor::rand({24, 768}).realize();
+  Tensor y = heads.permute({1, 0, 2}).reshape({20, 768}).matmul(w.T());
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  codegen::LoweredKernel k = codegen::lower(s.items[0].ast);
+  std::vector<Opt> opts = codegen::choose_opts(k);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0], (Opt{OptOp::VECTOR, 2, 16})) << codegen::opts_str(opts);
+  EXPECT_TRUE(codegen::lower(s.items[0].ast, opts).vectorized);
+  std::vector<float> want;
+  {
+    Context c{{"NOOPT", 1}};
+    want = heads.permute({1, 0, 2}).reshape({20, 768}).matmul(w.T()).to_vector<float>();
+  }
+  std::vector<float> got = y.to_vector<float>();
+  for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-3) << i;
+}
+
 TEST(Opts, VectorLanesBecomeOneVectorValue) {
   // columns as 16-wide vectors (B's rows are contiguous, A's element is broadcast), rows as 4 copies
   check_matmul_with({{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 4}, {OptOp::UNROLL, 2, 4}}, 32, true);
