@@ -26,6 +26,9 @@
 //    values. Data copied in from the host inside the function (a Tensor built from a vector there) keeps the
 //    values it had at the capture: pass data that changes as an input. The capture prints a warning when it
 //    sees such a copy.
+//  - Kernels whose inputs no call changes (weights the function only reads, constants, and what is computed from
+//    them alone) run at the capture only: replays keep their outputs (an inference model's weights re-laid out for
+//    its convolutions once). When a tensor the function reads was changed between calls, that replay runs them too.
 //  - reset() forgets the capture: the next two calls run the function again.
 #pragma once
 #include <functional>
@@ -52,7 +55,7 @@ class JitFunction {
 
   std::vector<Tensor> call(const std::vector<Tensor>& inputs, SourceLocation where = SourceLocation::current());
   bool captured() const;         // true once the kernels are captured: later calls replay them
-  size_t kernel_count() const;   // kernels (and copies) one replay runs
+  size_t kernel_count() const;   // kernels (and copies) one replay runs (the invariant ones it skips not counted)
   void reset();
 
  private:

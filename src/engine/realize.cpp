@@ -45,6 +45,7 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
     mem += static_cast<int64_t>(buf->nbytes());
   }
   runtime::Device& device = bufs[0]->device();
+  bufs[0]->wrote();
   if (k.grid) {  // the device runs the grid; timed when the caller wants the device's own figure
     double t = (*k.program)(ptrs.data(), nullptr, k.dims, device_s != nullptr);
     if (device_s) *device_s = t;

@@ -77,6 +77,8 @@ struct JitState {
   std::vector<UOp> slots;  // every buffer the steps use, held alive (null where `planned` holds it)
   std::vector<std::shared_ptr<runtime::Buffer>> planned;  // buffers only the replay uses, in shared memory
   std::vector<Step> steps;
+  std::vector<bool> invariant;  // per step: reads only what no call changes, so its output stays from the capture
+  std::vector<std::pair<size_t, uint64_t>> invariant_versions;  // the invariant steps' buffers as they last ran
   std::vector<std::optional<size_t>> input_slots;  // per input: its slot, when the steps read it
   std::vector<Tracked> tracked;
   std::vector<UOp> outputs;
@@ -126,8 +128,17 @@ struct JitState {
 
   runtime::Buffer& memory(size_t slot) { return slots[slot] ? schedule::buffer_of(slots[slot]) : *planned[slot]; }
   void plan_memory(int64_t first_new_id, const std::unordered_set<const uop::UOpNode*>& seen_outside);
+  void find_invariant_steps();
+  // (slot, version) of every buffer the invariant steps use, as `cur` holds them now
+  void record_invariant_versions(const std::vector<runtime::Buffer*>& cur) {
+    invariant_versions.clear();
+    for (size_t i = 0; i < steps.size(); i++)
+      if (invariant[i])
+        for (size_t s : steps[i].slots) invariant_versions.emplace_back(s, cur[s]->version());
+  }
   std::vector<Tensor> capture(const std::vector<Tensor>& in, SourceLocation where);
   std::vector<Tensor> replay(const std::vector<Tensor>& in, SourceLocation where);
+  size_t kernels_per_replay() const { return steps.size() - static_cast<size_t>(std::count(invariant.begin(), invariant.end(), true)); }
 };
 
 // Buffers made during the capture that nothing outside the replay can see (no live tensor, output or tracked
@@ -139,6 +150,8 @@ void JitState::plan_memory(int64_t first_new_id, const std::unordered_set<const 
     for (size_t sl : steps[i].slots) first[sl] = std::min(first[sl], i), last[sl] = i;
   std::unordered_set<size_t> keep;
   for (const Tracked& tr : tracked) keep.insert(tr.slot_before), keep.insert(tr.slot_after);
+  for (size_t i = 0; i < steps.size(); i++)
+    if (invariant[i]) keep.insert(steps[i].slots[0]);  // its value must survive until the next replay
   for (const auto& is : input_slots)
     if (is) keep.insert(*is);
   std::vector<size_t> order;
@@ -167,6 +180,28 @@ void JitState::plan_memory(int64_t first_new_id, const std::unordered_set<const 
     best->free_after = last[sl];
     planned[sl] = std::make_shared<runtime::Buffer>(best->memory, b.size(), b.dtype());
     slots[sl] = UOp();  // the capture's own buffer goes back to the allocator
+  }
+}
+
+// Steps whose inputs are the same at every call: buffers no step writes that are neither inputs nor tensors the
+// function updates (weights in eval, constants copied in from the host), and the outputs of such steps. A replay
+// skips them, since their outputs still hold the capture's values: an ONNX model's convolution weights are laid
+// out for the kernels once, not at every run. When a tensor the function reads was changed between calls, or a
+// buffer they use was written since they last ran (another TinyJit's training step updating the weights this one
+// evaluates), the replay runs them again (replay()).
+void JitState::find_invariant_steps() {
+  std::vector<bool> varies(slots.size(), false);
+  for (const auto& is : input_slots)
+    if (is) varies[*is] = true;
+  for (size_t s = 0; s < slots.size(); s++)
+    if (slots[s] && schedule::buffer_of(slots[s]).external()) varies[s] = true;  // from_blob: the caller's memory
+  for (const Tracked& tr : tracked)
+    if (tr.updated()) varies[tr.slot_before] = varies[tr.slot_after] = true;
+  invariant.assign(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); i++) {
+    const std::vector<size_t>& sl = steps[i].slots;
+    invariant[i] = !varies[sl[0]] && std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; });
+    if (!invariant[i]) varies[sl[0]] = true;
   }
 }
 
@@ -245,11 +280,18 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   for (const UOp& r : roots)
     if (!seen_outside.count(r.get()))
       for (const UOp& u : r.toposort()) seen_outside.insert(u.get());
+  find_invariant_steps();
   plan_memory(first_new_id, seen_outside);
+  {
+    std::vector<runtime::Buffer*> cur(slots.size());
+    for (size_t i = 0; i < slots.size(); i++) cur[i] = &memory(i);
+    record_invariant_versions(cur);
+  }
   if (getenv_int("DEBUG") >= 1) {
     size_t planned_n = std::count_if(planned.begin(), planned.end(), [](const auto& p) { return p != nullptr; });
-    std::fprintf(stderr, "TinyJit: captured %zu kernels over %zu buffers (%zu in planned memory), %zu tracked tensors\n",
-                 steps.size(), slots.size(), planned_n, tracked.size());
+    std::fprintf(stderr, "TinyJit: captured %zu kernels over %zu buffers (%zu in planned memory), %zu tracked tensors, "
+                 "%zu kernels invariant\n", steps.size(), slots.size(), planned_n, tracked.size(),
+                 static_cast<size_t>(std::count(invariant.begin(), invariant.end(), true)));
   }
   captured = true;
   return out;
@@ -266,6 +308,7 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
       moved.emplace_back(slots[*input_slots[i]], b);
     }
   std::vector<Tracked*> swap, repoint;  // repoint: updated tensors the user moved to another buffer since the capture
+  bool changed_outside = false;         // some tensor the function uses: then the invariant steps run too
   for (Tracked& tr : tracked) {
     std::shared_ptr<TensorImpl> t;
     for (auto& w : tr.tensors)
@@ -285,18 +328,24 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
                                          " since the capture; call reset() on the TinyJit", where);
     cur[tr.slot_before] = &schedule::buffer_of(now_buf);
     moved.emplace_back(a, now_buf);
+    changed_outside = true;
     if (tr.updated()) repoint.push_back(&tr);
   }
   // every check is done: from here on nothing throws before the tensors hold their new values
   for (Tracked* tr : swap) cur[tr->slot_before]->swap_memory(*cur[tr->slot_after]);
-  if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "TinyJit: replaying %zu kernels\n", steps.size());
+  bool rerun = changed_outside || std::any_of(invariant_versions.begin(), invariant_versions.end(),
+                                              [&](const auto& sv) { return cur[sv.first]->version() != sv.second; });
+  if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "TinyJit: replaying %zu kernels\n", rerun ? steps.size() : kernels_per_replay());
   std::vector<runtime::Buffer*> bufs;
-  for (const Step& st : steps) {
+  for (size_t i = 0; i < steps.size(); i++) {
+    const Step& st = steps[i];
+    if (invariant[i] && !rerun) continue;
     bufs.clear();
     for (size_t s : st.slots) bufs.push_back(cur[s]);
     if (st.kernel) engine::launch(*st.kernel, bufs);
     else engine::copy_buffer(*bufs[0], *bufs[1]);
   }
+  if (rerun) record_invariant_versions(cur);
   for (Tracked* tr : repoint)
     for (auto& w : tr->tensors)
       if (auto t = w.lock()) t->set_uop(tr->after);  // the kernels wrote the new value into B
@@ -343,7 +392,7 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, SourceL
 }
 
 bool JitFunction::captured() const { return state_->captured; }
-size_t JitFunction::kernel_count() const { return state_->steps.size(); }
+size_t JitFunction::kernel_count() const { return state_->kernels_per_replay(); }
 
 void JitFunction::reset() {
   detail::JitState fresh;

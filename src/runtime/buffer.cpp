@@ -61,12 +61,15 @@ void Buffer::swap_memory(Buffer& other) {
   ptr();
   other.ptr();
   std::swap(ptr_, other.ptr_);
+  wrote();
+  other.wrote();
 }
 
 void Buffer::copyin(const void* host, size_t nbytes) {
   if (nbytes != this->nbytes())
     throw InternalError("Buffer::copyin", std::to_string(nbytes) + " bytes into a buffer of " + std::to_string(this->nbytes()));
   device_.allocator().copyin(ptr(), host, nbytes);
+  wrote();
 }
 
 void Buffer::copyout(void* host, size_t nbytes) {

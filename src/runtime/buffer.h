@@ -1,7 +1,9 @@
 // Buffer: `size` elements of `dtype` on a device. Memory is taken from the device's allocator on first use and
 // given back when the last reference goes away.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -40,6 +42,11 @@ class Buffer {
   void use_external(void* memory);
 
   void copyin(const void* host, size_t nbytes);  // nbytes must equal this->nbytes()
+  // Counts the writes to the contents (copyin, swap_memory, and every kernel launch that writes it calls
+  // wrote()), so TinyJit can tell whether a buffer changed since it last read it.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void wrote() { version_.fetch_add(1, std::memory_order_relaxed); }
+  bool external() const { return !owned_; }  // the caller's memory (use_external): it may change at any time
   void copyout(void* host, size_t nbytes);
 
  private:
@@ -52,6 +59,7 @@ class Buffer {
   bool owned_ = true;  // false: the caller's memory (use_external)
   const void* lazy_src_ = nullptr;
   std::shared_ptr<const void> lazy_keep_;
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace tg::runtime

@@ -65,6 +65,55 @@ TEST(TinyJit, ReplayIsBitIdenticalToThePlainFunction) {
   EXPECT_NE(jit.losses[5], jit.losses[6]);
 }
 
+// y = x @ relayout(w): the relayout kernel reads only w
+Tensor project(const Tensor& x, const Tensor& w) { return x.matmul((w * 0.5f).T().contiguous()); }
+
+TEST(TinyJit, KernelsOfWhatNoCallChangesRunOnlyAtTheCapture) {
+  Tensor w = Tensor::rand({5, 4}).realize();
+  TinyJit<Tensor> f([&](const std::vector<Tensor>& in) { return project(in[0], w); });
+  for (int i = 0; i < 4; i++) {
+    Tensor x = Tensor::rand({3, 4}).realize();
+    int64_t before = GlobalCounters::kernel_count;
+    std::vector<float> got = f({x}).to_vector<float>();
+    if (i >= 2) {
+      EXPECT_EQ(f.kernel_count(), 1u) << "the matmul only: w's relayout is invariant";
+      EXPECT_EQ(GlobalCounters::kernel_count - before, 1) << "call " << i;
+    }
+    EXPECT_EQ(got, project(x, w).to_vector<float>()) << "call " << i;
+  }
+  // w changed between calls (assign makes a new buffer): the replay reads it, relayout included
+  w.assign(Tensor::rand({5, 4})).realize();
+  Tensor x = Tensor::rand({3, 4}).realize();
+  EXPECT_EQ(f({x}).to_vector<float>(), project(x, w).to_vector<float>());
+  EXPECT_EQ(f({x}).to_vector<float>(), project(x, w).to_vector<float>());
+}
+
+TEST(TinyJit, AnEvaluationSeesWeightsAnotherTinyJitTrains) {
+  // the training step updates w in place at each replay (its buffers swap); the evaluation only reads w, so its
+  // relayout is invariant for it, yet must follow every update
+  Tensor w = Tensor::rand({5, 4}).realize(), x = Tensor::rand({3, 4}).realize();
+  TinyJit<Tensor> step([&](const std::vector<Tensor>&) {
+    w.assign(w * 0.9f + 0.01f).realize();
+    return w;
+  });
+  TinyJit<Tensor> eval([&](const std::vector<Tensor>& in) { return project(in[0], w); });
+  for (int i = 0; i < 6; i++) {
+    step();
+    EXPECT_EQ(eval({x}).to_vector<float>(), project(x, w).to_vector<float>()) << "step " << i;
+  }
+}
+
+TEST(TinyJit, MemoryTheCallerOwnsIsReadAgainAtEveryReplay) {
+  std::vector<float> host(20, 1.0f);
+  Tensor w = Tensor::from_blob(host.data(), {5, 4}, dtypes::float32, "CPU");  // host memory: CPU under any DEV
+  TinyJit<Tensor> f([&](const std::vector<Tensor>& in) { return project(in[0], w); });
+  Tensor x = Tensor::rand({3, 4}, dtypes::float32, "CPU").realize();
+  for (int i = 0; i < 4; i++) {
+    for (float& h : host) h = static_cast<float>(i + 1);  // written behind the library's back
+    EXPECT_EQ(f({x}).to_vector<float>(), project(x, w).to_vector<float>()) << "call " << i;
+  }
+}
+
 TEST(TinyJit, ReplaysReadTheNewInputs) {
   int body_calls = 0;
   TinyJit<std::vector<Tensor>> f([&](const std::vector<Tensor>& in) {
