@@ -1,6 +1,5 @@
 #include "runtime/allocator.h"
 
-#include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include <algorithm>
@@ -87,19 +86,6 @@ size_t Allocator::cached_bytes() const {
 void* MallocAllocator::raw_alloc(size_t nbytes) {
   if (nbytes > SIZE_MAX - 63) return nullptr;  // the rounding below would wrap to a tiny block
   size_t rounded = (nbytes + 63) / 64 * 64;
-#ifdef MADV_HUGEPAGE
-  // Large blocks start on a 2 MiB boundary and ask for transparent huge pages: a kernel that walks a big operand
-  // with a stride of a row (a matmul's B, a convolution's weights) then touches one TLB entry per 2 MiB instead of
-  // one per 4 KiB (a 2048^3 matmul: 123 -> 94 ms here). Only whole huge pages inside the block are advised, so
-  // nothing beyond the block is ever backed; where THP is off the advice does nothing.
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (rounded >= 2 * kHuge) {
-    void* p = nullptr;
-    if (posix_memalign(&p, kHuge, rounded) != 0) return nullptr;
-    ::madvise(p, rounded / kHuge * kHuge, MADV_HUGEPAGE);
-    return p;
-  }
-#endif
   return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
 }
 

@@ -41,8 +41,7 @@ class Allocator {
   size_t cached_ = 0;
 };
 
-// Host memory, 64-byte aligned (a cache line; what AVX-512 loads want); blocks of 4 MiB and more on 2 MiB boundaries
-// with transparent huge pages requested (madvise), where the system has them.
+// Host memory, 64-byte aligned (a cache line; what AVX-512 loads want).
 class MallocAllocator : public Allocator {
  public:
   ~MallocAllocator() override { free_cache(); }

@@ -3,6 +3,8 @@
 #include "schedule/schedule.h"
 #include "uop/reduce_arg.h"
 
+#include <unordered_set>
+
 namespace tg::schedule {
 
 using uop::GroupOp::ALU;
@@ -38,11 +40,12 @@ constexpr int64_t kMaxRecomputedOps = 32;
 // Whether a value of `cost` ALU ops broadcast by EXPAND `e` costs more to recompute for every copy than to store:
 // more than kMaxRecomputedOps, or kMaxBroadcastOps when the expand makes many copies (a matmul operand is expanded
 // along the other operand's columns: a LayerNorm over a residual sum fused into it, 30 ops, would run once per
-// block of columns; vit_b_16's MLP matmuls ran 4x slower than with the operand stored)
+// block of columns; vit_b_16's MLP matmuls ran 4x slower than with the operand stored). A value computed from
+// positions (an IOTA: the one-hot of an embedding lookup) is left to fuse: codegen folds it into a gated read.
 constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64;
-bool expensive_to_broadcast(const UOp& e, int64_t cost) {
+bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions) {
   if (cost > kMaxRecomputedOps) return true;
-  if (cost <= kMaxBroadcastOps) return false;
+  if (cost <= kMaxBroadcastOps || from_positions) return false;
   int64_t from = 1, to = 1;
   for (int64_t d : e.src(0).shape()) from *= d;
   for (int64_t d : e.shape()) to *= d;
@@ -73,14 +76,19 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
   }
   // ALU ops each node adds to a kernel (capped: only the threshold matters), bottom-up
   std::unordered_map<const uop::UOpNode*, int64_t> cost;
+  std::unordered_set<const uop::UOpNode*> positions;  // computed from an IOTA in the same kernel
   for (const UOp& u : g.nodes) {
     int64_t c = ALU().contains(u.op()) || u.op() == Ops::REDUCE_AXIS ? 1 : 0;
+    if (u.op() == Ops::IOTA) positions.insert(u.get());
     for (const UOp& s : u.src())
-      if (!g.realized(s)) c += cost[s.get()];
+      if (!g.realized(s)) {
+        c += cost[s.get()];
+        if (positions.count(s.get())) positions.insert(u.get());
+      }
     c = std::min(c, kMaxRecomputedOps + 1);
     // an expensive value broadcast by an EXPAND would be recomputed for every copy: store it before the expand
     // (the random indices of X[randint(...)] are made once, not once per row of X)
-    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c) && !g.realized(u.src(0))) {
+    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c, positions.count(u.get()) > 0) && !g.realized(u.src(0))) {
       g.realize.insert(movement_base(u.src(0)).get());
       c = 0;
     }

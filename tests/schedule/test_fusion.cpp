@@ -184,6 +184,12 @@ TEST(Fusion, AMatmulOperandOfMoreThanAFewOpsIsStoredBeforeTheBroadcast) {
   Tensor y = normed.matmul(w);
   EXPECT_EQ(kernels_for(y), 2);
   EXPECT_EQ(kernels_for(parts[0].relu().matmul(w)), 1);
+  // a one-hot made from positions (an embedding lookup, broadcast along 128 columns) is not stored: it folds into
+  // a read of the picked rows (GPT-2's prefill stored a 16 x 50257 one-hot and multiplied it out). Two kernels:
+  // the gather, then the copy that puts the index dim first (IndexingByATensorReadsOnlyTheRowsItPicks)
+  Tensor table = iota({1000, 128}), ids = Tensor(std::vector<int32_t>{3, 999, 0, 42}, {4});
+  EXPECT_EQ(kernels_for(table[{ids}]), 2);
+  EXPECT_EQ(table[{ids}].to_vector<float>()[128 + 5], 999.0f * 128 + 5);
   // the values: the same product from a stored operand
   Tensor want = normed.contiguous().realize().matmul(w);
   std::vector<float> have = y.to_vector<float>(), ref = want.to_vector<float>();
