@@ -73,10 +73,11 @@ KernelFacts facts(const LoweredKernel& k) {
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// Whether the access' address moves by one element per step of axis a within aligned runs of n steps, though
-// not across them: a row of 768 read as 12 heads of 64 (attention's output through a transpose) is contiguous in
-// runs of 16 (the address jumps at each head).
-bool contiguous_in_runs(const KernelFacts& f, const UOp& index, int64_t a, int64_t size, int64_t n) {
+// Whether the access' address moves by one element (by none, with `step` 0) per step of axis a within aligned runs
+// of n steps, though not across them: a row of 768 read as 12 heads of 64 (attention's output through a transpose)
+// is contiguous in runs of 16 (the address jumps at each head); a quantized block's scale is the same for the 32
+// values of its block.
+bool contiguous_in_runs(const KernelFacts& f, const UOp& index, int64_t a, int64_t size, int64_t n, int64_t step = 1) {
   auto it = f.ranges.find(a);
   if (it == f.ranges.end()) return false;
   const UOp& r = it->second;
@@ -85,14 +86,14 @@ bool contiguous_in_runs(const KernelFacts& f, const UOp& index, int64_t a, int64
   UOp first = uop::simplify(addr.substitute({{lane, UOp::const_(r.dtype(), int64_t{0})}}));
   for (int64_t l = 1; l < n; l++) {
     UOp d = uop::simplify(addr.substitute({{lane, UOp::const_(r.dtype(), l)}}) - first);
-    if (!d.is_const() || const_to_int(d.const_value()) != l) return false;
+    if (!d.is_const() || const_to_int(d.const_value()) != l * step) return false;
   }
   return true;
 }
 
 // The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
 // (a padded one too: a vector load where every lane is inside, else lane by lane; or contiguous in aligned runs of
-// the width, ungated) or invariant and ungated, and one at least is contiguous; else 0.
+// the width, ungated) or invariant (in such runs too) and ungated, and one at least is contiguous; else 0.
 int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
   std::vector<int64_t> strides;
   for (const UOp& l : f.loads) strides.push_back(stride(f, l, a));
@@ -103,6 +104,7 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
       int64_t s = strides[i];
       bool gated = gated_along(f, f.loads[i], a);
       if (s == 0 && !gated) continue;
+      if (s == -1 && !gated && contiguous_in_runs(f, f.loads[i], a, k.full_shape[a], n, 0)) continue;
       ok = s == 1 || (s == -1 && !gated && contiguous_in_runs(f, f.loads[i], a, k.full_shape[a], n));
       unit = true;
     }

@@ -1,6 +1,6 @@
 // The VECTOR opt's lanes as one vector value (tinygrad's float4 loads on the CPU): every value that depends on the
 // lane variable becomes a vector of n elements (float32 math, masks from float32 comparisons, loads of numeric
-// types cast to float32). A load whose address moves by one element per lane is one vector load (a padded one
+// types cast to float32, integer arithmetic and bit ops on loaded values). A load whose address moves by one element per lane is one vector load (a padded one
 // lane by lane where some lane is outside); any other lane-dependent load is gathered from n scalar loads; an
 // invariant value is used as a scalar (the C vector extension splats it). Stores are one vector store when
 // contiguous, else n scalar stores, of which those of the same lane of several copies to consecutive addresses
@@ -196,6 +196,12 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         }
         break;
       }
+      case Ops::BITCAST:
+      case Ops::AND:
+      case Ops::OR:
+      case Ops::XOR:
+      case Ops::SHL:
+      case Ops::SHR:
       case Ops::ADD:
       case Ops::MUL:
       case Ops::NEG:
@@ -213,6 +219,29 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         // of float32 (a mask vector) and casts to float32 have vector forms
         bool compare = u.op() == Ops::CMPLT || u.op() == Ops::CMPNE;
         DType operand = u.src().back().dtype();
+        // integer math on loaded values (a quantized weight's nibbles: a shift, a mask, an offset, then a cast to
+        // float32) has vector forms too; integer math on the lane itself is index math, left to the per-lane
+        // addresses (a source without a vector form says which it is)
+        bool int_math = u.op() == Ops::ADD || u.op() == Ops::MUL || u.op() == Ops::NEG || u.op() == Ops::AND ||
+                        u.op() == Ops::OR || u.op() == Ops::XOR || u.op() == Ops::SHL || u.op() == Ops::SHR ||
+                        u.op() == Ops::CAST || u.op() == Ops::BITCAST;
+        if (u.op() == Ops::BITCAST && !(u.dtype().is_int() && operand.is_int() && u.dtype().itemsize() == operand.itemsize())) {
+          if (u.dtype().is_float()) return {};  // to a float (a block's f16 scale): lane by lane
+          break;
+        }
+        if (int_math && u.dtype().is_int()) {
+          if (u.op() == Ops::CAST && (stored_differently(operand) || !(operand.is_int() || operand.is_float()))) break;
+          std::vector<UOp> src;
+          bool vector = false;
+          for (const UOp& s : u.src()) {
+            UOp g = get(s);
+            if (!g) break;
+            vector = vector || g.dtype().count() > 1;
+            src.push_back(g);
+          }
+          if (src.size() == u.src().size() && vector) out[u.get()] = UOp::make(u.op(), u.dtype().vec(static_cast<int>(n)), src, u.arg());
+          break;
+        }
         // anything else is index math, rewritten per lane where an address or gate uses it (a float value or a
         // store that uses it finds no vector form of it and gives up)
         if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) break;

@@ -111,7 +111,11 @@ class CLanguage : public CStyleLanguage {
   }
 
   // a scalar is splat by the language in a vector op (x - 0 keeps -0 and NaN)
-  std::string splat(DType dt, const std::string& x) const override { return "(" + x + " - (" + vector_type(dt) + "){})"; }
+  std::string splat(DType dt, const std::string& x) const override {
+    // an integer first converted to the element type (clang refuses an int variable beside a char vector)
+    std::string scalar = dt.is_int() ? "(" + std::string(dt.scalar().c_type()) + ")(" + x + ")" : x;
+    return "(" + scalar + " - (" + vector_type(dt) + "){})";
+  }
   std::string select(DType dt, const std::string& mask, const std::string& a, const std::string& b, Prelude& p) const override {
     DType bits = dtypes::int32.vec(dt.count());
     p.vectors.emplace(vector_type(bits), bits);

@@ -287,7 +287,9 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       default: {
         // ALU: an expression, inlined into its one user or named (used more than once, or nested too deep)
         std::string e;
-        auto s = [&](size_t i) { return val(u.src(i)); };
+        // an integer vector op names its scalar operands as vectors of its type (OpenCL refuses `char2 + int`)
+        bool int_vector = u.dtype().count() > 1 && u.dtype().is_int() && uop::GroupOp::ALU().contains(u.op()) && u.op() != Ops::CAST;
+        auto s = [&](size_t i) { return int_vector && u.src(i).dtype().count() == 1 ? splat(u.src(i), u.dtype()) : val(u.src(i)); };
         // ops that write a source more than once get it as a name: inlined, a chain of them would grow exponentially
         bool repeats = u.op() == Ops::MAX || u.op() == Ops::IDIV || u.op() == Ops::MOD || (u.op() == Ops::WHERE && u.dtype().count() > 1);
         for (size_t i = 0; repeats && i < u.src().size(); i++) {
