@@ -166,17 +166,15 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   auto illegal = [&](const std::vector<Opt>& what) {
     return InternalError("lower", "illegal opt " + opts_str(what) + " for a kernel of shape " + shape::shape_str(k.full_shape));
   };
-  // PADTO first: the other opts cut the rounded-up size. real[a] is the axis' size before it
+  // PADTO first (before the axis' other opts): the other opts cut the rounded-up size. real[a] is the size before
   std::vector<int64_t> real = k.full_shape;
   std::vector<bool> cut(ndim, false);  // an opt other than SWAP has taken the axis
   for (const Opt& o : opts) {
     if (o.op == OptOp::SWAP) continue;
-    if (o.op == OptOp::PADTO) {
-      if (!is_global(o.axis) || o.amount < 2 || cut[o.axis] || k.full_shape[o.axis] != real[o.axis]) throw illegal({o});
-      k.full_shape[o.axis] = (real[o.axis] + o.amount - 1) / o.amount * o.amount;
-    }
+    if (o.op == OptOp::PADTO && (!is_global(o.axis) || o.amount < 2 || cut[o.axis])) throw illegal({o});
     if (o.axis >= 0 && o.axis < static_cast<int64_t>(ndim)) cut[o.axis] = true;
   }
+  k.full_shape = padded_shape(k.full_shape, opts);
   for (const Opt& o : opts) {
     if (o.op == OptOp::PADTO) continue;
     if (o.op == OptOp::SWAP) {

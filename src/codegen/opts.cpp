@@ -1,7 +1,10 @@
 #include "codegen/opts.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <optional>
+#include <sstream>
 #include <unordered_map>
 
 #include "codegen/lower.h"
@@ -73,22 +76,24 @@ KernelFacts facts(const LoweredKernel& k) {
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// Whether the access' address moves by one element (by none, with `step` 0) per step of axis a within aligned runs
-// of n steps, though not across them: a row of 768 read as 12 heads of 64 (attention's output through a transpose)
-// is contiguous in runs of 16 (the address jumps at each head); a quantized block's scale is the same for the 32
-// values of its block.
-bool contiguous_in_runs(const KernelFacts& f, const UOp& index, int64_t a, int64_t size, int64_t n, int64_t step = 1) {
+// How far the access' address moves per step of axis a within aligned runs of n steps, when that is the same
+// constant everywhere in every run (it may jump between runs): 1 for a row of 768 read as 12 heads of 64
+// (attention's output through a transpose) in runs of 16; 0 for a quantized block's scale over its 32 values.
+std::optional<int64_t> step_in_runs(const KernelFacts& f, const UOp& index, int64_t a, int64_t size, int64_t n) {
   auto it = f.ranges.find(a);
-  if (it == f.ranges.end()) return false;
+  if (it == f.ranges.end()) return std::nullopt;
   const UOp& r = it->second;
   UOp run = UOp::variable("run", 0, size / n - 1, r.dtype()), lane = UOp::variable("lane", 0, n - 1, r.dtype());
   UOp addr = uop::simplify(index.src(1).substitute({{r, run * UOp::const_(r.dtype(), n) + lane}}));
   UOp first = uop::simplify(addr.substitute({{lane, UOp::const_(r.dtype(), int64_t{0})}}));
+  std::optional<int64_t> step;
   for (int64_t l = 1; l < n; l++) {
     UOp d = uop::simplify(addr.substitute({{lane, UOp::const_(r.dtype(), l)}}) - first);
-    if (!d.is_const() || const_to_int(d.const_value()) != l * step) return false;
+    if (!d.is_const()) return std::nullopt;
+    if (!step) step = const_to_int(d.const_value());
+    if (const_to_int(d.const_value()) != l * *step) return std::nullopt;
   }
-  return true;
+  return step;
 }
 
 // The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
@@ -103,9 +108,9 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
     for (size_t i = 0; i < f.loads.size() && ok; i++) {
       int64_t s = strides[i];
       bool gated = gated_along(f, f.loads[i], a);
+      if (s == -1 && !gated) s = step_in_runs(f, f.loads[i], a, k.full_shape[a], n).value_or(-1);
       if (s == 0 && !gated) continue;
-      if (s == -1 && !gated && contiguous_in_runs(f, f.loads[i], a, k.full_shape[a], n, 0)) continue;
-      ok = s == 1 || (s == -1 && !gated && contiguous_in_runs(f, f.loads[i], a, k.full_shape[a], n));
+      ok = s == 1;
       unit = true;
     }
     if (ok && unit) return n;
@@ -115,21 +120,41 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
 
 }  // namespace
 
+namespace {
+// every OptOp's name, in the enum's order: opts_str writes them, parse_opts reads them
+constexpr const char* kOptNames[] = {"UPCAST", "UNROLL", "VECTOR", "LOCAL", "GROUP", "GROUPTOP", "SWAP", "PADTO"};
+}  // namespace
+
 std::string opts_str(const std::vector<Opt>& opts) {
   std::string s;
   for (const Opt& o : opts)
-    s += (s.empty() ? "" : " ") +
-         std::string(o.op == OptOp::UPCAST   ? "UPCAST("
-                     : o.op == OptOp::UNROLL ? "UNROLL("
-                     : o.op == OptOp::VECTOR ? "VECTOR("
-                     : o.op == OptOp::LOCAL  ? "LOCAL("
-                     : o.op == OptOp::GROUP  ? "GROUP("
-                     : o.op == OptOp::SWAP   ? "SWAP("
-                     : o.op == OptOp::PADTO  ? "PADTO("
-                                             : "GROUPTOP(") +
-         std::to_string(o.axis) + "," +
+    s += (s.empty() ? "" : " ") + std::string(kOptNames[static_cast<size_t>(o.op)]) + "(" + std::to_string(o.axis) + "," +
          std::to_string(o.amount) + ")";
   return s;
+}
+
+std::vector<int64_t> padded_shape(std::vector<int64_t> shape, const std::vector<Opt>& opts) {
+  for (const Opt& o : opts)
+    if (o.op == OptOp::PADTO && o.axis >= 0 && o.axis < static_cast<int64_t>(shape.size()) && o.amount > 0)
+      shape[static_cast<size_t>(o.axis)] = round_up(shape[static_cast<size_t>(o.axis)], o.amount);
+  return shape;
+}
+
+std::vector<Opt> parse_opts(const std::string& s) {
+  std::vector<Opt> out;
+  std::istringstream in(s);
+  std::string tok;
+  while (in >> tok) {
+    size_t open = tok.find('(');
+    const char* const* name = std::find(std::begin(kOptNames), std::end(kOptNames), tok.substr(0, open));
+    long long axis = 0, amount = 0;
+    char close = 0;
+    if (open == std::string::npos || name == std::end(kOptNames) ||
+        std::sscanf(tok.c_str() + open, "(%lld,%lld%c", &axis, &amount, &close) != 3 || close != ')')
+      return {};
+    out.push_back({static_cast<OptOp>(name - std::begin(kOptNames)), axis, amount});
+  }
+  return out;
 }
 
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
@@ -142,15 +167,12 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   bool copies = false;  // an UPCAST or VECTOR: copies of a reduction that one GROUP local buffer cannot serve
   // which grid dimension an axis lands in is to_grid's choice: every LOCAL must fit the smallest
   int64_t max_local = std::min({k.caps.max_local[0], k.caps.max_local[1], k.caps.max_local[2]});
-  std::vector<int64_t> size = k.full_shape;  // after PADTO, which must come before the axis' other opts
-  std::vector<int64_t> taken;                 // axes some opt other than SWAP has cut
+  std::vector<int64_t> taken;  // axes some opt other than SWAP has cut: a PADTO must come before the axis' others
   for (const Opt& o : opts) {
-    if (o.op == OptOp::PADTO) {
-      if (!contains(f.globals, o.axis) || o.amount < 2 || contains(taken, o.axis)) return false;
-      size[static_cast<size_t>(o.axis)] = (size[static_cast<size_t>(o.axis)] + o.amount - 1) / o.amount * o.amount;
-    }
+    if (o.op == OptOp::PADTO && (!contains(f.globals, o.axis) || o.amount < 2 || contains(taken, o.axis))) return false;
     if (o.op != OptOp::SWAP) taken.push_back(o.axis);
   }
+  std::vector<int64_t> size = padded_shape(k.full_shape, opts);
   for (const Opt& o : opts) {
     if (o.op == OptOp::PADTO) continue;
     if (o.op == OptOp::SWAP) {  // two global loops trade places: nothing else about the axes changes
@@ -231,8 +253,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     while (n >= 2 && (size % n != 0 || (vector_axis < 0 && (n & (n - 1)) != 0))) n--;
     // none near `most` (197 tokens, a prime): the axis padded up to a multiple of `most`, when that adds at most
     // an eighth to it
-    int64_t padded = (size + most - 1) / most * most;
-    if (2 * n <= most && size > most && 8 * (padded - size) <= size) {
+    if (2 * n <= most && size > most && 8 * (round_up(size, most) - size) <= size) {
       opts.push_back({OptOp::PADTO, a, most});
       n = most;
     }
@@ -317,12 +338,9 @@ double traffic(const KernelFacts& f, const std::vector<int64_t>& order, const st
 
 // The trip count of each axis' loop once `opts` have taken their lanes.
 std::vector<int64_t> loop_trips(const LoweredKernel& k, const std::vector<Opt>& opts) {
-  std::vector<int64_t> trips = k.full_shape;
-  for (const Opt& o : opts) {
-    int64_t& t = trips[static_cast<size_t>(o.axis)];
-    if (o.op == OptOp::PADTO) t = (t + o.amount - 1) / o.amount * o.amount;
-    else if (o.op != OptOp::SWAP) t /= o.amount;
-  }
+  std::vector<int64_t> trips = padded_shape(k.full_shape, opts);
+  for (const Opt& o : opts)
+    if (o.op != OptOp::SWAP && o.op != OptOp::PADTO) trips[static_cast<size_t>(o.axis)] /= o.amount;
   return trips;
 }
 

@@ -51,6 +51,13 @@ struct Opt {
 
 // "UPCAST(3,4) UNROLL(5,5)"; "" for none
 std::string opts_str(const std::vector<Opt>& opts);
+// n rounded up to a multiple of m (m > 0): a PADTO axis' size
+inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+// The loop space once the PADTOs among `opts` have rounded their axes up
+std::vector<int64_t> padded_shape(std::vector<int64_t> shape, const std::vector<Opt>& opts);
+
+// opts_str's inverse (BEAM's remembered choices); {} when some token is not an opt
+std::vector<Opt> parse_opts(const std::string& s);
 
 // Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST and
 // VECTOR on a global axis, UNROLL on an axis that a REDUCE of the lowered kernel loops over; one VECTOR at most,

@@ -1,11 +1,11 @@
 // The VECTOR opt's lanes as one vector value (tinygrad's float4 loads on the CPU): every value that depends on the
 // lane variable becomes a vector of n elements (float32 math, masks from float32 comparisons, loads of numeric
-// types cast to float32, integer arithmetic and bit ops on loaded values). A load whose address moves by one element per lane is one vector load (a padded one
-// lane by lane where some lane is outside); any other lane-dependent load is gathered from n scalar loads; an
-// invariant value is used as a scalar (the C vector extension splats it). Stores are one vector store when
-// contiguous, else n scalar stores, of which those of the same lane of several copies to consecutive addresses
-// are joined into vector stores again. Integer math on the lane only ever feeds addresses and gates, which are
-// rewritten per lane.
+// types cast to float32, integer arithmetic and bit ops on loaded values). A load whose address moves by one
+// element per lane is one vector load (a padded one lane by lane where some lane is outside); any other
+// lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar (the C vector
+// extension splats it). Stores are one vector store when contiguous, else n scalar stores, of which those of the
+// same lane of several copies to consecutive addresses are joined into vector stores again. Integer math on the
+// lane itself only ever feeds addresses and gates, which are rewritten per lane.
 #include <map>
 #include <unordered_map>
 

@@ -25,25 +25,6 @@ namespace {
 constexpr int kRounds = 4;
 constexpr int64_t kMaxCopies = 512;  // upcast * unroll: the body copies one iteration may hold
 
-std::vector<Opt> parse_opts(const std::string& s) {
-  std::vector<Opt> out;
-  std::istringstream in(s);
-  std::string tok;
-  while (in >> tok) {
-    long long axis = 0, amount = 0;
-    if (std::sscanf(tok.c_str(), "UPCAST(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UPCAST, axis, amount});
-    else if (std::sscanf(tok.c_str(), "UNROLL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::UNROLL, axis, amount});
-    else if (std::sscanf(tok.c_str(), "VECTOR(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::VECTOR, axis, amount});
-    else if (std::sscanf(tok.c_str(), "LOCAL(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::LOCAL, axis, amount});
-    else if (std::sscanf(tok.c_str(), "GROUP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::GROUP, axis, amount});
-    else if (std::sscanf(tok.c_str(), "GROUPTOP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::GROUPTOP, axis, amount});
-    else if (std::sscanf(tok.c_str(), "SWAP(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::SWAP, axis, amount});
-    else if (std::sscanf(tok.c_str(), "PADTO(%lld,%lld)", &axis, &amount) == 2) out.push_back({OptOp::PADTO, axis, amount});
-    else return {};
-  }
-  return out;
-}
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Every candidate lowered, rendered and compiled, on as many threads as the CPU has (the C compiler's runs are most
@@ -139,7 +120,7 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   // a remembered choice, when it still applies to this kernel
   auto usable = [&](const std::optional<std::string>& hit) -> std::optional<std::vector<Opt>> {
     if (!hit) return std::nullopt;
-    std::vector<Opt> opts = parse_opts(*hit);
+    std::vector<Opt> opts = codegen::parse_opts(*hit);
     return codegen::legal(base, opts) ? std::optional(opts) : std::nullopt;
   };
   if (auto opts = usable(file.empty() ? std::nullopt : cache_file_get(file, hash))) return *opts;

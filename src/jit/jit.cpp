@@ -127,6 +127,11 @@ struct JitState {
   }
 
   runtime::Buffer& memory(size_t slot) { return slots[slot] ? schedule::buffer_of(slots[slot]) : *planned[slot]; }
+  std::vector<runtime::Buffer*> memories() {  // memory(slot) of every slot
+    std::vector<runtime::Buffer*> cur(slots.size());
+    for (size_t i = 0; i < slots.size(); i++) cur[i] = &memory(i);
+    return cur;
+  }
   void plan_memory(int64_t first_new_id, const std::unordered_set<const uop::UOpNode*>& seen_outside);
   void find_invariant_steps();
   // (slot, version) of every buffer the invariant steps use, as `cur` holds them now
@@ -282,11 +287,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
       for (const UOp& u : r.toposort()) seen_outside.insert(u.get());
   find_invariant_steps();
   plan_memory(first_new_id, seen_outside);
-  {
-    std::vector<runtime::Buffer*> cur(slots.size());
-    for (size_t i = 0; i < slots.size(); i++) cur[i] = &memory(i);
-    record_invariant_versions(cur);
-  }
+  record_invariant_versions(memories());
   if (getenv_int("DEBUG") >= 1) {
     size_t planned_n = std::count_if(planned.begin(), planned.end(), [](const auto& p) { return p != nullptr; });
     std::fprintf(stderr, "TinyJit: captured %zu kernels over %zu buffers (%zu in planned memory), %zu tracked tensors, "
@@ -298,8 +299,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
 }
 
 std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocation where) {
-  std::vector<runtime::Buffer*> cur(slots.size());
-  for (size_t i = 0; i < slots.size(); i++) cur[i] = &memory(i);
+  std::vector<runtime::Buffer*> cur = memories();
   std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
   for (size_t i = 0; i < in.size(); i++)
     if (input_slots[i]) {

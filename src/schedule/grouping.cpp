@@ -1,9 +1,10 @@
 #include "schedule/grouping.h"
 
-#include "schedule/schedule.h"
-#include "uop/reduce_arg.h"
-
 #include <unordered_set>
+
+#include "schedule/schedule.h"
+#include "shape/view.h"
+#include "uop/reduce_arg.h"
 
 namespace tg::schedule {
 
@@ -46,10 +47,8 @@ constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64;
 bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions) {
   if (cost > kMaxRecomputedOps) return true;
   if (cost <= kMaxBroadcastOps || from_positions) return false;
-  int64_t from = 1, to = 1;
-  for (int64_t d : e.src(0).shape()) from *= d;
-  for (int64_t d : e.shape()) to *= d;
-  return from > 0 && to / from >= kManyCopies;
+  int64_t from = shape::prod(e.src(0).shape());
+  return from > 0 && shape::prod(e.shape()) / from >= kManyCopies;
 }
 
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it

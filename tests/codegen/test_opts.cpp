@@ -91,6 +91,16 @@ TEST(Opts, SwapPutsTheColumnLoopOutsideWhenThatReadsLess) {
   EXPECT_TRUE(std::none_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::SWAP; }));
 }
 
+TEST(Opts, OptsReadBackFromTheirText) {
+  std::vector<Opt> all{{OptOp::UPCAST, 0, 4}, {OptOp::UNROLL, 2, 3}, {OptOp::VECTOR, 1, 16}, {OptOp::LOCAL, 1, 8},
+                       {OptOp::GROUP, 2, 32}, {OptOp::GROUPTOP, 2, 4}, {OptOp::SWAP, 0, 1}, {OptOp::PADTO, 0, 8}};
+  EXPECT_EQ(codegen::opts_str(all), "UPCAST(0,4) UNROLL(2,3) VECTOR(1,16) LOCAL(1,8) GROUP(2,32) GROUPTOP(2,4) SWAP(0,1) PADTO(0,8)");
+  EXPECT_EQ(codegen::parse_opts(codegen::opts_str(all)), all);
+  EXPECT_TRUE(codegen::parse_opts("").empty());
+  for (const char* bad : {"UPCAST(0,4) TILE(1,2)", "UPCAST(0,4", "UPCAST 0 4", "upcast(0,4)"})
+    EXPECT_TRUE(codegen::parse_opts(bad).empty()) << bad;
+}
+
 TEST(Opts, IllegalOptsAreRefused) {
   uop::UOp ast = matmul_ast(12);
   codegen::LoweredKernel k = codegen::lower(ast);
