@@ -229,6 +229,16 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
           if (u.dtype().is_float()) return {};  // to a float (a block's f16 scale): lane by lane
           break;
         }
+        // logic on masks (relu's x < 0 | !(x != 0)): and/or/xor, and != between bools (xor); a scalar bool operand
+        // is rendered as a mask of its own
+        bool logic = u.op() == Ops::AND || u.op() == Ops::OR || u.op() == Ops::XOR || (compare && operand.is_bool());
+        if (logic && u.dtype().is_bool()) {
+          std::vector<UOp> src;
+          for (const UOp& s : u.src())
+            if (!src.emplace_back(get(s))) break;  // a gate on the lane itself: rewritten per lane
+          if (src.back() && src.size() == u.src().size()) out[u.get()] = UOp::make(u.op(), u.dtype().vec(static_cast<int>(n)), src, u.arg());
+          break;
+        }
         if (int_math && u.dtype().is_int()) {
           if (u.op() == Ops::CAST && (stored_differently(operand) || !(operand.is_int() || operand.is_float()))) break;
           std::vector<UOp> src;

@@ -289,7 +289,12 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         std::string e;
         // an integer vector op names its scalar operands as vectors of its type (OpenCL refuses `char2 + int`)
         bool int_vector = u.dtype().count() > 1 && u.dtype().is_int() && uop::GroupOp::ALU().contains(u.op()) && u.op() != Ops::CAST;
-        auto s = [&](size_t i) { return int_vector && u.src(i).dtype().count() == 1 ? splat(u.src(i), u.dtype()) : val(u.src(i)); };
+        // a scalar bool beside a mask (a vector of -1/0) is -1 or 0 itself
+        bool mask_logic = u.dtype().count() > 1 && u.dtype().is_bool() && !u.src().empty() && u.src(0).dtype().is_bool();
+        auto s = [&](size_t i) {
+          if (mask_logic && u.src(i).dtype().count() == 1) return "(-(int)" + val(u.src(i)) + ")";
+          return int_vector && u.src(i).dtype().count() == 1 ? splat(u.src(i), u.dtype()) : val(u.src(i));
+        };
         // ops that write a source more than once get it as a name: inlined, a chain of them would grow exponentially
         bool repeats = u.op() == Ops::MAX || u.op() == Ops::IDIV || u.op() == Ops::MOD || (u.op() == Ops::WHERE && u.dtype().count() > 1);
         for (size_t i = 0; repeats && i < u.src().size(); i++) {

@@ -105,6 +105,28 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
   }
 }
 
+// The realized node that every use of r flows into through unrealized elementwise ops, reshapes and pass-through
+// ops (DETACH too: every value computed under NoGradGuard is one), or null.
+const UOp* fusion_root(const UOp& r, const Grouping& g,
+                       const std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>& users) {
+  auto fuses = [](const UOp& u) { return ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()); };
+  const UOp* root = nullptr;
+  std::vector<const UOp*> todo{&r};
+  std::unordered_set<const uop::UOpNode*> seen{r.get()};
+  while (!todo.empty()) {
+    const UOp* cur = todo.back();
+    todo.pop_back();
+    auto it = users.find(cur->get());
+    if (it == users.end()) return nullptr;
+    for (const UOp* next : it->second) {
+      if (!fuses(*next) || (g.realized(*next) && root && root != next)) return nullptr;
+      if (g.realized(*next)) root = next;
+      else if (seen.insert(next->get()).second) todo.push_back(next);
+    }
+  }
+  return root;
+}
+
 }  // namespace
 
 Grouping group(const std::vector<UOp>& outputs) {
@@ -133,29 +155,16 @@ Grouping group(const std::vector<UOp>& outputs) {
     }
   }
 
-  // A reduce fuses into the kernel at the end of its chain of single users that are elementwise ops or reshapes;
-  // anything else (an expand, a permute, a second user, another reduce) reads it from a buffer.
+  // A reduce fuses into the kernel that all its uses flow into through elementwise ops and reshapes: one realized
+  // node (a bias and a clip(x, 0, 6) read it twice on the way); anything else (an expand, a permute, another reduce,
+  // two realized nodes) reads it from a buffer.
   for (const UOp& r : g.nodes) {
     if (r.op() != Ops::REDUCE_AXIS) continue;
     if (g.realized(r)) {
       g.reduces[r.get()].push_back(r);
       continue;
     }
-    const UOp* cur = &r;
-    const UOp* root = nullptr;
-    while (true) {
-      auto it = users.find(cur->get());
-      if (it == users.end() || it->second.size() != 1) break;
-      const UOp* next = it->second[0];
-      // DETACH too: every value computed under NoGradGuard is one
-      bool same = passes_through(next->op());
-      if (g.realized(*next)) {
-        if (ALU().contains(next->op()) || next->op() == Ops::RESHAPE || same) root = next;
-        break;
-      }
-      if (!ALU().contains(next->op()) && next->op() != Ops::RESHAPE && !same) break;
-      cur = next;
-    }
+    const UOp* root = fusion_root(r, g, users);
     // every reduce in one kernel shares the loop space: the same input shape and axes
     std::vector<UOp>* fused = root ? &g.reduces[root->get()] : nullptr;
     if (fused && !fused->empty()) {

@@ -33,12 +33,6 @@ ShapeTracker movement_st(const UOp& m) {
   }
 }
 
-// leaves read through a VIEW are zero where the VIEW is padding; anything computed is not (exp(0) is 1)
-bool reads_zero_in_padding(const UOp& u) {
-  Ops op = movement_base(u).op();
-  return op == Ops::BUFFER || op == Ops::CONST || op == Ops::IOTA;
-}
-
 struct PairHash {
   size_t operator()(const std::pair<const void*, const void*>& p) const {
     return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
@@ -91,6 +85,13 @@ class Builder {
     auto it = buffers_.find(u.get());
     if (it == buffers_.end()) throw InternalError("schedule", "a realized node is read before it is computed");
     return it->second;
+  }
+
+  // what is read through a VIEW is zero where the VIEW is padding: a buffer (one computed by an earlier kernel of
+  // this schedule too), a constant, positions; anything computed here is not (exp(0) is 1)
+  bool reads_zero_in_padding(const UOp& u) const {
+    const UOp& b = movement_base(u);
+    return b.op() == Ops::CONST || b.op() == Ops::IOTA || loaded_buffer(b);
   }
 
   bool is_fused_reduce(const UOp& u) const {

@@ -189,15 +189,16 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     for (const auto& q : p) per_dim_pad.push_back(q.first);
     r = tensor::with_gradient_rule(r, tensor::GradRule::conv, {input, weight}, per_dim_pad);
   } else if (!Tensor::no_grad) {
-    // the gradient through the window gather: realized channels-last (contiguous_backward), so its kernels read the
-    // output gradient with the channel innermost, as a vector
-    std::vector<int64_t> last{0}, first{0, static_cast<int64_t>(n) + 1};
-    for (size_t j = 0; j < n; j++) last.push_back(static_cast<int64_t>(2 + j)), first.push_back(static_cast<int64_t>(1 + j));
+    // the gradient through the window gather: realized channels-last, so its kernels read the output gradient with
+    // the channel innermost, as a vector. A gradient rule rather than contiguous_backward between two permutes: the
+    // forward value stays the reduce itself, which the kernel then stores NCHW (no copy out of a permuted view)
+    std::vector<int64_t> last{0};
+    for (size_t j = 0; j < n; j++) last.push_back(static_cast<int64_t>(2 + j));
     last.push_back(1);
-    r = r.permute(last, where).contiguous_backward(where).permute(first, where);
+    r = tensor::with_gradient_rule(r, tensor::GradRule::stored_permuted, {r}, last);
   }
-  // stored NCHW: the next layer's windows are then one view of it (over channels-last memory they need a copy)
-  r = r.contiguous(where);
+  // not made contiguous here: the bias and the activation that follow fuse into the conv kernel's store when the
+  // next layer stores its input (a window conv, a pool) or the model's output is read
   if (!bias) return r;
   Shape bshape(r.ndim(), 1);
   bshape[1] = cout;
@@ -412,6 +413,13 @@ std::vector<Tensor> conv_gradient(const uop::UOp& u, const Tensor& g, const std:
   Tensor dx = gc.conv_transpose2d(w, std::nullopt, 1, 1, 1, pad);
   Tensor dw = x.transpose(0, 1).conv2d(gc.transpose(0, 1), std::nullopt, 1, 1, 1, pad).transpose(0, 1);
   return {Tensor(), dx, dw};
+}
+
+// g stored in the order `perm` (contiguous there), read back in the value's order; to src 1, the value itself
+std::vector<Tensor> stored_permuted_gradient(const uop::UOp&, const Tensor& g, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> back(perm.size());
+  for (size_t i = 0; i < perm.size(); i++) back[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return {Tensor(), g.permute(perm).contiguous().permute(back)};
 }
 
 // max_unpool2d: d values = g gathered at each value's index of its output plane (the last n dims)

@@ -9,7 +9,7 @@
 
 namespace tg::tensor {
 
-enum class GradRule : int64_t { conv = 0, pow = 1, clamp = 2, hardswish = 3, unpool = 4 };
+enum class GradRule : int64_t { conv = 0, pow = 1, clamp = 2, hardswish = 3, unpool = 4, stored_permuted = 5 };
 
 // value, differentiated by `rule` with respect to `inputs` (value itself unchanged; under NoGradGuard or for a
 // non-float value, value as it is)
@@ -23,6 +23,7 @@ std::vector<Tensor> custom_gradient(const uop::UOp& u, const Tensor& g);
 // The rules, beside their methods. params: the arg after the rule's id.
 std::vector<Tensor> conv_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // conv.cpp
 std::vector<Tensor> unpool_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // conv.cpp
+std::vector<Tensor> stored_permuted_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // conv.cpp
 std::vector<Tensor> pow_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);   // math.cpp
 std::vector<Tensor> clamp_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params); // math.cpp
 std::vector<Tensor> hardswish_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // activation.cpp

@@ -401,6 +401,34 @@ TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
   }
 }
 
+TEST(Opts, LogicOnMasksHasVectorForms) {
+  // row sums of relu (x <= 0 is x < 0 | !(x != 0), NaN kept) plus a select on an xor of two masks and-ed with a
+  // scalar bool: masks are vectors of -1/0, a scalar bool beside them -1 or 0. The heuristic vectorizes the rows,
+  // and the sums (exact: halves) match a plain loop, a NaN row included
+  std::vector<float> xs(4 * 64);
+  for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<float>(static_cast<int>((i * 37) % 29) - 14) * 0.5f;
+  xs[70] = NAN;
+  for (bool on : {true, false}) {
+    Tensor x = Tensor(xs, {4, 64}).realize(), flag = Tensor(on).realize();
+    Tensor y = (x.relu() + (x < 2).bitwise_xor(x > -3).bitwise_and(flag).where(10.0f, 0.0f)).sum(1);
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+    ASSERT_FALSE(opts.empty());
+    EXPECT_EQ(opts[0].op, OptOp::VECTOR);
+    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
+    std::vector<float> got = y.to_vector<float>();
+    for (int r = 0; r < 4; r++) {
+      float want = 0;
+      for (int c = 0; c < 64; c++) {
+        float v = xs[r * 64 + c];
+        want += (v <= 0 ? 0.0f : v) + (on && ((v < 2) != (v > -3)) ? 10.0f : 0.0f);
+      }
+      if (r == 1) EXPECT_TRUE(std::isnan(got[r])) << got[r];
+      else EXPECT_EQ(got[r], want) << "row " << r << " flag " << on;
+    }
+  }
+}
+
 // A padded read along the vector axis (a convolution's zero border) is one vector load where every lane is inside
 // and lane by lane where some are outside: vectors wholly inside, straddling either edge and wholly outside the
 // input all give the values of a plain loop.

@@ -69,10 +69,15 @@ TEST(Fusion, ConvAndPoolingAreOneKernelEach) {
   // a computed input is stored before a conv reads it k*k times; a 1x1 conv reads it once, fused
   EXPECT_EQ(kernels_for((x + 1).conv2d(w)), 3);
   EXPECT_EQ(kernels_for((x + 1).conv2d(Tensor::rand({4, 2, 1, 1}).realize())), 2);
-  // a strided conv's gradient is read channels-last: the value is copied out of that layout once
-  EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 3);
+  // a conv's bias and activation are computed in its kernel, which stores what the next window conv reads: two
+  // weight copies and two convs (mobilenet's blocks)
+  Tensor b = Tensor::rand({4}).realize(), w2 = Tensor::rand({4, 1, 3, 3}).realize();
+  EXPECT_EQ(kernels_for(x.conv2d(w, b).relu6().conv2d(w2, std::nullopt, 4)), 4);
+  // a strided or grouped conv's gradient is read channels-last; its value is still the conv kernel's own store
+  EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 2);
+  EXPECT_EQ(kernels_for(x.conv2d(Tensor::rand({2, 1, 3, 3}).realize(), std::nullopt, 2)), 2);
   {
-    NoGradGuard no_grad;  // no gradient, no layout
+    NoGradGuard no_grad;
     EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 2);
   }
 }
