@@ -1,6 +1,8 @@
 // Loading an ONNX model and running its graph: nodes in the file's (topological) order, each mapped by its op
 // table entry onto tg tensors, with values looked up by name through the scopes of enclosing graphs.
 #include <cmath>
+#include <cstdio>
+#include <mutex>
 
 #include "onnx/ops.h"
 #include "onnx/protobuf.h"
@@ -25,6 +27,11 @@ struct ModelImpl {
   std::shared_ptr<const unsigned char> file;  // the file, mapped: the decoded structs view into it
   std::map<std::string, Tensor> initializers;
   std::vector<ValueInfo> inputs, outputs;
+  // host_tensor's and model_tensor's tensors, by what they are made from (see ops.h), with the run that last used
+  // each: those a run did not use (values of an earlier run's data) are dropped when it ends
+  mutable std::mutex made_mu;
+  mutable std::map<std::string, std::pair<Tensor, uint64_t>> made;
+  mutable uint64_t runs = 0;
 };
 }  // namespace detail
 
@@ -40,6 +47,41 @@ struct Scope {
 };
 
 namespace {
+
+thread_local const detail::ModelImpl* running = nullptr;  // the model whose graph this thread runs
+class Running {
+ public:
+  explicit Running(const detail::ModelImpl* m) : prev_(running) {
+    running = m;
+    std::lock_guard<std::mutex> lock(m->made_mu);
+    m->runs++;
+  }
+  ~Running() {
+    const detail::ModelImpl* m = running;
+    running = prev_;
+    std::lock_guard<std::mutex> lock(m->made_mu);
+    std::erase_if(m->made, [&](const auto& kv) { return kv.second.second != m->runs; });
+  }
+ private:
+  const detail::ModelImpl* prev_;
+};
+
+// the running model's tensor made from `key`, made (and realized) the first time
+Tensor remembered(const std::string& key, const std::function<Tensor()>& make) {
+  if (!running) return make();
+  std::lock_guard<std::mutex> lock(running->made_mu);
+  auto it = running->made.find(key);
+  if (it == running->made.end()) it = running->made.emplace(key, std::make_pair(make().realize(), uint64_t{0})).first;
+  it->second.second = running->runs;
+  return it->second.first;
+}
+
+template <typename T>
+Tensor remembered_host(const std::vector<T>& v, DType dt, const Shape& shape, const std::string& device) {
+  std::string key = "host " + device + " " + dt.name() + " " + tensor::shape_str(shape) + (std::is_same_v<T, double> ? " f " : " i ");
+  key.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  return remembered(key, [&] { return Tensor(v, shape, device).cast(dt); });
+}
 
 const OpTable& op_table() {
   static const OpTable table = [] {
@@ -85,7 +127,7 @@ std::string where_str(const proto::Graph& g) { return g.name.empty() ? std::stri
 
 std::vector<Value> run_graph(const detail::ModelImpl& m, const proto::Graph& g, Scope& scope) {
   for (const proto::TensorData& init : g.initializers)
-    if (!scope.values.count(init.name)) scope.values[init.name] = proto::to_tensor(init, m.device, m.dir, m.path);
+    if (!scope.values.count(init.name)) scope.values[init.name] = model_tensor(init, m.device, m.dir, m.path);
   for (const proto::Node& node : g.nodes) {
     std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
     std::string label = "node '" + node.name + "' (" + (domain.empty() ? "" : domain + ":") + node.op_type + ")" + where_str(g);
@@ -197,6 +239,7 @@ std::map<std::string, Value> Model::run_values(const std::map<std::string, Value
   }
   for (const auto& [name, v] : inputs) scope.values[name] = v;
   std::vector<Value> outs;
+  Running running_here(&m);
   try {
     outs = run_graph(m, m.model.graph, scope);
   } catch (const Error& e) {
@@ -374,10 +417,15 @@ void OpContext::need_float(const Tensor& t, const char* what) const {
 }
 
 Tensor host_tensor(const std::vector<int64_t>& v, DType dt, const Shape& shape, const std::string& device) {
-  return Tensor(v, shape, device).cast(dt);
+  return remembered_host(v, dt, shape, device);
 }
 Tensor host_tensor(const std::vector<double>& v, DType dt, const Shape& shape, const std::string& device) {
-  return Tensor(v, shape, device).cast(dt);
+  return remembered_host(v, dt, shape, device);
+}
+Tensor model_tensor(const proto::TensorData& t, const std::string& device, const std::string& dir, const std::string& file) {
+  char at[32];
+  std::snprintf(at, sizeof at, "%p", static_cast<const void*>(&t));
+  return remembered("model " + device + " " + at, [&] { return proto::to_tensor(t, device, dir, file); });
 }
 
 }  // namespace tg::onnx

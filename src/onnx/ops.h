@@ -98,8 +98,14 @@ const Value* lookup(const OpContext& ctx, const std::string& name);
 // Conv, ConvInteger and QLinearConv share it.
 Tensor conv(OpContext& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& b);
 
-// Tensors from host values on the op's device.
+// Tensors from host values on the op's device. While a model runs, it keeps the first tensor made from the same
+// values and gives that one again, realized: a run under TinyJit then reads the same buffer on every replay rather
+// than copying host data (a Constant, a Shape's output, a Resize's index table). Values computed from an input's
+// data (NonMaxSuppression's boxes) differ from run to run and get a tensor of their own each time.
 Tensor host_tensor(const std::vector<int64_t>& v, DType dt, const Shape& shape, const std::string& device);
 Tensor host_tensor(const std::vector<double>& v, DType dt, const Shape& shape, const std::string& device);
+// A tensor made from a part of the model file (a Constant's or ConstantOfShape's attribute, a subgraph's
+// initializer): made once per model, realized, and given again on every run.
+Tensor model_tensor(const proto::TensorData& t, const std::string& device, const std::string& dir, const std::string& file);
 
 }  // namespace tg::onnx

@@ -77,7 +77,7 @@ Slice clamp_slice(int64_t start, int64_t end, int64_t step, int64_t d) {
 
 Tensor constant_from_attrs(OpContext& c) {
   const std::string& dev = c.device;
-  if (c.has_attr("value")) return proto::to_tensor(c.attr_tensor("value"), dev, "", "Constant");
+  if (c.has_attr("value")) return model_tensor(c.attr_tensor("value"), dev, "", "Constant");
   if (c.has_attr("value_float")) return host_tensor(std::vector<double>{c.attr_float("value_float")}, dtypes::float32, {}, dev);
   if (c.has_attr("value_floats")) {
     std::vector<double> v = c.attr_floats("value_floats");
@@ -348,7 +348,7 @@ void register_movement_ops(OpTable& t) {
   t["ConstantOfShape"] = [](OpContext& c) {
     std::vector<int64_t> s = c.ints(0);
     for (int64_t d : s) if (d < 0) c.fail_shape("a dimension is negative");
-    Tensor v = c.has_attr("value") ? proto::to_tensor(c.attr_tensor("value"), c.device, "", "ConstantOfShape")
+    Tensor v = c.has_attr("value") ? model_tensor(c.attr_tensor("value"), c.device, "", "ConstantOfShape")
                                    : host_tensor(std::vector<double>{0}, dtypes::float32, {1}, c.device);
     if (v.numel() != 1) c.fail("value must hold one element");
     return one(v.reshape({}).expand(Shape(s.begin(), s.end())).contiguous());

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "tg/jit.h"
 #include "tg/onnx.h"
 
 namespace fs = std::filesystem;
@@ -111,6 +112,25 @@ TEST(Onnx, RunsAModelWrittenHere) {
   Tensor x = Tensor::arange(6).reshape({2, 3}).cast(tg::dtypes::float32);
   auto out = mod.run({{"x", x}, {"y", x}});
   EXPECT_EQ(out.at("z").to_vector<float>(), (std::vector<float>{0, 2, 4, 6, 8, 10}));
+}
+
+TEST(Onnx, ConstantsAreMadeOnceSoTinyJitReplaysReadTheSameBuffers) {
+  // a Constant and a Shape (host values) beside an input: under TinyJit, the capture copies no host data (the
+  // model gives the tensors of the first run again), and every replay computes with its own input
+  std::string m = model({node("Constant", {}, {"c"}, {attr_float("value_float", 2.5f)}, "n0"), node("Add", {"x", "c"}, {"y"}, {}, "n1"),
+                         node("Shape", {"x"}, {"s"}, {}, "n2"), node("Cast", {"s"}, {"sf"}, {attr_int("to", FLOAT)}, "n3"),
+                         node("Mul", {"y", "sf"}, {"z"}, {}, "n4")},
+                        {value_info("x", FLOAT, {3})}, {value_info("z", FLOAT, {3})});
+  tg::onnx::Model mod = load_bytes(m, "constants");
+  tg::JitFunction jit([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{mod.run({{"x", in[0]}}).at("z").realize()}; });
+  testing::internal::CaptureStderr();
+  for (int call = 0; call < 4; call++) {
+    Tensor x = Tensor(std::vector<float>{1.0f * call, 2, -3}, {3}).realize();
+    EXPECT_EQ(jit.call({x})[0].to_vector<float>(), (std::vector<float>{(call + 2.5f) * 3, 4.5f * 3, -0.5f * 3})) << "call " << call;
+  }
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(jit.captured());
+  EXPECT_EQ(warnings.find("host data"), std::string::npos) << warnings;
 }
 
 TEST(Onnx, BadInputGivesErrorsNamingWhatIsWrong) {
