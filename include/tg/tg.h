@@ -3,6 +3,7 @@
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/device.h"
+#include "tg/dim.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
 #include "tg/tensor.h"

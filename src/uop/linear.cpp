@@ -10,6 +10,7 @@ bool term_less(const UOp& a, const UOp& b) {
   if (a == b) return false;
   if (a.op() != b.op()) return a.op() < b.op();
   if (a.op() == Ops::DEFINE_VAR) return a.arg().get<VarArg>().name < b.arg().get<VarArg>().name;
+  if (a.op() == Ops::BIND && a.src(0) != b.src(0)) return a.src(0).arg().get<VarArg>().name < b.src(0).arg().get<VarArg>().name;
   if (a.hash() != b.hash()) return a.hash() < b.hash();
   return a.get() < b.get();  // only for a 64-bit hash collision
 }

@@ -46,6 +46,8 @@ class UOp {
   static UOp variable(std::string name, int64_t min, int64_t max, DType dtype = dtypes::int32,
                       tg::SourceLocation where = tg::SourceLocation::current());
   static UOp sink(std::vector<UOp> src) { return make(Ops::SINK, dtypes::void_, std::move(src)); }
+  // A new handle to a node another handle keeps alive (tg::Dim holds its expression as a bare node).
+  static UOp share(const UOpNode* n) noexcept;
 
   Ops op() const;
   DType dtype() const;
@@ -164,6 +166,10 @@ inline UOp& UOp::operator=(UOp&& o) noexcept {
   return *this;
 }
 void destroy_node(UOpNode* n);  // n's refcount just reached zero
+inline UOp UOp::share(const UOpNode* n) noexcept {
+  if (n) n->refcount.fetch_add(1, std::memory_order_relaxed);
+  return UOp(const_cast<UOpNode*>(n));
+}
 inline UOp::~UOp() {
   // the common case, another handle remains, stays inline; the last one frees the node out of line
   if (n_ && n_->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_node(n_);

@@ -48,7 +48,7 @@ Range compute(const UOp& u) {
       return {v, v};
     }
     case Ops::DEFINE_VAR: return {u.arg().get<VarArg>().min, u.arg().get<VarArg>().max};
-    case Ops::BIND: return r(1);
+    case Ops::BIND: return r(0);  // the variable's range: a bound size must never fold to its value
     case Ops::RANGE:
     case Ops::SPECIAL: return {0, std::max<i128>(0, r(0).hi - 1)};
     case Ops::ADD: {

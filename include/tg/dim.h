@@ -1,0 +1,80 @@
+// Dim: a size that is an integer, or an integer expression over bound Variables (tinygrad's sint, with
+// Variable("start_pos", 0, 1023).bind(7)). The first step of symbolic shapes (docs/plans/symbolic_shapes.md):
+// the type, its algebra and its checks. A Dim never turns into a number by itself: there is no conversion to int64
+// and no < or >, so every place that needs one says how (concrete(), value(), min()/max(), resolve_lt()).
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "tg/error.h"
+
+namespace tg {
+
+namespace uop {
+struct UOpNode;
+}
+
+class Dim {
+ public:
+  Dim(int64_t v = 0) noexcept : c_(v) {}  // implicit: {2, 3} and int64 shapes stay what they were
+  Dim(int v) noexcept : c_(v) {}
+  Dim(const Dim& o) noexcept;
+  Dim(Dim&& o) noexcept : c_(o.c_), n_(o.n_) { o.n_ = nullptr; }
+  Dim& operator=(const Dim& o) noexcept;
+  Dim& operator=(Dim&& o) noexcept;
+  ~Dim();
+
+  bool is_symbolic() const { return n_ != nullptr; }
+  // The integer; a symbolic size raises a ShapeError naming `op` ("reshape needs a concrete size, not start_pos+1").
+  int64_t concrete(const char* op, SourceLocation where = SourceLocation::current()) const;
+  // The value with every variable at its bound value (ArgumentError if one is unbound).
+  int64_t value(SourceLocation where = SourceLocation::current()) const;
+  // Bounds over the variables' ranges (the integer itself when concrete).
+  int64_t min() const;
+  int64_t max() const;
+  std::string str() const;  // "12", "(start_pos+1)"
+  uint64_t hash() const;    // agrees with ==
+
+  // The same integer, or the same canonical expression (p+1 and 1+p are equal; bound to other values they differ).
+  friend bool operator==(const Dim& a, const Dim& b);
+  friend Dim operator+(const Dim& a, const Dim& b);
+  friend Dim operator-(const Dim& a, const Dim& b);
+  friend Dim operator*(const Dim& a, const Dim& b);
+  // Floor division and modulo by a positive integer (sizes are never negative).
+  Dim idiv(int64_t d, SourceLocation where = SourceLocation::current()) const;
+  Dim mod(int64_t d, SourceLocation where = SourceLocation::current()) const;
+
+  const uop::UOpNode* node() const { return n_; }  // the expression (null when concrete): for the uop layer
+
+ private:
+  friend struct DimAccess;
+  int64_t c_ = 0;
+  uop::UOpNode* n_ = nullptr;  // one reference to an interned int64 expression over DEFINE_VAR/BIND leaves
+};
+
+// A named integer in [min, max] (both inclusive) that sizes can depend on; bind() gives a Dim with its value.
+class Variable {
+ public:
+  // 0 <= min <= max <= 2^62; name a C identifier (it names the kernel argument)
+  Variable(std::string name, int64_t min, int64_t max, SourceLocation where = SourceLocation::current());
+  Dim bind(int64_t v, SourceLocation where = SourceLocation::current()) const;  // ArgumentError outside [min, max]
+  Dim unbound() const;
+  const std::string& name() const { return name_; }
+  int64_t min() const { return min_; }
+  int64_t max() const { return max_; }
+
+ private:
+  std::string name_;
+  int64_t min_, max_;
+};
+
+// Whether a < b for every value of the variables: true, false, or nullopt when that depends on them.
+std::optional<bool> resolve_lt(const Dim& a, const Dim& b);
+// Whether a - b simplifies to 0 (equal for every value of the variables).
+bool provably_equal(const Dim& a, const Dim& b);
+
+std::ostream& operator<<(std::ostream& os, const Dim& d);
+
+}  // namespace tg

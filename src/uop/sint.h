@@ -1,0 +1,30 @@
+// tg::Dim inside the uop layer: its expression as a UOp and back, and the bound values of its variables.
+#pragma once
+#include <utility>
+#include <vector>
+
+#include "tg/dim.h"
+#include "uop/uop.h"
+
+namespace tg::uop {
+
+// d as an integer UOp of dtype dt (its CONST and DEFINE_VAR leaves remade in dt: an int32 kernel gets an int32
+// start_pos); BINDs stay.
+UOp to_uop(const Dim& d, DType dt = dtypes::int64);
+// u simplified as a Dim: an int64 expression over DEFINE_VAR/BIND leaves, or the integer it folds to.
+Dim from_uop(const UOp& u);
+
+// The values of bound variables, by name.
+struct VarVals {
+  std::vector<std::pair<VarArg, int64_t>> vals;
+  const int64_t* find(const std::string& name) const;
+  void add(const VarArg& var, int64_t value, SourceLocation where = SourceLocation::current());  // a second value raises
+};
+
+// d with every BIND replaced by its variable, the values recorded in *vals.
+Dim unbind(const Dim& d, VarVals* vals, SourceLocation where = SourceLocation::current());
+// The value of an integer expression over DEFINE_VAR/BIND leaves, variables taken from vals (BINDs from their own
+// value); ArgumentError names a variable with no value.
+int64_t eval(const UOp& u, const VarVals& vals, SourceLocation where = SourceLocation::current());
+
+}  // namespace tg::uop
