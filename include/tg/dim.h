@@ -20,11 +20,15 @@ class Dim {
  public:
   Dim(int64_t v = 0) noexcept : c_(v) {}  // implicit: {2, 3} and int64 shapes stay what they were
   Dim(int v) noexcept : c_(v) {}
-  Dim(const Dim& o) noexcept;
+  Dim(const Dim& o) noexcept : c_(o.c_), n_(o.n_) {
+    if (n_) retain();
+  }
   Dim(Dim&& o) noexcept : c_(o.c_), n_(o.n_) { o.n_ = nullptr; }
   Dim& operator=(const Dim& o) noexcept;
   Dim& operator=(Dim&& o) noexcept;
-  ~Dim();
+  ~Dim() {
+    if (n_) release();
+  }
 
   bool is_symbolic() const { return n_ != nullptr; }
   // The integer; a symbolic size raises a ShapeError naming `op` ("reshape needs a concrete size, not start_pos+1").
@@ -32,16 +36,19 @@ class Dim {
   // The value with every variable at its bound value (ArgumentError if one is unbound).
   int64_t value(SourceLocation where = SourceLocation::current()) const;
   // Bounds over the variables' ranges (the integer itself when concrete).
-  int64_t min() const;
-  int64_t max() const;
+  int64_t min() const { return n_ ? bound(false) : c_; }
+  int64_t max() const { return n_ ? bound(true) : c_; }
   std::string str() const;  // "12", "(start_pos+1)"
   uint64_t hash() const;    // agrees with ==
 
   // The same integer, or the same canonical expression (p+1 and 1+p are equal; bound to other values they differ).
-  friend bool operator==(const Dim& a, const Dim& b);
-  friend Dim operator+(const Dim& a, const Dim& b);
-  friend Dim operator-(const Dim& a, const Dim& b);
-  friend Dim operator*(const Dim& a, const Dim& b);
+  friend bool operator==(const Dim& a, const Dim& b) { return a.n_ || b.n_ ? a.n_ == b.n_ : a.c_ == b.c_; }
+  friend Dim operator+(const Dim& a, const Dim& b) { return a.n_ || b.n_ ? symbolic('+', a, b) : Dim(a.c_ + b.c_); }
+  friend Dim operator-(const Dim& a, const Dim& b) { return a.n_ || b.n_ ? symbolic('-', a, b) : Dim(a.c_ - b.c_); }
+  friend Dim operator*(const Dim& a, const Dim& b) { return a.n_ || b.n_ ? symbolic('*', a, b) : Dim(a.c_ * b.c_); }
+  Dim operator-() const { return Dim(0) - *this; }
+  Dim& operator+=(const Dim& o) { return *this = *this + o; }
+  Dim& operator*=(const Dim& o) { return *this = *this * o; }
   // Floor division and modulo by a positive integer (sizes are never negative).
   Dim idiv(int64_t d, SourceLocation where = SourceLocation::current()) const;
   Dim mod(int64_t d, SourceLocation where = SourceLocation::current()) const;
@@ -50,6 +57,10 @@ class Dim {
 
  private:
   friend struct DimAccess;
+  static Dim symbolic(char op, const Dim& a, const Dim& b);
+  int64_t bound(bool upper) const;
+  void retain() const noexcept;
+  void release() noexcept;
   int64_t c_ = 0;
   uop::UOpNode* n_ = nullptr;  // one reference to an interned int64 expression over DEFINE_VAR/BIND leaves
 };
@@ -71,7 +82,11 @@ class Variable {
 };
 
 // Whether a < b for every value of the variables: true, false, or nullopt when that depends on them.
-std::optional<bool> resolve_lt(const Dim& a, const Dim& b);
+std::optional<bool> resolve_lt_symbolic(const Dim& a, const Dim& b);
+inline std::optional<bool> resolve_lt(const Dim& a, const Dim& b) {
+  if (!a.is_symbolic() && !b.is_symbolic()) return a.min() < b.min();
+  return resolve_lt_symbolic(a, b);
+}
 // Whether a - b simplifies to 0 (equal for every value of the variables).
 bool provably_equal(const Dim& a, const Dim& b);
 

@@ -70,10 +70,10 @@ UOp merge_adjacent_dims(const UOp& ast) {
   bool stacked = std::any_of(sts.begin(), sts.end(), [](const ShapeTracker& st) { return st.views().size() > 1; });
   if (sts.empty() || sts[0].ndim() < 2 || stacked) return ast;
   size_t ndim = sts[0].ndim();
-  shape::Shape full(ndim, 1);
+  std::vector<int64_t> full(ndim, 1);
   for (const ShapeTracker& st : sts) {
     if (st.ndim() != ndim) return ast;  // lower() reports it
-    for (size_t i = 0; i < ndim; i++) full[i] = std::max(full[i], st.shape()[i]);
+    for (size_t i = 0; i < ndim; i++) full[i] = std::max(full[i], st.shape()[i].concrete("lower"));
   }
   std::vector<bool> reduced(ndim, false);
   for (int64_t a : reduce_axes) reduced[static_cast<size_t>(a)] = true;
@@ -84,7 +84,7 @@ UOp merge_adjacent_dims(const UOp& ast) {
     if (reduced[i] != reduced[i + 1] || (reduced[i] && iota)) continue;
     std::vector<ShapeTracker> next;
     for (const ShapeTracker& st : sts) {
-      shape::sint a = st.shape()[i], b = st.shape()[i + 1];
+      int64_t a = st.shape()[i].concrete("lower"), b = st.shape()[i + 1].concrete("lower");
       if (!((a == full[i] && b == full[i + 1]) || (a == 1 && b == 1))) break;
       shape::Shape to = st.shape();
       to[i] = a * b;
@@ -134,10 +134,11 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   for (const UOp& u : nodes) {
     if (u.op() == Ops::VIEW) {
       const ShapeTracker& st = shape::get_view(u);
-      if (k.full_shape.empty()) k.full_shape = st.shape();
+      std::vector<int64_t> sizes = shape::ints(st.shape(), "lower");
+      if (k.full_shape.empty()) k.full_shape = sizes;
       if (st.ndim() != k.full_shape.size())
         throw InternalError("lower", "VIEWs of one kernel differ in rank: " + st.repr());
-      for (size_t i = 0; i < st.ndim(); i++) k.full_shape[i] = std::max(k.full_shape[i], st.shape()[i]);
+      for (size_t i = 0; i < st.ndim(); i++) k.full_shape[i] = std::max(k.full_shape[i], sizes[i]);
       wide = wide || st.needs_int64();
     }
     if (u.op() == Ops::REDUCE_AXIS)

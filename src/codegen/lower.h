@@ -21,7 +21,7 @@ namespace tg::codegen {
 
 struct LoweredKernel {
   uop::UOp sink;                    // SINK of STOREs over RANGEs, INDEX, LOAD, REDUCE and ALU ops
-  shape::Shape full_shape;          // the loop space: per dimension, the largest size of any VIEW
+  std::vector<int64_t> full_shape;  // the loop space: per dimension, the largest size of any VIEW
   std::vector<int64_t> reduce_axes;  // dimensions that are reduced (loops inside the reduction)
   std::vector<uop::UOp> globals;     // DEFINE_GLOBALs by position
   std::vector<Opt> opts;             // the optimizations applied (opts.h)

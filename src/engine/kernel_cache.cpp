@@ -20,7 +20,7 @@ namespace {
 std::string kernel_name(const codegen::LoweredKernel& k) {
   // E_ or r_, then the loop sizes: "E_4_3", "r_16_16_16"; a kernel without loops is "E_"
   std::string name = k.reduce_axes.empty() ? "E_" : "r_", sizes;
-  for (shape::sint s : k.full_shape)
+  for (int64_t s : k.full_shape)
     if (s != 1) sizes += (sizes.empty() ? "" : "_") + std::to_string(s);
   return name + sizes;
 }

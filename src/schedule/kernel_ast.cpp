@@ -14,7 +14,7 @@ namespace {
 
 // The movement op `m` applied to a contiguous tensor of its source's shape.
 ShapeTracker movement_st(const UOp& m) {
-  ShapeTracker st = ShapeTracker::from_shape(m.src(0).shape());
+  ShapeTracker st = ShapeTracker::from_shape(shape::dims(m.src(0).shape()));
   const std::vector<int64_t>& a = m.arg().get<std::vector<int64_t>>();
   auto pairs = [&] {
     shape::Ranges r;
@@ -22,9 +22,9 @@ ShapeTracker movement_st(const UOp& m) {
     return r;
   };
   switch (m.op()) {
-    case Ops::RESHAPE: return st.reshape(a);
+    case Ops::RESHAPE: return st.reshape(shape::dims(a));
     case Ops::PERMUTE: return st.permute(a);
-    case Ops::EXPAND: return st.expand(a);
+    case Ops::EXPAND: return st.expand(shape::dims(a));
     case Ops::PAD: return st.pad(pairs());
     case Ops::SHRINK: return st.shrink(pairs());
     case Ops::STRIDE: return st.stride(a);
@@ -51,7 +51,7 @@ class Builder {
     global(out);
     // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order
     const std::vector<int64_t>& out_shape = fused_.empty() ? root_.shape() : g_.reduces.at(root_.get())[0].shape();
-    ShapeTracker out_st = ShapeTracker::from_shape(out_shape);
+    ShapeTracker out_st = ShapeTracker::from_shape(shape::dims(out_shape));
     UOp value = value_of(root_, out_st);
     UOp store = UOp::make(Ops::STORE, dtypes::void_, {globals_[0], shape::view_uop(out_st), value});
     k.ast = UOp::sink({store});
@@ -109,9 +109,9 @@ class Builder {
       case Ops::IOTA: return {};
       case Ops::REDUCE_AXIS: {
         if (!is_fused_reduce(u)) throw InternalError("schedule", "a reduce that is neither fused nor realized");
-        ShapeTracker mine = ShapeTracker::from_shape(u.shape());
+        ShapeTracker mine = ShapeTracker::from_shape(shape::dims(u.shape()));
         if (!(st.simplify() == mine)) throw InternalError("schedule", "a fused reduce read through " + st.repr());
-        return {{u.src(0), ShapeTracker::from_shape(u.src(0).shape())}};
+        return {{u.src(0), ShapeTracker::from_shape(shape::dims(u.src(0).shape()))}};
       }
 
       default: {

@@ -7,6 +7,7 @@
 
 #include "shape/view_arg.h"
 #include "uop/arg.h"
+#include "uop/sint.h"
 #include "uop/symbolic.h"
 
 namespace tg::shape {
@@ -78,9 +79,9 @@ ShapeTracker ShapeTracker::simplify() const {
 }
 
 ShapeTracker ShapeTracker::compose(const ShapeTracker& upper) const {
-  if (upper.real_size() > size())
+  if (upper.real_size() > size().max())
     throw InternalError("ShapeTracker", "cannot compose " + upper.repr() + " over shape " + shape_str(shape()) +
-                                            ": it reads past the " + std::to_string(size()) + " positions");
+                                            ": it reads past the " + size().str() + " positions");
   std::vector<View> vs = views_;
   vs.insert(vs.end(), upper.views_.begin(), upper.views_.end());
   return ShapeTracker(std::move(vs));
@@ -89,16 +90,16 @@ ShapeTracker ShapeTracker::compose(const ShapeTracker& upper) const {
 std::vector<UOp> unravel(const Shape& shape, const UOp& idx) {
   std::vector<UOp> out(shape.size());
   size_t outermost = 0;
-  while (outermost < shape.size() && shape[outermost] == 1) outermost++;
+  while (outermost < shape.size() && shape[outermost] == Dim(1)) outermost++;
   sint inner = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 1) {
+    if (shape[i] == Dim(1)) {
       out[i] = idx.const_like(int64_t{0});
       continue;
     }
-    UOp c = inner == 1 ? idx : idx / inner;
+    UOp c = inner == Dim(1) ? idx : idx / uop::to_uop(inner, idx.dtype());
     // the outermost position needs no modulo: a valid flat index is below the product of the sizes
-    out[i] = i == outermost ? c : c % shape[i];
+    out[i] = i == outermost ? c : c % uop::to_uop(shape[i], idx.dtype());
     inner *= shape[i];
   }
   return out;
@@ -124,18 +125,20 @@ std::pair<UOp, UOp> ShapeTracker::to_indexed() const {
   std::vector<UOp> idxs;
   for (size_t i = 0; i < ndim(); i++) {
     // an empty dimension has no positions; any variable will do, since nothing is read
-    sint hi = std::max<sint>(shape()[i] - 1, 0);
+    int64_t hi = std::max<int64_t>(shape()[i].max() - 1, 0);
     idxs.push_back(UOp::variable("idx" + std::to_string(i), 0, hi, dt));
   }
   return to_indexed(idxs);
 }
 
 bool ShapeTracker::needs_int64() const {
-  constexpr sint kMax = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  // at the variables' largest magnitudes
+  auto most = [](const sint& x) { return std::max(x.max(), -x.min()); };
   for (const View& v : views_) {
-    sint reach = v.offset < 0 ? -v.offset : v.offset;
-    for (size_t i = 0; i < v.ndim(); i++) reach += (v.strides[i] < 0 ? -v.strides[i] : v.strides[i]) * v.shape[i];
-    if (reach > kMax || v.size() > kMax) return true;
+    int64_t reach = most(v.offset);
+    for (size_t i = 0; i < v.ndim(); i++) reach += most(v.strides[i]) * v.shape[i].max();
+    if (reach > kMax || v.size().max() > kMax) return true;
   }
   return false;
 }
@@ -143,11 +146,11 @@ bool ShapeTracker::needs_int64() const {
 uint64_t ShapeTracker::hash() const {
   uint64_t h = views_.size();
   for (const View& v : views_) {
-    for (sint s : v.shape) h = uop::hash_mix(h, static_cast<uint64_t>(s));
-    for (sint s : v.strides) h = uop::hash_mix(h, static_cast<uint64_t>(s));
-    h = uop::hash_mix(h, static_cast<uint64_t>(v.offset));
+    for (const sint& s : v.shape) h = uop::hash_mix(h, s.hash());
+    for (const sint& s : v.strides) h = uop::hash_mix(h, s.hash());
+    h = uop::hash_mix(h, v.offset.hash());
     if (v.mask)
-      for (auto [b, e] : *v.mask) h = uop::hash_mix(uop::hash_mix(h, static_cast<uint64_t>(b)), static_cast<uint64_t>(e));
+      for (const auto& [b, e] : *v.mask) h = uop::hash_mix(uop::hash_mix(h, b.hash()), e.hash());
   }
   return h;
 }

@@ -21,8 +21,9 @@ class ShapeTracker {
   const Shape& strides() const { return views_.back().strides; }  // of the top View
   size_t ndim() const { return shape().size(); }
   sint size() const { return prod(shape()); }
-  // How many buffer elements the positions can reach: the buffer must hold at least this many.
-  sint real_size() const { return views_.front().max_extent(); }
+  // How many buffer elements the positions can reach (at the variables' largest values): the buffer must hold at
+  // least this many.
+  int64_t real_size() const { return views_.front().max_extent(); }
   // One View reading the whole buffer in order: the tensor is its buffer.
   bool contiguous() const { return views_.size() == 1 && views_[0].contiguous; }
 

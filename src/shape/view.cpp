@@ -4,22 +4,44 @@
 #include <algorithm>
 #include <sstream>
 
+#include "uop/sint.h"
+
 namespace tg::shape {
 
 using uop::UOp;
+using uop::lt_at_values;
+using uop::provably_lt;
 
 // A 0 anywhere makes the product 0 before any other factor is multiplied in: (0, 2^40, 2^40) is a legal empty shape
 // whose other dims would overflow.
 sint prod(const Shape& shape) {
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  if (std::find(shape.begin(), shape.end(), Dim(0)) != shape.end()) return 0;
   sint p = 1;
-  for (sint s : shape) p *= s;
+  for (const sint& s : shape) p *= s;
   return p;
+}
+
+int64_t prod(const std::vector<int64_t>& shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  int64_t p = 1;
+  for (int64_t s : shape) p *= s;
+  return p;
+}
+
+Shape dims(const std::vector<int64_t>& ints) { return Shape(ints.begin(), ints.end()); }
+std::vector<int64_t> ints(const Shape& shape, const char* op) {
+  std::vector<int64_t> out;
+  out.reserve(shape.size());
+  for (const sint& s : shape) out.push_back(s.concrete(op));
+  return out;
+}
+bool is_symbolic(const Shape& shape) {
+  return std::any_of(shape.begin(), shape.end(), [](const sint& s) { return s.is_symbolic(); });
 }
 
 Shape strides_for_shape(const Shape& shape) {
   Shape st(shape.size(), 0);
-  if (prod(shape) == 0) return st;  // an empty view reads nothing (View::create zeroes them too)
+  if (prod(shape) == Dim(0)) return st;  // an empty view reads nothing (View::create zeroes them too)
   sint acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     st[i] = shape[i] == 1 ? 0 : acc;
@@ -28,6 +50,7 @@ Shape strides_for_shape(const Shape& shape) {
   return st;
 }
 
+std::string shape_str(const std::vector<int64_t>& shape) { return shape_str(dims(shape)); }
 std::string shape_str(const Shape& shape) {
   std::ostringstream os;
   os << "(";
@@ -50,28 +73,29 @@ View View::create(Shape shape, std::optional<Shape> strides, sint offset, std::o
   for (size_t i = 0; i < n; i++)
     if (shape[i] == 1) st[i] = 0;
   // an empty view reads nothing: its strides, offset and mask mean nothing either
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return View{std::move(shape), Shape(n, 0), 0, std::nullopt, true};
+  if (std::find(shape.begin(), shape.end(), Dim(0)) != shape.end()) return View{std::move(shape), Shape(n, 0), 0, std::nullopt, true};
   if (mask) {
     Ranges& m = *mask;
-    if (std::any_of(m.begin(), m.end(), [](const auto& r) { return r.first >= r.second; }))
+    if (std::any_of(m.begin(), m.end(), [](const auto& r) { return resolve_lt(r.first, r.second) == std::optional<bool>(false); }))
       return View{std::move(shape), Shape(n, 0), 0, Ranges(n, {0, 0}), false};
     // a dimension masked down to one position reads one element: fold it into the offset
     for (size_t i = 0; i < n; i++) {
-      if (m[i].second - m[i].first == 1 && st[i] != 0) {
+      if (m[i].second - m[i].first == Dim(1) && st[i] != Dim(0)) {
         offset += st[i] * m[i].first;
         st[i] = 0;
       }
     }
     bool full = true;
-    for (size_t i = 0; i < n; i++) full = full && m[i].first == 0 && m[i].second == shape[i];
+    for (size_t i = 0; i < n; i++) full = full && m[i].first == Dim(0) && m[i].second == shape[i];
     if (full) mask.reset();
   }
-  bool contiguous = offset == 0 && !mask && st == strides_for_shape(shape);
+  bool contiguous = offset == Dim(0) && !mask && st == strides_for_shape(shape);
   return View{std::move(shape), std::move(st), offset, std::move(mask), contiguous};
 }
 
+// no position valid for any value of the variables (a mask that is empty only for some values keeps its bounds)
 bool View::fully_masked() const {
-  return mask && std::any_of(mask->begin(), mask->end(), [](const auto& r) { return r.first >= r.second; });
+  return mask && std::any_of(mask->begin(), mask->end(), [](const auto& r) { return resolve_lt(r.first, r.second) == std::optional<bool>(false); });
 }
 
 namespace {
@@ -95,12 +119,12 @@ View resize(const View& v, const Ranges& window, std::optional<Ranges> new_mask)
     // the old mask, moved into the window's coordinates and clipped to it
     Ranges moved;
     for (size_t i = 0; i < v.ndim(); i++) {
-      auto clip = [&](sint x) { return std::clamp<sint>(x - window[i].first, 0, shape[i]); };
+      auto clip = [&](const sint& x) { return uop::smin(uop::smax(x - window[i].first, 0), shape[i]); };
       moved.emplace_back(clip((*v.mask)[i].first), clip((*v.mask)[i].second));
     }
     if (new_mask)
       for (size_t i = 0; i < v.ndim(); i++)
-        moved[i] = {std::max(moved[i].first, (*new_mask)[i].first), std::min(moved[i].second, (*new_mask)[i].second)};
+        moved[i] = {uop::smax(moved[i].first, (*new_mask)[i].first), uop::smin(moved[i].second, (*new_mask)[i].second)};
     new_mask = std::move(moved);
   }
   return View::create(std::move(shape), v.strides, offset, std::move(new_mask));
@@ -132,7 +156,7 @@ View View::permute(const std::vector<int64_t>& order, SourceLocation where) cons
 
 View View::expand(const Shape& new_shape, SourceLocation where) const {
   bool ok = new_shape.size() == ndim();
-  for (size_t i = 0; ok && i < ndim(); i++) ok = new_shape[i] >= 0 && (new_shape[i] == shape[i] || shape[i] == 1);
+  for (size_t i = 0; ok && i < ndim(); i++) ok = new_shape[i].min() >= 0 && (new_shape[i] == shape[i] || shape[i] == Dim(1));
   if (!ok)
     throw ShapeError("expand", "cannot expand shape " + shape_str(shape) + " to " + shape_str(new_shape) +
                                    ": only dimensions of size 1 can be expanded",
@@ -141,14 +165,14 @@ View View::expand(const Shape& new_shape, SourceLocation where) const {
   // an expanded dimension had size 1, so its mask was all or nothing, and stays so
   if (m)
     for (size_t i = 0; i < ndim(); i++)
-      if (shape[i] != new_shape[i]) (*m)[i] = (*m)[i].second > (*m)[i].first ? std::pair<sint, sint>{0, new_shape[i]} : std::pair<sint, sint>{0, 0};
+      if (shape[i] != new_shape[i]) (*m)[i] = provably_lt((*m)[i].first, (*m)[i].second) ? std::pair<sint, sint>{0, new_shape[i]} : std::pair<sint, sint>{0, 0};
   return create(new_shape, strides, offset, std::move(m));
 }
 
 View View::pad(const Ranges& before_after, SourceLocation where) const {
   check_rank("pad", *this, before_after.size(), ranges_str(before_after), where);
   for (const auto& [b, a] : before_after)
-    if (b < 0 || a < 0)
+    if (b.min() < 0 || a.min() < 0)
       throw ShapeError("pad", "negative padding " + ranges_str(before_after) + " for shape " + shape_str(shape) +
                                   " (use shrink to cut)",
                        where);
@@ -165,9 +189,9 @@ View View::shrink(const Ranges& ranges, SourceLocation where) const {
   check_rank("shrink", *this, ranges.size(), ranges_str(ranges), where);
   for (size_t i = 0; i < ndim(); i++) {
     auto [b, e] = ranges[i];
-    if (b < 0 || e > shape[i] || b > e)
-      throw ShapeError("shrink", "range (" + std::to_string(b) + ", " + std::to_string(e) + ") of dimension " +
-                                     std::to_string(i) + " is " + (b > e ? "inverted" : "out of bounds") +
+    if (b.min() < 0 || lt_at_values(shape[i], e) || lt_at_values(e, b))
+      throw ShapeError("shrink", "range (" + b.str() + ", " + e.str() + ") of dimension " +
+                                     std::to_string(i) + " is " + (lt_at_values(e, b) ? "inverted" : "out of bounds") +
                                      " for shape " + shape_str(shape) + " (ranges " + ranges_str(ranges) + ")",
                        where);
   }
@@ -183,11 +207,12 @@ View View::stride(const std::vector<int64_t>& steps, SourceLocation where) const
   std::optional<Ranges> m;
   if (mask) m.emplace();
   for (size_t i = 0; i < ndim(); i++) {
-    sint s = shape[i], step = steps[i], k = step < 0 ? -step : step;
-    auto ceil_div = [k](sint x) { return (x + k - 1) / k; };
+    sint s = shape[i];
+    int64_t step = steps[i], k = step < 0 ? -step : step;
+    auto ceil_div = [k](const sint& x) { return (x + (k - 1)).idiv(k); };
     sh.push_back(ceil_div(s));
     st.push_back(strides[i] * step);
-    if (step < 0 && s > 0) off += (s - 1) * strides[i];  // a backward walk starts at the last position
+    if (step < 0 && s != Dim(0)) off += (s - 1) * strides[i];  // a backward walk starts at the last position
     if (mask) {
       auto [b, e] = (*mask)[i];
       m->push_back(step > 0 ? std::pair<sint, sint>{ceil_div(b), ceil_div(e)} : std::pair<sint, sint>{ceil_div(s - e), ceil_div(s - b)});
@@ -206,31 +231,31 @@ View View::flip(const std::vector<bool>& axes, SourceLocation where) const {
 std::pair<UOp, UOp> View::to_indexed(const std::vector<UOp>& idxs) const {
   DType dt = idxs.empty() ? dtypes::int32 : idxs[0].dtype().scalar();
   if (fully_masked()) return {UOp::const_(dt, 0), UOp::const_(dtypes::bool_, false)};
-  UOp idx = UOp::const_(dt, offset);
+  UOp idx = uop::to_uop(offset, dt);
   UOp valid;
   auto conj = [&valid](const UOp& c) { valid = valid ? (valid & c) : c; };
   for (size_t i = 0; i < ndim(); i++) {
-    if (shape[i] != 1 && strides[i] != 0) idx = idx + idxs[i] * strides[i];
+    if (shape[i] != Dim(1) && strides[i] != Dim(0)) idx = idx + idxs[i] * uop::to_uop(strides[i], dt);
     if (!mask) continue;
-    auto [b, e] = (*mask)[i];
-    if (b > 0) conj(idxs[i].lt(b).logical_not());
-    if (e < shape[i]) conj(idxs[i].lt(e));
+    const auto& [b, e] = (*mask)[i];
+    if (b.max() > 0) conj(idxs[i].lt(uop::to_uop(b, dt)).logical_not());
+    if (e != shape[i]) conj(idxs[i].lt(uop::to_uop(e, dt)));
   }
   return {idx, valid ? valid : UOp::const_(dtypes::bool_, true)};
 }
 
-sint View::max_extent() const {
-  if (size() == 0 || fully_masked()) return 0;
+int64_t View::max_extent() const {
+  if (size() == Dim(0) || fully_masked()) return 0;
   sint hi = offset;
   for (size_t i = 0; i < ndim(); i++) {
     auto [b, e] = mask ? (*mask)[i] : std::pair<sint, sint>{0, shape[i]};
-    hi += strides[i] > 0 ? strides[i] * (e - 1) : strides[i] * b;
+    hi += strides[i].min() >= 0 ? strides[i] * (e - 1) : strides[i] * b;
   }
-  return hi + 1;
+  return hi.max() + 1;
 }
 
 std::string View::repr() const {
-  return "View(shape=" + shape_str(shape) + ", strides=" + shape_str(strides) + ", offset=" + std::to_string(offset) +
+  return "View(shape=" + shape_str(shape) + ", strides=" + shape_str(strides) + ", offset=" + offset.str() +
          ", mask=" + (mask ? ranges_str(*mask) : "None") + ", contiguous=" + (contiguous ? "True" : "False") + ")";
 }
 

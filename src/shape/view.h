@@ -10,21 +10,30 @@
 #include <utility>
 #include <vector>
 
+#include "tg/dim.h"
 #include "tg/error.h"
 #include "uop/uop.h"
 
 namespace tg::shape {
 
-// A dimension. int64 today; the one name to change when a dimension may be a bound Variable (symbolic shapes).
-using sint = int64_t;
+// A dimension: an integer, or an expression over bound Variables (symbolic shapes). Shapes, strides, offsets and
+// masks may all be symbolic; a check that cannot be decided for every value of the variables is decided at their
+// bound values.
+using sint = tg::Dim;
 using Shape = std::vector<sint>;
 // Per-dimension half-open ranges: the valid part of each dimension (mask), or pad/shrink arguments.
 using Ranges = std::vector<std::pair<sint, sint>>;
 
 sint prod(const Shape& shape);
+int64_t prod(const std::vector<int64_t>& shape);
 Shape strides_for_shape(const Shape& shape);  // row-major, 0 for dimensions of size 1
 std::string shape_str(const Shape& shape);    // Python's tuple notation: "(10, 10)", "(100,)", "()"
+std::string shape_str(const std::vector<int64_t>& shape);
 std::string ranges_str(const Ranges& ranges);  // "((0, 2), (1, 3))"
+// int64 sizes as Dims, and back (a symbolic size raises a ShapeError naming `op`)
+Shape dims(const std::vector<int64_t>& ints);
+std::vector<int64_t> ints(const Shape& shape, const char* op);
+bool is_symbolic(const Shape& shape);
 
 struct View {
   Shape shape;
@@ -59,8 +68,9 @@ struct View {
 
   // (index, valid) for positions idxs (one integer UOp per dimension), not simplified.
   std::pair<uop::UOp, uop::UOp> to_indexed(const std::vector<uop::UOp>& idxs) const;
-  // One past the largest buffer element a valid position reads; 0 when none is valid.
-  sint max_extent() const;
+  // One past the largest buffer element a valid position reads, at the variables' largest values; 0 when none is
+  // valid.
+  int64_t max_extent() const;
 
   bool operator==(const View&) const = default;
   std::string repr() const;  // View(shape=(10, 10), strides=(10, 1), offset=0, mask=None, contiguous=True)

@@ -44,8 +44,10 @@ bool reserved(const std::string& name) {
 
 }  // namespace
 
-Dim::Dim(const Dim& o) noexcept : c_(o.c_), n_(o.n_) {
-  if (n_) n_->refcount.fetch_add(1, std::memory_order_relaxed);
+void Dim::retain() const noexcept { n_->refcount.fetch_add(1, std::memory_order_relaxed); }
+void Dim::release() noexcept {
+  if (n_->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) uop::destroy_node(n_);
+  n_ = nullptr;
 }
 Dim& Dim::operator=(const Dim& o) noexcept {
   Dim tmp(o);
@@ -56,32 +58,19 @@ Dim& Dim::operator=(Dim&& o) noexcept {
   std::swap(c_, o.c_), std::swap(n_, o.n_);
   return *this;
 }
-Dim::~Dim() {
-  if (n_ && n_->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1) uop::destroy_node(n_);
-}
 
 int64_t Dim::concrete(const char* op, SourceLocation where) const {
   if (n_) throw ShapeError(op, std::string(op) + " needs a concrete size here, not the symbolic " + str(), where);
   return c_;
 }
 int64_t Dim::value(SourceLocation where) const { return n_ ? uop::eval(UOp::share(n_), {}, where) : c_; }
-int64_t Dim::min() const { return n_ ? UOp::share(n_).vmin() : c_; }
-int64_t Dim::max() const { return n_ ? UOp::share(n_).vmax() : c_; }
+int64_t Dim::bound(bool upper) const { return upper ? UOp::share(n_).vmax() : UOp::share(n_).vmin(); }
 std::string Dim::str() const { return n_ ? without_binds(UOp::share(n_)).render() : std::to_string(c_); }
 uint64_t Dim::hash() const { return n_ ? n_->hash : uop::hash_mix(0x5d1e, static_cast<uint64_t>(c_)); }
 
-bool operator==(const Dim& a, const Dim& b) { return a.n_ || b.n_ ? a.n_ == b.n_ : a.c_ == b.c_; }
-Dim operator+(const Dim& a, const Dim& b) {
-  if (!a.is_symbolic() && !b.is_symbolic()) return Dim(a.c_ + b.c_);
-  return uop::from_uop(uop::to_uop(a) + uop::to_uop(b));
-}
-Dim operator-(const Dim& a, const Dim& b) {
-  if (!a.is_symbolic() && !b.is_symbolic()) return Dim(a.c_ - b.c_);
-  return uop::from_uop(uop::to_uop(a) - uop::to_uop(b));
-}
-Dim operator*(const Dim& a, const Dim& b) {
-  if (!a.is_symbolic() && !b.is_symbolic()) return Dim(a.c_ * b.c_);
-  return uop::from_uop(uop::to_uop(a) * uop::to_uop(b));
+Dim Dim::symbolic(char op, const Dim& a, const Dim& b) {
+  UOp x = uop::to_uop(a), y = uop::to_uop(b);
+  return uop::from_uop(op == '+' ? x + y : op == '-' ? x - y : x * y);
 }
 Dim Dim::idiv(int64_t d, SourceLocation where) const {
   if (d <= 0) throw ArgumentError("Dim.idiv", "divides " + str() + " by " + std::to_string(d) + ": the divisor must be positive", where);
@@ -111,8 +100,7 @@ Dim Variable::bind(int64_t v, SourceLocation where) const {
   return uop::from_uop(UOp::make(Ops::BIND, dtypes::int64, {var, UOp::const_(dtypes::int64, v)}));
 }
 
-std::optional<bool> resolve_lt(const Dim& a, const Dim& b) {
-  if (!a.is_symbolic() && !b.is_symbolic()) return a.concrete("resolve_lt") < b.concrete("resolve_lt");
+std::optional<bool> resolve_lt_symbolic(const Dim& a, const Dim& b) {
   UOp d = uop::simplify(uop::to_uop(a) - uop::to_uop(b));
   if (d.vmax() < 0) return true;
   if (d.vmin() >= 0) return false;
@@ -146,6 +134,25 @@ Dim from_uop(const UOp& u) {
   UOp s = simplify(u.dtype() == dtypes::int64 ? u : u.cast(dtypes::int64));
   if (s.is_const()) return Dim(const_to_int(s.const_value()));
   return DimAccess::of_node(s);
+}
+
+bool lt_at_values(const Dim& a, const Dim& b) {
+  if (std::optional<bool> r = resolve_lt(a, b)) return *r;
+  try {
+    return a.value() < b.value();
+  } catch (const ArgumentError&) {
+    return false;
+  }
+}
+Dim smax(const Dim& a, const Dim& b) {
+  std::optional<bool> r = resolve_lt(a, b);
+  if (r) return *r ? b : a;
+  return from_uop(to_uop(a).maximum(to_uop(b)));
+}
+Dim smin(const Dim& a, const Dim& b) {
+  std::optional<bool> r = resolve_lt(a, b);
+  if (r) return *r ? a : b;
+  return from_uop(to_uop(a).minimum(to_uop(b)));
 }
 
 const int64_t* VarVals::find(const std::string& name) const {

@@ -14,6 +14,15 @@ UOp to_uop(const Dim& d, DType dt = dtypes::int64);
 // u simplified as a Dim: an int64 expression over DEFINE_VAR/BIND leaves, or the integer it folds to.
 Dim from_uop(const UOp& u);
 
+// a < b if that holds for every value of the variables; when it depends on them, at their bound values (false when
+// unbound): how a user's argument is checked (tinygrad's resolve)
+bool lt_at_values(const Dim& a, const Dim& b);
+// a < b for every value of the variables
+inline bool provably_lt(const Dim& a, const Dim& b) { return resolve_lt(a, b) == std::optional<bool>(true); }
+// The larger and smaller of two sizes: one of them where that is decided, else a MAX expression
+Dim smax(const Dim& a, const Dim& b);
+Dim smin(const Dim& a, const Dim& b);
+
 // The values of bound variables, by name.
 struct VarVals {
   std::vector<std::pair<VarArg, int64_t>> vals;

@@ -36,7 +36,7 @@ uop::UOp matmul_ast(int64_t n) {
 
 TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
   codegen::LoweredKernel k = codegen::lower(matmul_ast(64));
-  ASSERT_EQ(k.full_shape, (shape::Shape{64, 64, 64}));
+  ASSERT_EQ(k.full_shape, (std::vector<int64_t>{64, 64, 64}));
   // B's rows are contiguous and A does not depend on the column: columns as 16-wide vectors, two of them sharing
   // each broadcast element of A; rows reuse B's loads: 2 x 8 vector accumulators; the k loop unrolled by 4
   EXPECT_EQ(codegen::choose_opts(k), (std::vector<Opt>{{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 1, 2}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}}));
@@ -51,13 +51,13 @@ TEST(Opts, DimensionsReadAsOneLoopAsOne) {
     return codegen::lower(s.items.back().ast).full_shape;
   };
   Tensor x = Tensor::rand({4, 8, 6, 6}).realize(), bias = Tensor::rand({8}).realize();
-  EXPECT_EQ(loops(x * 2), (shape::Shape{1152}));
-  EXPECT_EQ(loops(x.sum({2, 3})), (shape::Shape{32, 36}));   // reduce dims with reduce dims
-  EXPECT_EQ(loops(x + bias.reshape({1, 8, 1, 1})), (shape::Shape{4, 8, 36}));  // the bias' dim stays its own
-  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}) + 1), (shape::Shape{32, 6, 6}));      // a transposed pair does not merge
+  EXPECT_EQ(loops(x * 2), (std::vector<int64_t>{1152}));
+  EXPECT_EQ(loops(x.sum({2, 3})), (std::vector<int64_t>{32, 36}));   // reduce dims with reduce dims
+  EXPECT_EQ(loops(x + bias.reshape({1, 8, 1, 1})), (std::vector<int64_t>{4, 8, 36}));  // the bias' dim stays its own
+  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}) + 1), (std::vector<int64_t>{32, 6, 6}));      // a transposed pair does not merge
   // read through a stack of Views (a transpose, then flattened): nothing merges, the lower View would have to
   // unravel a merged index with division math
-  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}).reshape({4, 8, 36}) + 1), (shape::Shape{4, 8, 36}));
+  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}).reshape({4, 8, 36}) + 1), (std::vector<int64_t>{4, 8, 36}));
   std::vector<float> xv = x.to_vector<float>(), bv = bias.to_vector<float>();
   std::vector<float> got = (x + bias.reshape({1, 8, 1, 1})).sum({2, 3}).to_vector<float>();
   for (int i = 0; i < 32; i++) {

@@ -5,8 +5,8 @@
 
 namespace tg::testing {
 
-using shape::Ranges;
-using shape::Shape;
+using Shape = IntShape;
+using Ranges = IntRanges;
 using shape::ShapeTracker;
 
 namespace {
@@ -27,6 +27,7 @@ int64_t flat_of(const std::vector<int64_t>& pos, const Shape& shape) {
 }
 
 std::string vec_str(const std::vector<int64_t>& v) { return shape::shape_str(v); }
+shape::Ranges dim_ranges(const Ranges& r) { return shape::Ranges(r.begin(), r.end()); }
 
 }  // namespace
 
@@ -182,7 +183,7 @@ Shape random_factoring(MovementFuzzer& f, int64_t total, int max_dims) {
 }  // namespace
 
 std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
-  const Shape& sh = st.shape();
+  const Shape sh = shape::ints(st.shape(), "fuzz");
   const size_t n = sh.size();
   constexpr int64_t kMaxElements = 6000;
   for (;;) {
@@ -190,7 +191,7 @@ std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
       case 0: case 1: {  // reshape: a random factoring, or splitting / merging neighbours (the absorbable kind)
         Shape s;
         if (rand_int(0, 1) == 0 || n == 0) {
-          s = random_factoring(*this, st.size(), 5);
+          s = random_factoring(*this, st.size().concrete("fuzz"), 5);
         } else {
           s = sh;
           size_t i = rand_int(0, n - 1);
@@ -204,7 +205,7 @@ std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
             s.insert(s.begin() + i + 1, parts[1]);
           }
         }
-        st = st.reshape(s), ref = ref.reshape(s);
+        st = st.reshape(shape::dims(s)), ref = ref.reshape(s);
         return "reshape" + shape::shape_str(s);
       }
       case 2: {
@@ -220,7 +221,7 @@ std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
         for (auto& d : s)
           if (d == 1 && rand_int(0, 2)) d = rand_int(0, 4), any = true;
         if (!any || shape::prod(s) > kMaxElements) continue;
-        st = st.expand(s), ref = ref.expand(s);
+        st = st.expand(shape::dims(s)), ref = ref.expand(s);
         return "expand" + shape::shape_str(s);
       }
       case 4: {
@@ -231,8 +232,8 @@ std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
           s.push_back(sh[i] + r.back().first + r.back().second);
         }
         if (shape::prod(s) > kMaxElements) continue;
-        st = st.pad(r), ref = ref.pad(r);
-        return "pad" + shape::ranges_str(r);
+        st = st.pad(dim_ranges(r)), ref = ref.pad(r);
+        return "pad" + shape::ranges_str(dim_ranges(r));
       }
       case 5: {
         Ranges r;
@@ -241,8 +242,8 @@ std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
           if (rand_int(0, 2) == 0) b = 0, e = sh[i];
           r.emplace_back(b, e);
         }
-        st = st.shrink(r), ref = ref.shrink(r);
-        return "shrink" + shape::ranges_str(r);
+        st = st.shrink(dim_ranges(r)), ref = ref.shrink(r);
+        return "shrink" + shape::ranges_str(dim_ranges(r));
       }
       case 6: {
         std::vector<int64_t> steps;
@@ -268,8 +269,8 @@ std::string MovementFuzzer::step(ShapeTracker& st, RefArray& ref) {
 }
 
 std::string compare_with_reference(const ShapeTracker& st, const RefArray& ref) {
-  if (st.shape() != ref.shape) return "shape " + shape::shape_str(st.shape()) + " != reference " + shape::shape_str(ref.shape);
-  if (st.size() == 0) return "";
+  if (st.shape() != shape::dims(ref.shape)) return "shape " + shape::shape_str(st.shape()) + " != reference " + shape::shape_str(ref.shape);
+  if (st.size() == Dim(0)) return "";
   auto [idx, valid] = st.to_indexed();
   IndexProgram index(idx), is_valid(valid);
   std::vector<int64_t> pos(ref.shape.size(), 0);
@@ -291,7 +292,7 @@ std::string fuzz_movement_chains(uint64_t seed, int chains, int max_ops) {
   MovementFuzzer f(seed);
   for (int c = 0; c < chains; c++) {
     Shape s = f.random_shape();
-    ShapeTracker st = ShapeTracker::from_shape(s);
+    ShapeTracker st = ShapeTracker::from_shape(shape::dims(s));
     RefArray ref = RefArray::arange(s);
     std::string chain = "from_shape" + shape::shape_str(s);
     int ops = static_cast<int>(f.rand_int(1, max_ops));

@@ -12,24 +12,28 @@
 
 namespace tg::testing {
 
+// the reference works on plain integers; ShapeTrackers get them as Dims (shape::dims)
+using IntShape = std::vector<int64_t>;
+using IntRanges = std::vector<std::pair<int64_t, int64_t>>;
+
 // The reference: which buffer element each position holds, -1 for padding. Obviously correct: each op is a
 // gather over the new positions.
 struct RefArray {
-  shape::Shape shape;
+  IntShape shape;
   std::vector<int64_t> ids;
 
-  static RefArray arange(const shape::Shape& shape);
-  RefArray reshape(const shape::Shape& s) const { return {s, ids}; }
+  static RefArray arange(const IntShape& shape);
+  RefArray reshape(const IntShape& s) const { return {s, ids}; }
   RefArray permute(const std::vector<int64_t>& order) const;
-  RefArray expand(const shape::Shape& s) const;
-  RefArray pad(const shape::Ranges& before_after) const;
-  RefArray shrink(const shape::Ranges& ranges) const;
+  RefArray expand(const IntShape& s) const;
+  RefArray pad(const IntRanges& before_after) const;
+  RefArray shrink(const IntRanges& ranges) const;
   RefArray stride(const std::vector<int64_t>& steps) const;
   RefArray flip(const std::vector<bool>& axes) const;
 
  private:
   // new array of shape s; old_pos maps a new position to the old one, or nullopt for padding
-  RefArray gather(const shape::Shape& s,
+  RefArray gather(const IntShape& s,
                   const std::function<std::optional<std::vector<int64_t>>(const std::vector<int64_t>&)>& old_pos) const;
 };
 
@@ -55,7 +59,7 @@ struct MovementFuzzer {
   explicit MovementFuzzer(uint64_t seed) : rng(seed) {}
   int64_t rand_int(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 
-  shape::Shape random_shape(int max_dims = 5, int64_t max_size = 6);
+  IntShape random_shape(int max_dims = 5, int64_t max_size = 6);
   // applies one random legal movement op to both; returns its description
   std::string step(shape::ShapeTracker& st, RefArray& ref);
 };
