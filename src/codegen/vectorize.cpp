@@ -123,9 +123,18 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       case Ops::LOAD: {
         const UOp& idx = u.src(0);
         DType et = u.dtype();
-        if (stored_differently(et)) return {};
         const DType vec = et.vec(static_cast<int>(n));
         bool gated = idx.src().size() > 2;
+        // 16-bit floats: one vector load of their bits, widened to float32 (a half weight's row), where the
+        // address is contiguous and no lane has a gate of its own; else no vector form
+        if (et.is_float() && stored_differently(et)) {
+          if (!contiguous(idx.src(1), lane, n) || (gated && dep[idx.src(2).get()])) return {};
+          std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
+          if (gated) isrc.push_back(idx.src(2));
+          out[u.get()] = UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
+          break;
+        }
+        if (stored_differently(et)) return {};
         if (contiguous(idx.src(1), lane, n)) {
           std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
           // a padded read along the lanes keeps a gate per lane (INDEX(buf, addr, gate_0 ... gate_n-1)): the
@@ -256,7 +265,8 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         // store that uses it finds no vector form of it and gives up)
         if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) break;
         if (!compare && u.dtype() != dtypes::float32) return {};
-        if (u.op() == Ops::CAST && stored_differently(operand)) return {};
+        // a cast of a 16-bit float vector (a float32 vector in registers) is exact; a mask is not a number
+        if (u.op() == Ops::CAST && operand.is_bool()) return {};
         std::vector<UOp> src;
         bool vector = false;
         for (const UOp& s : u.src()) {

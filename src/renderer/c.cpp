@@ -73,6 +73,19 @@ std::string per_lane_helper(const std::string& name, const std::string& t, int l
          "  for (int l = 0; l < " + std::to_string(lanes) + "; l++) r[l] = " + fn + "(x[l]);\n  return r;\n}\n";
 }
 
+// n 16-bit floats' bits as a float32 vector, in integer vector ops (no _Float16 needed from the compiler): float16 as
+// the scalar tg_f16_to_f32 (magnitude bits moved into place and scaled by 2^112, which also makes subnormals right;
+// inf and NaN get the full exponent; the sign last), bfloat16 as the high half of a float32
+std::string half_to_float_helper(const std::string& name, DType dt, const std::string& t, const std::string& h, const std::string& u) {
+  std::string body = dt == dtypes::bfloat16
+      ? "  return (" + t + ")(__builtin_convertvector(x, " + u + ") << 16);\n"
+      : "  " + u + " b = __builtin_convertvector(x, " + u + ");\n"
+        "  " + t + " f = (" + t + ")((b & 0x7fffu) << 13) * 0x1p112f;\n"
+        "  " + u + " r = (" + u + ")f | ((" + u + ")((b & 0x7c00u) == 0x7c00u) & 0x7f800000u) | ((b & 0x8000u) << 16);\n"
+        "  return (" + t + ")r;\n";
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + h + " x) {\n" + body + "}\n";
+}
+
 // acc + a*b rounded once (an FMA instruction): clang contracts this body only; gcc ignores the pragma
 std::string fma_helper(const std::string& name, const std::string& t) {
   return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " a, " + t + " b, " + t +
@@ -141,6 +154,14 @@ class CLanguage : public CStyleLanguage {
   }
   std::string vector_store(DType dt, const std::string& first, const std::string& v) const override {
     return "*(" + vector_type(dt) + "_u*)&" + first + " = " + v;
+  }
+  std::string half_vector_load(DType dt, const std::string& first, Prelude& p) const override {
+    int n = dt.count();
+    DType bits = dtypes::uint16.vec(n), wide = dtypes::uint32.vec(n), f = dtypes::float32.vec(n);
+    for (DType v : {bits, wide, f}) p.vectors.emplace(vector_type(v), v);
+    std::string name = "tg_" + std::string(dt.scalar() == dtypes::bfloat16 ? "bf16" : "f16") + "_to_f32_" + std::to_string(n);
+    p.helpers.emplace(name, half_to_float_helper(name, dt.scalar(), vector_type(f), vector_type(bits), vector_type(wide)));
+    return name + "(" + vector_load(bits, first) + ")";
   }
 
   RenderedKernel finish(const std::string& name, const std::vector<Param>& params, const std::string& body,

@@ -14,7 +14,7 @@ using uop::UOp;
 
 namespace {
 
-bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
+bool is_half(DType dt) { return dt.scalar() == dtypes::float16 || dt.scalar() == dtypes::bfloat16; }
 
 // An inlined expression nests no deeper than this in brackets: a deeper one is bound to a local and its users see
 // the name. A chain of 260 multiplies inlined is 260 parentheses deep (clang stops at 256, -fbracket-depth, and
@@ -76,7 +76,7 @@ const CStyleLanguage& language(const std::string& dialect) {
 }
 
 std::string CStyleLanguage::value_type(DType dt) const {
-  if (dt.count() > 1) return vector_type(dt);
+  if (dt.count() > 1) return vector_type(is_half(dt) ? dtypes::float32.vec(dt.count()) : dt);  // computed as float
   if (dt.is_bool()) return bool_type();
   if (is_half(dt)) return "float";
   return scalar_type(dt);
@@ -179,7 +179,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
 
   for (const UOp& u : uops) {
-    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), u.dtype().base());
+    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), is_half(u.dtype()) ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
     prelude.fp64 = prelude.fp64 || u.dtype().scalar() == dtypes::float64;
     switch (u.op()) {
       case Ops::DEFINE_GLOBAL: {
@@ -247,7 +247,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           r[u.get()] = v;
           break;
         }
-        if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
+        if (u.dtype().count() > 1 && is_half(u.dtype())) e = lang.half_vector_load(u.dtype(), e, prelude);
+        else if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
         else if (is_half(u.dtype()) && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
         std::string zero = u.dtype().count() > 1 ? lang.splat(u.dtype(), "0") : "(" + ctype(u.dtype()) + ")0";

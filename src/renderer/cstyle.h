@@ -67,6 +67,8 @@ class CStyleLanguage {
   virtual std::string element(const std::string& v, int64_t i) const = 0;  // one lane, assignable
   virtual std::string shuffle(DType to, const std::string& v, const std::vector<int64_t>& lanes) const = 0;
   virtual std::string vector_load(DType dt, const std::string& first) const = 0;  // n elements from `first` on
+  // n 16-bit floats (float16 or bfloat16: dt) from `first` on, as a float32 vector
+  virtual std::string half_vector_load(DType dt, const std::string& first, Prelude& p) const = 0;
   virtual std::string vector_store(DType dt, const std::string& first, const std::string& v) const = 0;
 
   // The whole source: prelude, the kernel (its parameters in order) and whatever entry the runtime calls.

@@ -75,6 +75,12 @@ class OpenCLLanguage : public CStyleLanguage {
   std::string vector_load(DType dt, const std::string& first) const override {
     return "vload" + std::to_string(dt.count()) + "(0, &" + first + ")";
   }
+  std::string half_vector_load(DType dt, const std::string& first, Prelude&) const override {
+    std::string n = std::to_string(dt.count());
+    // vload_half is core OpenCL (no cl_khr_fp16 needed); bfloat16 is the high half of a float
+    if (dt.scalar() == dtypes::float16) return "vload_half" + n + "(0, (const __global half*)&" + first + ")";
+    return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, &" + first + ")) << 16)";
+  }
   std::string vector_store(DType dt, const std::string& first, const std::string& v) const override {
     return "vstore" + std::to_string(dt.count()) + "(" + v + ", 0, &" + first + ")";
   }

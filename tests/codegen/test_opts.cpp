@@ -401,6 +401,36 @@ TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
   }
 }
 
+TEST(Opts, SixteenBitFloatLoadsAreVectors) {
+  // a row sum of float16 / bfloat16 values times a float32 vector (a half weight's matrix-vector product): the
+  // heuristic vectorizes the contiguous rows, the 16-bit loads are vector loads widened to float32, and every value
+  // comes out as the scalar conversion gives it: subnormals, -0, inf and NaN included (one per row)
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    std::vector<float> xs(4 * 64);
+    for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<float>(static_cast<int>((i * 29) % 23) - 11) * 0.25f;
+    xs[3] = dt == dtypes::float16 ? 6e-8f : 1e-39f;  // subnormal in the 16-bit format
+    xs[70] = -0.0f;
+    xs[130] = INFINITY;
+    xs[200] = NAN;
+    Tensor w = Tensor(xs, {4, 64}).cast(dt).realize(), v = Tensor::arange(64).cast(dtypes::float32).realize();
+    Tensor y = (w.cast(dtypes::float32) * v).sum(1);
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+    ASSERT_FALSE(opts.empty()) << dt.name();
+    EXPECT_EQ(opts[0].op, OptOp::VECTOR) << dt.name();
+    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << dt.name();
+    std::vector<float> wv = w.cast(dtypes::float32).to_vector<float>(), got = y.to_vector<float>();
+    EXPECT_GT(wv[3], 0.0f) << "the subnormal survives the cast: " << wv[3];
+    for (int r = 0; r < 4; r++) {
+      float want = 0;
+      for (int c = 0; c < 64; c++) want += wv[r * 64 + c] * static_cast<float>(c);
+      if (r == 2 || r == 3) EXPECT_EQ(std::isnan(got[r]), r == 3 || std::isnan(want)) << dt.name() << " row " << r << " " << got[r];
+      if (r == 2) EXPECT_TRUE(std::isinf(got[r])) << dt.name() << " " << got[r];
+      if (r < 2) EXPECT_NEAR(got[r], want, 1e-4 * std::fabs(want) + 1e-30) << dt.name() << " row " << r;
+    }
+  }
+}
+
 TEST(Opts, LogicOnMasksHasVectorForms) {
   // row sums of relu (x <= 0 is x < 0 | !(x != 0), NaN kept) plus a select on an xor of two masks and-ed with a
   // scalar bool: masks are vectors of -1/0, a scalar bool beside them -1 or 0. The heuristic vectorizes the rows,
