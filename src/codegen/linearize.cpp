@@ -12,7 +12,9 @@ using uop::UOp;
 
 namespace {
 
-bool is_free(const UOp& u) { return u.op() == Ops::CONST || u.op() == Ops::RANGE || u.op() == Ops::DEFINE_GLOBAL || u.op() == Ops::SINK; }
+bool is_free(const UOp& u) {
+  return u.op() == Ops::CONST || u.op() == Ops::RANGE || u.op() == Ops::DEFINE_GLOBAL || u.op() == Ops::DEFINE_VAR || u.op() == Ops::SINK;
+}
 
 // What a reduction's value is computed from, sources first, stopping at other REDUCEs: a reduction over the
 // results of another (GROUP's second stage) reads them once they are done, outside their loops.
@@ -66,6 +68,21 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
   };
   for (const UOp& g : k.globals)
     if (g) emit(g);
+  // the variables of symbolic loop sizes, by name: the kernel's parameters after the buffers
+  std::vector<UOp> vars;
+  for (const UOp& u : nodes)
+    if (u.op() == Ops::DEFINE_VAR) vars.push_back(u);
+  std::sort(vars.begin(), vars.end(), [](const UOp& a, const UOp& b) { return a.arg().get<uop::VarArg>().name < b.arg().get<uop::VarArg>().name; });
+  for (size_t i = 1; i < vars.size(); i++)
+    if (vars[i].arg().get<uop::VarArg>().name == vars[i - 1].arg().get<uop::VarArg>().name)
+      throw InternalError("linearize", "two variables named " + vars[i].arg().get<uop::VarArg>().name + " in one kernel");
+  for (const UOp& v : vars) emit(v);
+  // a loop that ends at an expression (a symbolic size) has it computed before the loop
+  auto emit_range = [&](const UOp& r) {
+    for (const UOp& u : body(r.src(0)))
+      if (!is_free(u)) emit(u);
+    emit(r);
+  };
   std::vector<UOp> global_loops;
   for (const UOp& u : nodes)
     if (u.op() == Ops::RANGE && !reduce_ranges.count(u.get())) global_loops.push_back(u);
@@ -76,7 +93,7 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
     return it == k.loop_order.end() ? a : it - k.loop_order.begin();
   };
   std::sort(global_loops.begin(), global_loops.end(), [&](const UOp& a, const UOp& b) { return rank(a) < rank(b); });
-  for (const UOp& r : global_loops) emit(r);
+  for (const UOp& r : global_loops) emit_range(r);
 
   // reduces over the same loops share one loop nest: their accumulators, the loops, every value inside, the updates
   std::vector<std::pair<std::vector<UOp>, std::vector<UOp>>> nests;  // (ranges, reduces)
@@ -95,7 +112,7 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
     for (const UOp& u : below)
       if (!is_free(u) && !inside(u)) emit(u);
     for (const UOp& red : reds) out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));
-    for (const UOp& r : my_ranges) emit(r);
+    for (const UOp& r : my_ranges) emit_range(r);
     for (const UOp& u : below)
       if (!is_free(u) && inside(u)) {
         for (const UOp& r : loops[u.get()])

@@ -5,6 +5,7 @@
 
 #include "shape/view_arg.h"
 #include "uop/reduce_arg.h"
+#include "uop/sint.h"
 #include "uop/symbolic.h"
 
 namespace tg::codegen {
@@ -60,6 +61,8 @@ UOp merge_adjacent_dims(const UOp& ast) {
   std::vector<int64_t> reduce_axes;
   bool iota = false;
   for (const UOp& u : nodes) {
+    // a symbolic size merges with nothing (its loop ends at the variable's value)
+    if (u.op() == Ops::VIEW && shape::is_symbolic(shape::get_view(u).shape())) return ast;
     if (u.op() == Ops::VIEW) views.push_back(u), sts.push_back(shape::get_view(u));
     if (u.op() == Ops::REDUCE_AXIS)
       for (int64_t a : uop::get_reduce_arg(u).axes) reduce_axes.push_back(a);
@@ -123,6 +126,8 @@ UOp merge_adjacent_dims(const UOp& ast) {
 
 }  // namespace
 
+bool LoweredKernel::symbolic() const { return shape::is_symbolic(loop_sizes); }
+
 LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const runtime::DeviceCaps& caps) {
   if (input_ast.op() != Ops::SINK) throw InternalError("lower", "a kernel AST is a SINK of STOREs");
   UOp ast = merge_adjacent_dims(input_ast);
@@ -134,11 +139,22 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   for (const UOp& u : nodes) {
     if (u.op() == Ops::VIEW) {
       const ShapeTracker& st = shape::get_view(u);
-      std::vector<int64_t> sizes = shape::ints(st.shape(), "lower");
-      if (k.full_shape.empty()) k.full_shape = sizes;
+      if (k.loop_sizes.empty()) k.loop_sizes = shape::Shape(st.ndim(), 1), k.full_shape.assign(st.ndim(), 1);
       if (st.ndim() != k.full_shape.size())
         throw InternalError("lower", "VIEWs of one kernel differ in rank: " + st.repr());
-      for (size_t i = 0; i < st.ndim(); i++) k.full_shape[i] = std::max(k.full_shape[i], sizes[i]);
+      for (size_t i = 0; i < st.ndim(); i++) {
+        // the loop runs over the largest size; a symbolic size meets only 1s and itself (loads of a broadcast)
+        const Dim& s = st.shape()[i];
+        Dim& have = k.loop_sizes[i];
+        if (s.is_symbolic() || have.is_symbolic()) {
+          if (have == Dim(1)) have = s;
+          else if (!(s == Dim(1) || s == have))
+            throw InternalError("lower", "loop " + std::to_string(i) + " is " + have.str() + " in one VIEW and " + s.str() + " in another");
+        } else if (resolve_lt(have, s) == std::optional<bool>(true)) {
+          have = s;
+        }
+        k.full_shape[i] = std::max(k.full_shape[i], s.max());
+      }
       wide = wide || st.needs_int64();
     }
     if (u.op() == Ops::REDUCE_AXIS)
@@ -195,12 +211,17 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
     if (k.full_shape[o.axis] % (lane[o.axis] * local[o.axis] * (o.axis == vector_axis ? width : 1)))
       throw illegal(opts);
   }
+  for (const Opt& o : opts)
+    if (o.axis >= 0 && o.axis < static_cast<int64_t>(ndim) && k.loop_sizes[o.axis].is_symbolic()) throw illegal({o});
+  if (k.symbolic() && caps.grid) throw InternalError("lower", "symbolic loop sizes are not supported on grid devices yet");
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim), items(ndim);
   UOp vector_lane = vector_axis >= 0 ? UOp::variable("vlane", 0, width - 1, idx_dt) : UOp();
   for (size_t i = 0; i < ndim; i++) {
     int64_t w = static_cast<int64_t>(i) == vector_axis ? width : 1, outer = k.full_shape[i] / lane[i] / w / local[i];
-    if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
+    if (k.loop_sizes[i].is_symbolic())  // no opt here: the loop ends at the size's value
+      loops[i] = UOp::make(Ops::RANGE, idx_dt, {uop::to_uop(k.loop_sizes[i], idx_dt)}, uop::Arg(static_cast<int64_t>(i)));
+    else if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
     if (lane[i] > 1) lanes[i] = UOp::variable("lane" + std::to_string(i), 0, lane[i] - 1, idx_dt);
     // the work-item within its group (LOCAL, GROUP): to_grid() makes it a local index
     if (local[i] > 1) items[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, local[i])}, uop::Arg(kLocalAxis + static_cast<int64_t>(i)));

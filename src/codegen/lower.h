@@ -21,13 +21,18 @@ namespace tg::codegen {
 
 struct LoweredKernel {
   uop::UOp sink;                    // SINK of STOREs over RANGEs, INDEX, LOAD, REDUCE and ALU ops
-  std::vector<int64_t> full_shape;  // the loop space: per dimension, the largest size of any VIEW
+  std::vector<int64_t> full_shape;  // the loop space: per dimension, the largest size of any VIEW (at the
+                                    // variables' largest values for a symbolic one)
+  std::vector<Dim> loop_sizes;       // the same sizes exactly: a symbolic one over its (unbound) variables
   std::vector<int64_t> reduce_axes;  // dimensions that are reduced (loops inside the reduction)
   std::vector<uop::UOp> globals;     // DEFINE_GLOBALs by position
   std::vector<Opt> opts;             // the optimizations applied (opts.h)
   std::vector<int64_t> loop_order;   // the axes' loops, outermost first (SWAP changes it); every axis once
   bool vectorized = false;           // whether a VECTOR opt made vector code (else its lanes are copies)
   runtime::DeviceCaps caps;          // what the device offers (which opts are legal; grid devices: LOCAL)
+  // whether some loop size is symbolic: its RANGE ends at an expression over the variables, which the launch
+  // passes; no opt applies to such an axis
+  bool symbolic() const;
 };
 
 // A LOCAL or GROUP opt's work-item loop is a RANGE with arg kLocalAxis + axis (the axis' own RANGE loops over what

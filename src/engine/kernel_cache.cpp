@@ -1,6 +1,7 @@
 #include "engine/kernel_cache.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -20,8 +21,12 @@ namespace {
 std::string kernel_name(const codegen::LoweredKernel& k) {
   // E_ or r_, then the loop sizes: "E_4_3", "r_16_16_16"; a kernel without loops is "E_"
   std::string name = k.reduce_axes.empty() ? "E_" : "r_", sizes;
-  for (int64_t s : k.full_shape)
-    if (s != 1) sizes += (sizes.empty() ? "" : "_") + std::to_string(s);
+  for (const Dim& s : k.loop_sizes) {
+    if (s == Dim(1)) continue;
+    std::string part = s.str();  // a symbolic size as an identifier: r_4_start_pos1_64
+    std::erase_if(part, [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '_'; });
+    sizes += (sizes.empty() ? "" : "_") + part;
+  }
   return name + sizes;
 }
 
@@ -63,6 +68,8 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
     k->grid = true;
   }
   k->uops = codegen::linearize(caps.grid ? gridded : lowered);
+  for (const uop::UOp& u : k->uops)  // linearize emits them sorted by name, after the buffers
+    if (u.op() == uop::Ops::DEFINE_VAR) k->vars.push_back(u.arg().get<uop::VarArg>().name);
   k->n_buffers = lowered.globals.size();
   k->ops = count_ops(k->uops);
   // on the CPU, the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write
@@ -103,7 +110,9 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
   std::vector<codegen::Opt> opts;
   bool searched = false;
-  if (random_seed > 0 && !noopt) {
+  if (lowered.symbolic()) {
+    // no opt applies to a symbolic axis, and the heuristics assume constant trip counts: the plain loops
+  } else if (random_seed > 0 && !noopt) {
     std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
     opts = codegen::random_opts(lowered, rng);
   } else if (beam > 0 && !noopt && bufs) {

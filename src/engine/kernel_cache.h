@@ -22,6 +22,8 @@ struct CompiledKernel {
   int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
   // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0
   int64_t parallel_size = 0;
+  // the variables of symbolic loop sizes, by name: their values follow vars[0], vars[1] at a launch
+  std::vector<std::string> vars;
   bool grid = false;          // a grid device's kernel: launched once over `dims`
   runtime::LaunchDims dims;
 };

@@ -37,7 +37,9 @@ void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
     std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), host.size(), src.device().name().c_str());
 }
 
-size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s) {
+size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s, const std::vector<int64_t>& vals) {
+  if (vals.size() != k.vars.size())
+    throw InternalError("launch", k.name + " takes " + std::to_string(k.vars.size()) + " variable value(s), not " + std::to_string(vals.size()));
   std::vector<void*> ptrs;
   int64_t mem = 0;
   for (runtime::Buffer* buf : bufs) {
@@ -57,12 +59,22 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
   int64_t p = k.parallel_size;
   size_t threads = p > 1 && k.ops + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
   int64_t chunks = threads > 1 ? std::min<int64_t>(p, static_cast<int64_t>(threads) * kChunksPerThread) : 1;
-  if (p == 0) (*k.program)(ptrs.data(), nullptr);
-  else
+  if (p == 0) {
+    std::vector<int64_t> vars{0, 0};  // no parallel loop: only the variables' values
+    vars.insert(vars.end(), vals.begin(), vals.end());
+    (*k.program)(ptrs.data(), vals.empty() ? nullptr : vars.data());
+  } else {
     runtime::parallel_for(threads, static_cast<size_t>(chunks), [&](size_t c) {
       int64_t range[2] = {p * static_cast<int64_t>(c) / chunks, p * static_cast<int64_t>(c + 1) / chunks};
-      (*k.program)(ptrs.data(), range);
+      if (vals.empty()) {
+        (*k.program)(ptrs.data(), range);
+        return;
+      }
+      std::vector<int64_t> vars{range[0], range[1]};
+      vars.insert(vars.end(), vals.begin(), vals.end());
+      (*k.program)(ptrs.data(), vars.data());
     });
+  }
   device.synchronize();
   return threads;
 }

@@ -31,8 +31,10 @@ bool capturing();
 
 // Runs a kernel on explicit buffers ([0] written) and waits for it: on the CPU its parallel loop split over the
 // threads (returns how many), on a grid device once over its grid. With `device_s`, a grid device measures the
-// kernel itself and puts its time there (0 where it cannot).
-size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s = nullptr);
+// kernel itself and puts its time there (0 where it cannot). `vals`: the values of the kernel's variables (k.vars,
+// symbolic loop sizes), in that order.
+size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s = nullptr,
+                   const std::vector<int64_t>& vals = {});
 // One kernel launch on explicit buffers ([0] written), counted in GlobalCounters and printed at DEBUG=2.
 void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs);
 // The whole of src copied into dst (same size), through the host.

@@ -167,10 +167,12 @@ class CLanguage : public CStyleLanguage {
   RenderedKernel finish(const std::string& name, const std::vector<Param>& params, const std::string& body,
                         const Prelude& p, const std::string& parallel_size) const override {
     std::string sig, unpack;
-    size_t n_bufs = 0;
+    size_t n_bufs = 0, n_vars = 0;
+    // the uniform entry: buffers, then vars = {core_start, core_end, the variables' values by name...}
     for (const Param& prm : params) {
-      sig += (sig.empty() ? "" : ", ") + prm.type + (prm.buffer ? "* restrict " : " ") + prm.name;
-      unpack += std::string(unpack.empty() ? "" : ", ") + "(" + prm.type + "*)bufs[" + std::to_string(n_bufs++) + "]";
+      sig += (sig.empty() ? "" : ", ") + (prm.buffer ? prm.type + "* restrict " : "const " + prm.type + " ") + prm.name;
+      unpack += std::string(unpack.empty() ? "" : ", ") +
+                (prm.buffer ? "(" + prm.type + "*)bufs[" + std::to_string(n_bufs++) + "]" : "vars[" + std::to_string(2 + n_vars++) + "]");
     }
     if (!parallel_size.empty()) {  // without vars (a caller that does not split the loop), the whole loop
       sig += ", const int64_t core_start, const int64_t core_end";

@@ -188,6 +188,13 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         r[u.get()] = p;
         break;
       }
+      case Ops::DEFINE_VAR: {  // a variable of a symbolic size: an int64 parameter (v_ keeps it off our names)
+        std::string p = "v_" + u.arg().get<uop::VarArg>().name;
+        if (std::none_of(params.begin(), params.end(), [&](const Param& q) { return q.name == p; }))
+          params.push_back({lang.scalar_type(dtypes::int64), p, false});
+        r[u.get()] = u.dtype() == dtypes::int64 ? p : "((" + ctype(u.dtype()) + ")" + p + ")";
+        break;
+      }
       case Ops::DEFINE_LOCAL: {
         const std::vector<int64_t>& a = u.arg().get<std::vector<int64_t>>();  // (id, elements)
         std::string v = "temp" + std::to_string(a[0]);

@@ -1,0 +1,119 @@
+// Kernels over symbolic sizes (symbolic shapes, step 2): ASTs built by hand whose VIEWs have a dimension n (an
+// unbound Variable), lowered once, compiled once and launched for every n in a range with n's value passed at the
+// launch. Results against plain loops; buffers are allocated at n's largest value and what lies past n must stay
+// untouched.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "engine/kernel_cache.h"
+#include "engine/realize.h"
+#include "runtime/buffer.h"
+#include "shape/view_arg.h"
+#include "uop/reduce_arg.h"
+
+using namespace tg;
+using shape::ShapeTracker;
+using uop::Ops;
+using uop::UOp;
+
+namespace {
+
+constexpr int64_t kMax = 24;
+const Variable kN("n", 1, kMax);
+
+UOp global(int64_t i) { return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.ptr(), {}, uop::Arg(i)); }
+UOp load(int64_t i, const ShapeTracker& st) { return UOp::make(Ops::LOAD, dtypes::float32, {global(i), shape::view_uop(st)}); }
+UOp store(const ShapeTracker& st, const UOp& v) {
+  return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {global(0), shape::view_uop(st), v})});
+}
+
+// Runs the kernel of `ast` for n: out has out_size floats (set to -1 first), inputs as given.
+std::vector<float> run(const std::shared_ptr<const engine::CompiledKernel>& k, int64_t n, size_t out_size,
+                       const std::vector<std::vector<float>>& inputs) {
+  runtime::Device& cpu = runtime::get_device("CPU");
+  std::vector<std::unique_ptr<runtime::Buffer>> bufs;
+  std::vector<float> out(out_size, -1.0f);
+  bufs.push_back(std::make_unique<runtime::Buffer>(cpu, out_size, dtypes::float32));
+  bufs.back()->copyin(out.data(), out_size * 4);
+  for (const auto& in : inputs) {
+    bufs.push_back(std::make_unique<runtime::Buffer>(cpu, in.size(), dtypes::float32));
+    bufs.back()->copyin(in.data(), in.size() * 4);
+  }
+  std::vector<runtime::Buffer*> ptrs;
+  for (auto& b : bufs) ptrs.push_back(b.get());
+  engine::run_program(*k, ptrs, nullptr, {n});
+  bufs[0]->copyout(out.data(), out_size * 4);
+  return out;
+}
+
+std::vector<float> iota(size_t count, float start = 1) {
+  std::vector<float> v(count);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+}  // namespace
+
+TEST(SymbolicKernels, ElementwiseOverN) {
+  Dim n = kN.unbound();
+  ShapeTracker st = ShapeTracker::from_shape({n});
+  UOp ast = store(st, load(1, st) * UOp::const_(dtypes::float32, 2.0));
+  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  EXPECT_EQ(k->vars, std::vector<std::string>{"n"});
+  EXPECT_NE(k->rendered.source.find("v_n"), std::string::npos) << k->rendered.source;
+  std::vector<float> a = iota(kMax);
+  for (int64_t v = 1; v <= kMax; v += 3) {
+    std::vector<float> got = run(k, v, kMax, {a});
+    for (int64_t i = 0; i < kMax; i++) EXPECT_EQ(got[i], i < v ? 2 * a[i] : -1.0f) << "n=" << v << " i=" << i;
+  }
+  EXPECT_EQ(engine::get_kernel(ast, runtime::get_device("CPU")), k);  // one kernel for every n
+}
+
+TEST(SymbolicKernels, SumOverASymbolicReduceAxis) {
+  // out(4, 1) = sum_j a[i, j] for j < n, a stored (4, kMax): the view is the max layout shrunk to n columns
+  Dim n = kN.unbound();
+  ShapeTracker in = ShapeTracker::from_shape({4, kMax}).shrink({{0, 4}, {0, n}});
+  UOp sum = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {load(1, in)}, uop::reduce_arg(Ops::ADD, {1}));
+  UOp ast = store(ShapeTracker::from_shape({4, 1}), sum);
+  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  std::vector<float> a = iota(4 * kMax);
+  for (int64_t v = 1; v <= kMax; v++) {
+    std::vector<float> got = run(k, v, 4, {a});
+    for (int i = 0; i < 4; i++) {
+      float want = 0;
+      for (int64_t j = 0; j < v; j++) want += a[i * kMax + j];
+      EXPECT_EQ(got[i], want) << "n=" << v << " row " << i;
+    }
+  }
+}
+
+TEST(SymbolicKernels, SymbolicOuterAxisWithABroadcastAndPadding) {
+  // out(n, 8) = a(n, 8) + b(8) + c(n, 6) padded by a column on each side: rows up to n, a broadcast row, a mask
+  Dim n = kN.unbound();
+  ShapeTracker out = ShapeTracker::from_shape({n, 8});
+  ShapeTracker row = ShapeTracker::from_shape({1, 8}).expand({n, 8});
+  ShapeTracker padded = ShapeTracker::from_shape({kMax, 6}).shrink({{0, n}, {0, 6}}).pad({{0, 0}, {1, 1}});
+  UOp ast = store(out, load(1, out) + load(2, row) + load(3, padded));
+  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  std::vector<float> a = iota(kMax * 8), b = iota(8, 100), c = iota(kMax * 6, 1000);
+  for (int64_t v = 1; v <= kMax; v += 2) {
+    std::vector<float> got = run(k, v, kMax * 8, {a, b, c});
+    for (int64_t i = 0; i < kMax; i++)
+      for (int j = 0; j < 8; j++) {
+        float want = i < v ? a[i * 8 + j] + b[j] + (j >= 1 && j < 7 ? c[i * 6 + j - 1] : 0.0f) : -1.0f;
+        EXPECT_EQ(got[i * 8 + j], want) << "n=" << v << " at " << i << "," << j;
+      }
+  }
+}
+
+TEST(SymbolicKernels, NoOptTouchesASymbolicAxis) {
+  Dim n = kN.unbound();
+  ShapeTracker st = ShapeTracker::from_shape({n, 16});
+  UOp ast = store(st, load(1, st) + UOp::const_(dtypes::float32, 1.0));
+  codegen::LoweredKernel plain = codegen::lower(ast);
+  EXPECT_TRUE(plain.symbolic());
+  EXPECT_EQ(plain.full_shape, (std::vector<int64_t>{kMax, 16}));  // the largest sizes
+  EXPECT_THROW(codegen::lower(ast, {{codegen::OptOp::UPCAST, 0, 2}}), InternalError);
+  EXPECT_NO_THROW(codegen::lower(ast, {{codegen::OptOp::UPCAST, 1, 4}}));
+}
