@@ -79,6 +79,7 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
     if (u.op() == uop::Ops::RANGE && !caps.grid) {
       bool reduce = std::find(lowered.reduce_axes.begin(), lowered.reduce_axes.end(), u.arg().get<int64_t>()) != lowered.reduce_axes.end();
       if (!reduce && u.src(0).is_const()) parallel = &u, k->parallel_size = const_to_int(u.src(0).const_value());
+      else if (!reduce) parallel = &u, k->parallel_end = u.src(0);
       break;
     }
   k->rendered = renderer::render(renderer::language(caps.dialect), k->name, k->uops, parallel);

@@ -20,8 +20,10 @@ struct CompiledKernel {
   size_t n_buffers = 0;
   std::string opts;                   // the optimizations applied, "UPCAST(1,16) UNROLL(2,4)" (codegen/opts.h)
   int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
-  // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0
+  // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0; when that
+  // count is symbolic, its expression over `vars` (evaluated at each launch)
   int64_t parallel_size = 0;
+  uop::UOp parallel_end;
   // the variables of symbolic loop sizes, by name: their values follow vars[0], vars[1] at a launch
   std::vector<std::string> vars;
   bool grid = false;          // a grid device's kernel: launched once over `dims`

@@ -8,6 +8,7 @@
 
 #include "engine/kernel_cache.h"
 #include "runtime/thread_pool.h"
+#include "uop/sint.h"
 #include "schedule/buffer_uop.h"
 #include "tg/context.h"
 #include "tg/counters.h"
@@ -57,9 +58,14 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
   // the outermost loop cut into kChunksPerThread ranges per thread, when there is enough work to pay for the
   // threads: a thread that starts late or is slowed by another process then takes fewer ranges
   int64_t p = k.parallel_size;
+  if (k.parallel_end) {  // a symbolic outermost loop: its trip count at these values
+    uop::VarVals at;
+    for (size_t i = 0; i < vals.size(); i++) at.vals.push_back({uop::VarArg{k.vars[i], vals[i], vals[i]}, vals[i]});
+    p = uop::eval(k.parallel_end, at);
+  }
   size_t threads = p > 1 && k.ops + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
   int64_t chunks = threads > 1 ? std::min<int64_t>(p, static_cast<int64_t>(threads) * kChunksPerThread) : 1;
-  if (p == 0) {
+  if (p == 0 && !k.parallel_end) {
     std::vector<int64_t> vars{0, 0};  // no parallel loop: only the variables' values
     vars.insert(vars.end(), vals.begin(), vals.end());
     (*k.program)(ptrs.data(), vals.empty() ? nullptr : vars.data());

@@ -404,7 +404,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       }
     }
   }
-  return lang.finish(name, params, body, prelude, parallel ? val(parallel->src(0)) : "");
+  // a symbolic parallel loop's end is known only from vars, which such a kernel always gets
+  return lang.finish(name, params, body, prelude, parallel ? (parallel->src(0).is_const() ? val(parallel->src(0)) : "0") : "");
 }
 
 }  // namespace tg::renderer

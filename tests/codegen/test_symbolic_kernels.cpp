@@ -9,6 +9,7 @@
 #include "engine/kernel_cache.h"
 #include "engine/realize.h"
 #include "runtime/buffer.h"
+#include "runtime/thread_pool.h"
 #include "shape/view_arg.h"
 #include "uop/reduce_arg.h"
 
@@ -103,6 +104,31 @@ TEST(SymbolicKernels, SymbolicOuterAxisWithABroadcastAndPadding) {
       for (int j = 0; j < 8; j++) {
         float want = i < v ? a[i * 8 + j] + b[j] + (j >= 1 && j < 7 ? c[i * 6 + j - 1] : 0.0f) : -1.0f;
         EXPECT_EQ(got[i * 8 + j], want) << "n=" << v << " at " << i << "," << j;
+      }
+  }
+}
+
+TEST(SymbolicKernels, ASymbolicOuterLoopIsSplitBetweenThreads) {
+  // out(n, 4096) = a + 1 for n up to 64: the outer loop's trip count comes from n at each launch
+  Variable big("rows", 0, 64);
+  ShapeTracker st = ShapeTracker::from_shape({big.unbound(), 4096});
+  UOp ast = store(st, load(1, st) + UOp::const_(dtypes::float32, 1.0));
+  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  ASSERT_TRUE(k->parallel_end);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  runtime::Buffer out(cpu, 64 * 4096, dtypes::float32), in(cpu, 64 * 4096, dtypes::float32);
+  std::vector<float> a = iota(64 * 4096), got(64 * 4096);
+  in.copyin(a.data(), a.size() * 4);
+  for (int64_t v : {0, 1, 7, 33, 64}) {
+    std::vector<float> init(64 * 4096, -1.0f);
+    out.copyin(init.data(), init.size() * 4);
+    size_t threads = engine::run_program(*k, {&out, &in}, nullptr, {v});
+    if (v == 64 && runtime::cpu_threads() > 1) EXPECT_GT(threads, 1u);
+    out.copyout(got.data(), got.size() * 4);
+    for (size_t i = 0; i < got.size(); i++)
+      if (got[i] != (static_cast<int64_t>(i) < v * 4096 ? a[i] + 1 : -1.0f)) {
+        ADD_FAILURE() << "rows=" << v << " at " << i << ": " << got[i];
+        break;
       }
   }
 }
