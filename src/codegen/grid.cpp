@@ -39,6 +39,7 @@ runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, c
     if (u.op() != Ops::RANGE) continue;
     int64_t a = u.arg().get<int64_t>();
     if (a >= kGroupReduceAxis) continue;  // GROUP's loop over the partial results: a loop in every work-item
+    if (!u.src(0).is_const()) continue;   // a symbolic size: a loop in every work-item (the grid is fixed at launch)
     if (a >= kLocalAxis) axes[a - kLocalAxis].second = u, locals = true;
     else if (std::find(k.reduce_axes.begin(), k.reduce_axes.end(), a) == k.reduce_axes.end()) axes[a].first = u;
   }

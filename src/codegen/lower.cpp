@@ -213,7 +213,6 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   }
   for (const Opt& o : opts)
     if (o.axis >= 0 && o.axis < static_cast<int64_t>(ndim) && k.loop_sizes[o.axis].is_symbolic()) throw illegal({o});
-  if (k.symbolic() && caps.grid) throw InternalError("lower", "symbolic loop sizes are not supported on grid devices yet");
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim), items(ndim);
   UOp vector_lane = vector_axis >= 0 ? UOp::variable("vlane", 0, width - 1, idx_dt) : UOp();

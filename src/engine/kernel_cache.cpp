@@ -70,6 +70,7 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
   k->uops = codegen::linearize(caps.grid ? gridded : lowered);
   for (const uop::UOp& u : k->uops)  // linearize emits them sorted by name, after the buffers
     if (u.op() == uop::Ops::DEFINE_VAR) k->vars.push_back(u.arg().get<uop::VarArg>().name);
+  k->dims.n_vars = k->vars.size();
   k->n_buffers = lowered.globals.size();
   k->ops = count_ops(k->uops);
   // on the CPU, the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write

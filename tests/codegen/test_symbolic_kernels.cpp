@@ -31,8 +31,8 @@ UOp store(const ShapeTracker& st, const UOp& v) {
 
 // Runs the kernel of `ast` for n: out has out_size floats (set to -1 first), inputs as given.
 std::vector<float> run(const std::shared_ptr<const engine::CompiledKernel>& k, int64_t n, size_t out_size,
-                       const std::vector<std::vector<float>>& inputs) {
-  runtime::Device& cpu = runtime::get_device("CPU");
+                       const std::vector<std::vector<float>>& inputs, const std::string& device = "CPU") {
+  runtime::Device& cpu = runtime::get_device(device);
   std::vector<std::unique_ptr<runtime::Buffer>> bufs;
   std::vector<float> out(out_size, -1.0f);
   bufs.push_back(std::make_unique<runtime::Buffer>(cpu, out_size, dtypes::float32));
@@ -54,58 +54,74 @@ std::vector<float> iota(size_t count, float start = 1) {
   return v;
 }
 
-}  // namespace
-
-TEST(SymbolicKernels, ElementwiseOverN) {
+void elementwise_over_n(const std::string& dev) {
   Dim n = kN.unbound();
   ShapeTracker st = ShapeTracker::from_shape({n});
   UOp ast = store(st, load(1, st) * UOp::const_(dtypes::float32, 2.0));
-  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  auto k = engine::get_kernel(ast, runtime::get_device(dev));
   EXPECT_EQ(k->vars, std::vector<std::string>{"n"});
   EXPECT_NE(k->rendered.source.find("v_n"), std::string::npos) << k->rendered.source;
   std::vector<float> a = iota(kMax);
   for (int64_t v = 1; v <= kMax; v += 3) {
-    std::vector<float> got = run(k, v, kMax, {a});
-    for (int64_t i = 0; i < kMax; i++) EXPECT_EQ(got[i], i < v ? 2 * a[i] : -1.0f) << "n=" << v << " i=" << i;
+    std::vector<float> got = run(k, v, kMax, {a}, dev);
+    for (int64_t i = 0; i < kMax; i++) EXPECT_EQ(got[i], i < v ? 2 * a[i] : -1.0f) << dev << " n=" << v << " i=" << i;
   }
-  EXPECT_EQ(engine::get_kernel(ast, runtime::get_device("CPU")), k);  // one kernel for every n
+  EXPECT_EQ(engine::get_kernel(ast, runtime::get_device(dev)), k);  // one kernel for every n
 }
 
-TEST(SymbolicKernels, SumOverASymbolicReduceAxis) {
+void sum_over_n(const std::string& dev) {
   // out(4, 1) = sum_j a[i, j] for j < n, a stored (4, kMax): the view is the max layout shrunk to n columns
   Dim n = kN.unbound();
   ShapeTracker in = ShapeTracker::from_shape({4, kMax}).shrink({{0, 4}, {0, n}});
   UOp sum = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {load(1, in)}, uop::reduce_arg(Ops::ADD, {1}));
   UOp ast = store(ShapeTracker::from_shape({4, 1}), sum);
-  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  auto k = engine::get_kernel(ast, runtime::get_device(dev));
   std::vector<float> a = iota(4 * kMax);
   for (int64_t v = 1; v <= kMax; v++) {
-    std::vector<float> got = run(k, v, 4, {a});
+    std::vector<float> got = run(k, v, 4, {a}, dev);
     for (int i = 0; i < 4; i++) {
       float want = 0;
       for (int64_t j = 0; j < v; j++) want += a[i * kMax + j];
-      EXPECT_EQ(got[i], want) << "n=" << v << " row " << i;
+      EXPECT_EQ(got[i], want) << dev << " n=" << v << " row " << i;
     }
   }
 }
 
-TEST(SymbolicKernels, SymbolicOuterAxisWithABroadcastAndPadding) {
+void outer_n_with_broadcast_and_padding(const std::string& dev) {
   // out(n, 8) = a(n, 8) + b(8) + c(n, 6) padded by a column on each side: rows up to n, a broadcast row, a mask
   Dim n = kN.unbound();
   ShapeTracker out = ShapeTracker::from_shape({n, 8});
   ShapeTracker row = ShapeTracker::from_shape({1, 8}).expand({n, 8});
   ShapeTracker padded = ShapeTracker::from_shape({kMax, 6}).shrink({{0, n}, {0, 6}}).pad({{0, 0}, {1, 1}});
   UOp ast = store(out, load(1, out) + load(2, row) + load(3, padded));
-  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  auto k = engine::get_kernel(ast, runtime::get_device(dev));
   std::vector<float> a = iota(kMax * 8), b = iota(8, 100), c = iota(kMax * 6, 1000);
   for (int64_t v = 1; v <= kMax; v += 2) {
-    std::vector<float> got = run(k, v, kMax * 8, {a, b, c});
+    std::vector<float> got = run(k, v, kMax * 8, {a, b, c}, dev);
     for (int64_t i = 0; i < kMax; i++)
       for (int j = 0; j < 8; j++) {
         float want = i < v ? a[i * 8 + j] + b[j] + (j >= 1 && j < 7 ? c[i * 6 + j - 1] : 0.0f) : -1.0f;
-        EXPECT_EQ(got[i * 8 + j], want) << "n=" << v << " at " << i << "," << j;
+        EXPECT_EQ(got[i * 8 + j], want) << dev << " n=" << v << " at " << i << "," << j;
       }
   }
+}
+
+}  // namespace
+
+TEST(SymbolicKernels, ElementwiseOverN) { elementwise_over_n("CPU"); }
+TEST(SymbolicKernels, SumOverASymbolicReduceAxis) { sum_over_n("CPU"); }
+TEST(SymbolicKernels, SymbolicOuterAxisWithABroadcastAndPadding) { outer_n_with_broadcast_and_padding("CPU"); }
+
+// On a grid device a symbolic axis stays a loop inside each work-item; the variables are kernel arguments
+TEST(SymbolicKernels, OnOpenCL) {
+  try {
+    runtime::get_device("OPENCL");
+  } catch (const DeviceError& e) {
+    GTEST_SKIP() << e.what();
+  }
+  elementwise_over_n("OPENCL");
+  sum_over_n("OPENCL");
+  outer_n_with_broadcast_and_padding("OPENCL");
 }
 
 TEST(SymbolicKernels, ASymbolicOuterLoopIsSplitBetweenThreads) {
