@@ -113,7 +113,21 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   std::vector<codegen::Opt> opts;
   bool searched = false;
   if (lowered.symbolic()) {
-    // no opt applies to a symbolic axis, and the heuristics assume constant trip counts: the plain loops
+    // no opt applies to a symbolic axis: the heuristic's opts on the other axes (it reads a symbolic size at its
+    // largest value), or none where those are not legal without the rest
+    if (!noopt) {
+      for (const codegen::Opt& o : codegen::choose_opts(lowered)) {
+        bool on_symbolic = o.axis >= 0 && o.axis < static_cast<int64_t>(lowered.loop_sizes.size()) && lowered.loop_sizes[o.axis].is_symbolic();
+        bool swap_symbolic = o.op == codegen::OptOp::SWAP && o.amount < static_cast<int64_t>(lowered.loop_sizes.size()) &&
+                             lowered.loop_sizes[o.amount].is_symbolic();
+        if (!on_symbolic && !swap_symbolic) opts.push_back(o);
+      }
+      try {
+        (void)codegen::lower(ast, opts, device.caps());
+      } catch (const InternalError&) {
+        opts.clear();
+      }
+    }
   } else if (random_seed > 0 && !noopt) {
     std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
     opts = codegen::random_opts(lowered, rng);

@@ -4,6 +4,7 @@
 // untouched.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "engine/kernel_cache.h"
@@ -146,6 +147,28 @@ TEST(SymbolicKernels, ASymbolicOuterLoopIsSplitBetweenThreads) {
         ADD_FAILURE() << "rows=" << v << " at " << i << ": " << got[i];
         break;
       }
+  }
+}
+
+TEST(SymbolicKernels, TheHeuristicsOptsOnConcreteAxesStay) {
+  // out(n, 1) = sum_k a[i, k] * b[k] over 64 k (a matrix-vector product over n rows): the heuristic's vector along
+  // k stays, its opts on the rows do not apply; values against a plain loop
+  Dim n = kN.unbound();
+  ShapeTracker a = ShapeTracker::from_shape({n, 64}), b = ShapeTracker::from_shape({1, 64}).expand({n, 64});
+  UOp prod = load(1, a) * load(2, b);
+  UOp ast = store(ShapeTracker::from_shape({n, 1}), UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {prod}, uop::reduce_arg(Ops::ADD, {1})));
+  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+  EXPECT_NE(k->opts.find("VECTOR(1,"), std::string::npos) << k->opts;
+  EXPECT_EQ(k->opts.find("(0,"), std::string::npos) << k->opts;
+  std::vector<float> av = iota(kMax * 64), bv = iota(64, -20);
+  for (int64_t v = 1; v <= kMax; v += 5) {
+    std::vector<float> got = run(k, v, kMax, {av, bv});
+    for (int64_t i = 0; i < kMax; i++) {
+      double want = 0;
+      for (int c = 0; c < 64; c++) want += double(av[i * 64 + c]) * bv[c];
+      if (i < v) EXPECT_NEAR(got[i], want, 1e-6 * std::fabs(want) + 1e-3) << "n=" << v << " row " << i;
+      else EXPECT_EQ(got[i], -1.0f);
+    }
   }
 }
 
