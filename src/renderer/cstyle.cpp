@@ -258,7 +258,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         else if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
         else if (is_half(u.dtype()) && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
-        std::string zero = u.dtype().count() > 1 ? lang.splat(u.dtype(), "0") : "(" + ctype(u.dtype()) + ")0";
+        DType in_registers = is_half(u.dtype()) && u.dtype().count() > 1 ? dtypes::float32.vec(u.dtype().count()) : u.dtype();
+        std::string zero = u.dtype().count() > 1 ? lang.splat(in_registers, "0") : "(" + ctype(u.dtype()) + ")0";
         if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : " + zero + ")";
         line(ctype(u.dtype()) + " " + v + " = " + e + ";");
         r[u.get()] = v;

@@ -421,6 +421,12 @@ TEST(Opts, SixteenBitFloatLoadsAreVectors) {
     EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << dt.name();
     std::vector<float> wv = w.cast(dtypes::float32).to_vector<float>(), got = y.to_vector<float>();
     EXPECT_GT(wv[3], 0.0f) << "the subnormal survives the cast: " << wv[3];
+    // rows padded around the matrix: the vector loads are gated (the same gate for every lane)
+    std::vector<float> padded = (w.pad({{1, 1}, {0, 0}}).cast(dtypes::float32) * v).sum(1).to_vector<float>();
+    ASSERT_EQ(padded.size(), 6u);
+    EXPECT_EQ(padded[0], 0.0f);
+    EXPECT_EQ(padded[5], 0.0f);
+    EXPECT_EQ(padded[1], y.to_vector<float>()[0]);
     for (int r = 0; r < 4; r++) {
       float want = 0;
       for (int c = 0; c < 64; c++) want += wv[r * 64 + c] * static_cast<float>(c);
