@@ -21,7 +21,8 @@ namespace {
 std::string kernel_name(const codegen::LoweredKernel& k) {
   // E_ or r_, then the loop sizes: "E_4_3", "r_16_16_16"; a kernel without loops is "E_"
   std::string name = k.reduce_axes.empty() ? "E_" : "r_", sizes;
-  for (const Dim& s : k.loop_sizes) {
+  for (size_t i = 0; i < k.full_shape.size(); i++) {
+    Dim s = k.loop_sizes[i].is_symbolic() ? k.loop_sizes[i] : Dim(k.full_shape[i]);  // a PADTO'd axis: its padded size
     if (s == Dim(1)) continue;
     std::string part = s.str();  // a symbolic size as an identifier: r_4_start_pos1_64
     std::erase_if(part, [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '_'; });
