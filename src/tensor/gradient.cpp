@@ -185,11 +185,15 @@ Tensor& Tensor::requires_grad_(bool on, Loc where) {
   if (on && !dtype().is_float())
     throw DTypeError("requires_grad_", "only float tensors can require gradients, not " + dtype().name(), where);
   // gradients are found by graph node, and equal graphs of constants are one node: two zeros({n}) biases would share
-  // one gradient, so such a leaf gets a buffer of its own (a graph with a buffer in it is already its own)
+  // one gradient, so such a leaf gets a buffer of its own (a graph with a buffer in it is already its own). Through
+  // the host: contiguous().realize() is one interned node too, and two threads making zeros({n}) parameters at once
+  // got the one buffer it became, each backward() then adding to the other's gradient
   if (on) {
     std::vector<UOp> nodes = uop().toposort();
-    if (std::none_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::BUFFER; }))
-      impl_->set_uop(contiguous(where).realize().uop());
+    if (std::none_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::BUFFER; })) {
+      std::vector<uint8_t> bytes = to_bytes();
+      impl_->set_uop(from_host(bytes.data(), static_cast<size_t>(numel()), dtype(), shape(), device(), where).uop());
+    }
   }
   impl_->requires_grad = on;
   return *this;
