@@ -25,11 +25,14 @@ namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 62;
 
-// the expression with every BIND shown as its variable (for printing)
-UOp without_binds(const UOp& u) {
+// the expression with every BIND replaced by its variable, the bound values recorded in *vals (when given)
+UOp without_binds(const UOp& u, uop::VarVals* vals = nullptr, SourceLocation where = SourceLocation::current()) {
   std::vector<std::pair<UOp, UOp>> subs;
   for (const UOp& x : u.toposort())
-    if (x.op() == Ops::BIND) subs.emplace_back(x, x.src(0));
+    if (x.op() == Ops::BIND) {
+      if (vals) vals->add(x.src(0).arg().get<uop::VarArg>(), const_to_int(x.src(1).const_value()), where);
+      subs.emplace_back(x, x.src(0));
+    }
   return subs.empty() ? u : u.substitute(subs);
 }
 
@@ -100,15 +103,20 @@ Dim Variable::bind(int64_t v, SourceLocation where) const {
   return uop::from_uop(UOp::make(Ops::BIND, dtypes::int64, {var, UOp::const_(dtypes::int64, v)}));
 }
 
+namespace {
+// a - b, simplified
+UOp difference(const Dim& a, const Dim& b) { return uop::simplify(uop::to_uop(a) - uop::to_uop(b)); }
+}  // namespace
+
 std::optional<bool> resolve_lt_symbolic(const Dim& a, const Dim& b) {
-  UOp d = uop::simplify(uop::to_uop(a) - uop::to_uop(b));
+  UOp d = difference(a, b);
   if (d.vmax() < 0) return true;
   if (d.vmin() >= 0) return false;
   return std::nullopt;
 }
 bool provably_equal(const Dim& a, const Dim& b) {
   if (a == b) return true;
-  UOp d = uop::simplify(uop::to_uop(a) - uop::to_uop(b));
+  UOp d = difference(a, b);
   return d.is_const() && const_to_int(d.const_value()) == 0;
 }
 
@@ -171,26 +179,17 @@ void VarVals::add(const VarArg& var, int64_t value, SourceLocation where) {
 
 Dim unbind(const Dim& d, VarVals* vals, SourceLocation where) {
   if (!d.is_symbolic()) return d;
-  UOp e = UOp::share(d.node());
-  std::vector<std::pair<UOp, UOp>> subs;
-  for (const UOp& x : e.toposort())
-    if (x.op() == Ops::BIND) {
-      if (vals) vals->add(x.src(0).arg().get<VarArg>(), const_to_int(x.src(1).const_value()), where);
-      subs.emplace_back(x, x.src(0));
-    }
-  return subs.empty() ? d : from_uop(e.substitute(subs));
+  UOp e = UOp::share(d.node()), free = without_binds(e, vals, where);
+  return free == e ? d : from_uop(free);
 }
 
 int64_t eval(const UOp& u, const VarVals& vals, SourceLocation where) {
-  std::vector<UOp> order = u.toposort();
   VarVals all = vals;  // and the values the expression's own BINDs carry
-  for (const UOp& x : order)
-    if (x.op() == Ops::BIND) all.add(x.src(0).arg().get<VarArg>(), const_to_int(x.src(1).const_value()), where);
+  UOp e = without_binds(u, &all, where);
   std::unordered_map<const UOpNode*, ConstValue> v;
-  for (const UOp& x : order) {
+  for (const UOp& x : e.toposort()) {
     ConstValue r;
     if (x.op() == Ops::CONST) r = x.const_value();
-    else if (x.op() == Ops::BIND) r = v.at(x.src(1).get());
     else if (x.op() == Ops::DEFINE_VAR) {
       const int64_t* have = all.find(x.arg().get<VarArg>().name);
       if (!have) throw ArgumentError("eval", "the variable " + x.arg().get<VarArg>().name + " is not bound to a value", where);
@@ -199,12 +198,12 @@ int64_t eval(const UOp& u, const VarVals& vals, SourceLocation where) {
       std::vector<ConstValue> args;
       for (const UOp& s : x.src()) args.push_back(v.at(s.get()));
       std::optional<ConstValue> out = exec_alu(x.op(), x.dtype(), x.src().empty() ? x.dtype() : x.src(0).dtype(), args);
-      if (!out) throw ArgumentError("eval", "the size " + without_binds(u).render() + " divides by zero at these values", where);
+      if (!out) throw ArgumentError("eval", "the size " + e.render() + " divides by zero at these values", where);
       r = *out;
     }
     v[x.get()] = r;
   }
-  return const_to_int(v.at(u.get()));
+  return const_to_int(v.at(e.get()));
 }
 
 }  // namespace uop
