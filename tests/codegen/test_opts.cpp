@@ -28,6 +28,16 @@ namespace {
 using codegen::Opt;
 using codegen::OptOp;
 
+// The heuristic vectorizes the kernel that computes t (the schedule's last): its first opt is a VECTOR, and the
+// kernel lowered with its opts is vector code
+void expect_heuristic_vector(const Tensor& t, const std::string& what = "") {
+  schedule::Schedule s = schedule::create_schedule({t.uop()});
+  std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+  ASSERT_FALSE(opts.empty()) << what;
+  EXPECT_EQ(opts[0].op, OptOp::VECTOR) << what << " " << codegen::opts_str(opts);
+  EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << what << " " << codegen::opts_str(opts);
+}
+
 uop::UOp matmul_ast(int64_t n) {
   Tensor a = Tensor::rand({n, n}).realize(), b = Tensor::rand({n, n}).realize();
   schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
@@ -363,11 +373,7 @@ TEST(Opts, SqrtAndSinAreLibmPerLaneInVectorCode) {
   // ops stay vectors (a row sum of sqrt(a) + sin(a))
   Tensor a = (Tensor::rand({4, 64}) * 10).realize();
   Tensor y = (a.sqrt() + a.sin()).sum(1);
-  schedule::Schedule s = schedule::create_schedule({y.uop()});
-  std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
-  ASSERT_FALSE(opts.empty());
-  EXPECT_EQ(opts[0].op, OptOp::VECTOR);
-  EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
+  ASSERT_NO_FATAL_FAILURE(expect_heuristic_vector(y));
   std::vector<float> x = a.to_vector<float>(), got = y.to_vector<float>();
   for (int r = 0; r < 4; r++) {
     double want = 0;
@@ -383,12 +389,7 @@ TEST(Opts, MaxWhereComparisonsAndCastsHaveVectorForms) {
   for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<uint8_t>((i * 37) % 251);
   Tensor x = Tensor(bytes, {4, 64}).realize(), f = x.cast(dtypes::float32);
   Tensor y = ((f - 100).maximum(0) * (f < 50).where(2.0f, f)).sum(1) + (f * -1).max(1);  // a max reduce too
-  schedule::Schedule s = schedule::create_schedule({y.uop()});
-  codegen::LoweredKernel plain = codegen::lower(s.items.back().ast);
-  std::vector<Opt> opts = codegen::choose_opts(plain);
-  ASSERT_FALSE(opts.empty());
-  EXPECT_EQ(opts[0].op, OptOp::VECTOR);
-  EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
+  ASSERT_NO_FATAL_FAILURE(expect_heuristic_vector(y));
   std::vector<float> got = y.to_vector<float>();
   for (int r = 0; r < 4; r++) {
     double want = 0;
@@ -414,11 +415,7 @@ TEST(Opts, SixteenBitFloatLoadsAreVectors) {
     xs[200] = NAN;
     Tensor w = Tensor(xs, {4, 64}).cast(dt).realize(), v = Tensor::arange(64).cast(dtypes::float32).realize();
     Tensor y = (w.cast(dtypes::float32) * v).sum(1);
-    schedule::Schedule s = schedule::create_schedule({y.uop()});
-    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
-    ASSERT_FALSE(opts.empty()) << dt.name();
-    EXPECT_EQ(opts[0].op, OptOp::VECTOR) << dt.name();
-    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << dt.name();
+    ASSERT_NO_FATAL_FAILURE(expect_heuristic_vector(y, dt.name()));
     std::vector<float> wv = w.cast(dtypes::float32).to_vector<float>(), got = y.to_vector<float>();
     EXPECT_GT(wv[3], 0.0f) << "the subnormal survives the cast: " << wv[3];
     // rows padded around the matrix: the vector loads are gated (the same gate for every lane)
@@ -447,11 +444,7 @@ TEST(Opts, LogicOnMasksHasVectorForms) {
   for (bool on : {true, false}) {
     Tensor x = Tensor(xs, {4, 64}).realize(), flag = Tensor(on).realize();
     Tensor y = (x.relu() + (x < 2).bitwise_xor(x > -3).bitwise_and(flag).where(10.0f, 0.0f)).sum(1);
-    schedule::Schedule s = schedule::create_schedule({y.uop()});
-    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
-    ASSERT_FALSE(opts.empty());
-    EXPECT_EQ(opts[0].op, OptOp::VECTOR);
-    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
+    ASSERT_NO_FATAL_FAILURE(expect_heuristic_vector(y));
     std::vector<float> got = y.to_vector<float>();
     for (int r = 0; r < 4; r++) {
       float want = 0;
@@ -475,12 +468,7 @@ TEST(Opts, PaddedReadsAlongTheVectorKeepTheirValues) {
   for (Case c : {Case{24, 5}, Case{10, 20}}) {
     Tensor x = (Tensor::rand({2, 1, 1, c.len}) - 0.5f).realize(), w = Tensor::rand({1, 1, 1, 3}).realize();
     Tensor y = x.conv2d(w, std::nullopt, 1, 1, 1, {0, c.pad});
-    schedule::Schedule s = schedule::create_schedule({y.uop()});
-    codegen::LoweredKernel plain = codegen::lower(s.items.back().ast);
-    std::vector<Opt> opts = codegen::choose_opts(plain);
-    ASSERT_FALSE(opts.empty());
-    EXPECT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
-    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
+    ASSERT_NO_FATAL_FAILURE(expect_heuristic_vector(y));
     std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>(), got = y.to_vector<float>();
     int64_t out = c.len + 2 * c.pad - 2;
     ASSERT_EQ(got.size(), static_cast<size_t>(2 * out));
