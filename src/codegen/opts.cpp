@@ -27,6 +27,13 @@ struct KernelFacts {
   std::unordered_map<int64_t, UOp> ranges;  // each axis' loop
   bool libm = false;                        // an EXP2 or LOG2: libm calls the C compiler keeps scalar
   size_t n_reduces = 0;                     // REDUCEs left in the kernel
+  // whether load i runs inside the reduce loops (in a kernel without any: every load); the others run once per
+  // output, in the epilogue (a bias, a residual term)
+  bool in_loop(size_t i) const {
+    uint64_t mask = 0;
+    for (int64_t a : reduced) mask |= uint64_t{1} << a;
+    return reduced.empty() || (load_axes[i] & mask) != 0;
+  }
 };
 
 // Whether the access' gate (a padded read) depends on axis a.
@@ -98,7 +105,9 @@ std::optional<int64_t> step_in_runs(const KernelFacts& f, const UOp& index, int6
 
 // The vector width for axis a: the widest of 16, 8 and 4 that divides it, when every load along a is contiguous
 // (a padded one too: a vector load where every lane is inside, else lane by lane; or contiguous in aligned runs of
-// the width, ungated) or invariant (in such runs too) and ungated, and one at least is contiguous; else 0.
+// the width, ungated) or invariant (in such runs too) and ungated, and one at least is contiguous; else 0. A load
+// of the epilogue may be gathered lane by lane: it runs once per output (a residual term read NCHW by a 1x1 conv
+// whose vector runs over output channels).
 int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
   std::vector<int64_t> strides;
   for (const UOp& l : f.loads) strides.push_back(stride(f, l, a));
@@ -110,6 +119,7 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
       bool gated = gated_along(f, f.loads[i], a);
       if (s == -1 && !gated) s = step_in_runs(f, f.loads[i], a, k.full_shape[a], n).value_or(-1);
       if (s == 0 && !gated) continue;
+      if (s != 1 && !f.in_loop(i)) continue;
       ok = s == 1;
       unit = true;
     }
@@ -231,8 +241,12 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   if (vector_axis < 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
   if (vector_axis >= 0) opts.push_back({OptOp::VECTOR, vector_axis, width});
   // register blocking: a global axis that some input does not depend on gives every copy the same loads
+  // (loads of the loop only: an epilogue's bias or clip bound is read once per output whatever the blocking)
   auto reuse = [&](int64_t a) {
-    return a != vector_axis && std::any_of(f.load_axes.begin(), f.load_axes.end(), [&](uint64_t m) { return !(m >> a & 1); });
+    if (a == vector_axis) return false;
+    for (size_t i = 0; i < f.loads.size(); i++)
+      if (f.in_loop(i) && !(f.load_axes[i] >> a & 1)) return true;
+    return false;
   };
   // with something to block for, two vectors along the vector axis first: each broadcast value then feeds two FMAs
   // per copy, and the block grows to 20 vectors (beautiful_mnist's convolutions: forward 2-12% faster, weight

@@ -1,5 +1,6 @@
 #include "schedule/grouping.h"
 
+#include <map>
 #include <unordered_set>
 
 #include "schedule/schedule.h"
@@ -36,7 +37,9 @@ UOp plain_buffer(const UOp& u) {
 
 namespace {
 
-constexpr int64_t kMaxRecomputedOps = 32;
+using Users = std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>;  // each node's distinct users
+
+constexpr int64_t kMaxRecomputedOps = 32, kPadCost = kMaxRecomputedOps / 2;
 
 // Whether a value of `cost` ALU ops broadcast by EXPAND `e` costs more to recompute for every copy than to store:
 // more than kMaxRecomputedOps, or kMaxBroadcastOps when the expand makes many copies (a matmul operand is expanded
@@ -54,7 +57,7 @@ bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions) {
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
 // costs more than kMaxRecomputedOps ALU ops: then the node where the kernels part ways gets its own buffer. Without
 // this a chain of N ops read by a reduce every k ops would recompute the chain in every kernel: O(N^2/k) work.
-void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>& users) {
+void realize_shared_work(Grouping& g, const Users& users) {
   constexpr int64_t kNone = -1, kMany = -2;
   // which kernel computes each node: the realized node it flows into, or kMany when several
   std::unordered_map<const uop::UOpNode*, int64_t> kernel;
@@ -78,6 +81,9 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
   std::unordered_set<const uop::UOpNode*> positions;  // computed from an IOTA in the same kernel
   for (const UOp& u : g.nodes) {
     int64_t c = ALU().contains(u.op()) || u.op() == Ops::REDUCE_AXIS ? 1 : 0;
+    // a PAD of a value computed here (half of a cat) gates every read: in a reduce's inner loop that costs more
+    // than its ops say, so a cat that several kernels read is stored (shufflenet's channel shuffles)
+    if (u.op() == Ops::PAD && !g.realized(movement_base(u.src(0))) && !is_realized_form(u.src(0))) c += kPadCost;
     if (u.op() == Ops::IOTA) positions.insert(u.get());
     for (const UOp& s : u.src())
       if (!g.realized(s)) {
@@ -108,7 +114,7 @@ void realize_shared_work(Grouping& g, const std::unordered_map<const uop::UOpNod
 // The realized node that every use of r flows into through unrealized elementwise ops, reshapes and pass-through
 // ops (DETACH too: every value computed under NoGradGuard is one), or null.
 const UOp* fusion_root(const UOp& r, const Grouping& g,
-                       const std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>& users) {
+                       const Users& users) {
   auto fuses = [](const UOp& u) { return ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()); };
   const UOp* root = nullptr;
   std::vector<const UOp*> todo{&r};
@@ -127,19 +133,84 @@ const UOp* fusion_root(const UOp& r, const Grouping& g,
   return root;
 }
 
+// Where the elementwise epilogue of a reduce stored on its own ends: the last node of the unrealized elementwise
+// ops, reshapes and pass-through ops that follow r through which every use of r passes (a conv's bias and
+// clip(x, 0, 6); a residual sum's first term), or null when that is r. Storing it instead of r runs the epilogue
+// once, in r's kernel; left to the consumer, the bias and clip of a depthwise conv read by a 1x1 conv ran in the
+// 1x1 conv's inner loop once per block of output channels. Not when a PAD reads the end (a cat): the cat is then
+// cheap enough to fuse into its readers as gated loads, which costs them more than the epilogue did (shufflenet).
+// `order`: each node's position in g.nodes.
+const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
+                        const std::unordered_map<const uop::UOpNode*, size_t>& order) {
+  // (not exp2, log2 or sin: a reduce's kernel computes its epilogue lane by lane, where the libm calls cost more
+  // than the elementwise kernel that runs them as vectors; efficientnet's SiLU after each depthwise conv)
+  auto fuses = [&](const UOp& u) {
+    bool libm = u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SIN;
+    return !g.realized(u) && !libm && (ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()));
+  };
+  // whether s, computed in the epilogue's kernel, would need a reduce other than r that no buffer holds
+  std::unordered_set<const uop::UOpNode*> region{r.get()}, checked;
+  auto needs_other_reduce = [&](const UOp& s) {
+    std::vector<const UOp*> todo{&s};
+    while (!todo.empty()) {
+      const UOp* n = todo.back();
+      todo.pop_back();
+      if (region.count(n->get()) || g.realized(*n) || !checked.insert(n->get()).second) continue;
+      if (n->op() == Ops::REDUCE_AXIS) return true;
+      for (size_t i = 0; i < (n->op() == Ops::CUSTOM_GRAD ? 1 : n->src().size()); i++) todo.push_back(&n->src(i));
+    }
+    return false;
+  };
+  // visit the nodes reached from r in graph order; one that every pending use flows into ends the epilogue so far
+  std::map<size_t, const UOp*> pending;
+  const UOp* end = nullptr;
+  for (const UOp* cur = &r;;) {
+    auto it = users.find(cur->get());
+    if (it == users.end()) break;
+    bool read_outside = false;
+    for (const UOp* next : it->second) {
+      if (fuses(*next)) pending.emplace(order.at(next->get()), next);
+      else read_outside = true;
+    }
+    if (read_outside || pending.empty()) break;
+    cur = pending.begin()->second;
+    pending.erase(pending.begin());
+    region.insert(cur->get());
+    bool other = false;
+    for (size_t i = 0; i < (cur->op() == Ops::CUSTOM_GRAD ? 1 : cur->src().size()) && !other; i++)
+      other = needs_other_reduce(cur->src(i));
+    if (other) break;
+    if (pending.empty()) end = cur;
+  }
+  while (end && end->op() == Ops::RESHAPE) end = &end->src(0);  // a reshape's source is stored in the same order
+  if (!end || end->get() == r.get()) return nullptr;
+  for (std::vector<const UOp*> moved{end}; !moved.empty();) {  // the readers of the end, through movement ops
+    const UOp* m = moved.back();
+    moved.pop_back();
+    for (const UOp* next : users.at(m->get())) {
+      if (next->op() == Ops::PAD) return nullptr;
+      if (Movement().contains(next->op()) && !g.realized(*next)) moved.push_back(next);
+    }
+  }
+  return end;
+}
+
 }  // namespace
 
 Grouping group(const std::vector<UOp>& outputs) {
   Grouping g;
   g.nodes = UOp::sink(outputs).toposort();
   g.nodes.pop_back();  // the SINK itself
-  std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>> users;  // distinct users
-  for (const UOp& u : g.nodes)
+  Users users;
+  std::unordered_map<const uop::UOpNode*, size_t> order;  // position in g.nodes
+  for (const UOp& u : g.nodes) {
+    order[u.get()] = order.size();
     for (size_t i = 0; i < (u.op() == Ops::CUSTOM_GRAD ? 1 : u.src().size()); i++) {  // CUSTOM_GRAD computes src 0 only
       bool seen = false;
       for (size_t j = 0; j < i; j++) seen = seen || u.src(j) == u.src(i);
       if (!seen) users[u.src(i).get()].push_back(&u);
     }
+  }
 
   for (const UOp& out : outputs) {
     if (is_realized_form(out)) continue;
@@ -157,7 +228,8 @@ Grouping group(const std::vector<UOp>& outputs) {
 
   // A reduce fuses into the kernel that all its uses flow into through elementwise ops and reshapes: one realized
   // node (a bias and a clip(x, 0, 6) read it twice on the way); anything else (an expand, a permute, another reduce,
-  // two realized nodes) reads it from a buffer.
+  // two realized nodes) reads it from a buffer: then its epilogue's end, when it has one, is stored instead.
+  std::vector<const UOp*> alone;
   for (const UOp& r : g.nodes) {
     if (r.op() != Ops::REDUCE_AXIS) continue;
     if (g.realized(r)) {
@@ -177,7 +249,16 @@ Grouping group(const std::vector<UOp>& outputs) {
     } else {
       g.realize.insert(r.get());
       g.reduces[r.get()].push_back(r);
+      alone.push_back(&r);
     }
+  }
+  for (const UOp* r : alone) {
+    const UOp* end = epilogue_end(*r, g, users, order);
+    if (!end || g.reduces.count(end->get())) continue;
+    g.realize.erase(r->get());
+    g.reduces.erase(r->get());
+    g.realize.insert(end->get());
+    g.reduces[end->get()].push_back(*r);
   }
   realize_shared_work(g, users);
   return g;

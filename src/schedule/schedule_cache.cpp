@@ -111,9 +111,9 @@ std::optional<Template> make_template(const Graph& g, const Schedule& s) {
     const UOp& buffer = view.op() == Ops::BUFFER ? view : view.src(0);
     auto at = g.index.find(node.get());
     if (buffer.op() != Ops::BUFFER || at == g.index.end()) return std::nullopt;
-    fresh.emplace(buffer.get(), static_cast<uint32_t>(t.fresh.size()));
-    t.becomes.push_back({at->second, static_cast<uint32_t>(t.fresh.size())});
-    t.fresh.push_back({buffer.src(0).arg().get<std::string>(), buffer.dtype(), uop::get_buffer_arg(buffer).size});
+    auto [f, added] = fresh.emplace(buffer.get(), static_cast<uint32_t>(t.fresh.size()));  // two nodes may share one
+    t.becomes.push_back({at->second, f->second});
+    if (added) t.fresh.push_back({buffer.src(0).arg().get<std::string>(), buffer.dtype(), uop::get_buffer_arg(buffer).size});
   }
   for (const ScheduleItem& it : s.items) {
     Template::Item item{it.kind, it.ast, {}};

@@ -198,7 +198,8 @@ Tensor Tensor::to(const std::string& dev, Loc where) const {
 }
 
 Tensor Tensor::clone(Loc where) const {
-  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), device(), where);
+  // arg 1: a buffer of its own, never the buffer of the value it copies (which contiguous() may share)
+  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}, uop::Arg(int64_t{1})), device(), where);
 }
 
 }  // namespace tg

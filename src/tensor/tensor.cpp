@@ -47,12 +47,15 @@ SavedGraphs apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
   SavedGraphs saved;
   if (becomes.empty()) return saved;
   std::lock_guard lock(registry_mutex());
-  for (TensorImpl* t = registry_head; t; t = t->next) {
-    UOp before = t->uop();
-    if (schedule::is_realized_form(before)) continue;
-    UOp now = before.substitute(becomes);
-    if (now != before) saved.emplace_back(t, t->set_uop(std::move(now)));
-  }
+  std::vector<TensorImpl*> lazy;
+  std::vector<UOp> graphs;
+  for (TensorImpl* t = registry_head; t; t = t->next)
+    if (!schedule::is_realized_form(t->uop())) lazy.push_back(t), graphs.push_back(t->uop());
+  // one walk for all tensors: an ONNX model's or a network's intermediates share most of their graphs, and a walk
+  // per tensor made each realize quadratic in the graph's size (a Reshape whose shape is computed reads it back)
+  std::vector<UOp> now = uop::substitute(graphs, becomes);
+  for (size_t i = 0; i < lazy.size(); i++)
+    if (now[i] != graphs[i]) saved.emplace_back(lazy[i], lazy[i]->set_uop(std::move(now[i])));
   return saved;
 }
 

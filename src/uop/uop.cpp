@@ -233,10 +233,12 @@ std::vector<UOp> UOp::toposort() const {
   return out;
 }
 
-UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& replacements) const {
+std::vector<UOp> substitute(const std::vector<UOp>& roots, const std::vector<std::pair<UOp, UOp>>& replacements) {
   std::unordered_map<const UOpNode*, UOp> map;
   for (const auto& [from, to] : replacements) map[from.get()] = to;
-  for (const UOp& u : toposort()) {
+  std::vector<UOp> nodes = UOp::sink(roots).toposort();
+  nodes.pop_back();  // the SINK
+  for (const UOp& u : nodes) {
     if (map.count(u.get())) continue;
     std::vector<UOp> src;
     bool changed = false;
@@ -247,8 +249,17 @@ UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& replacements) const 
     }
     if (changed) map[u.get()] = u.with_src(std::move(src));
   }
-  auto it = map.find(n_);
-  return it == map.end() ? *this : it->second;
+  std::vector<UOp> out;
+  for (const UOp& r : roots) {
+    auto it = map.find(r.get());
+    out.push_back(it == map.end() ? r : it->second);
+  }
+  return out;
+}
+
+UOp UOp::substitute(const std::vector<std::pair<UOp, UOp>>& replacements) const {
+  if (!n_) return *this;
+  return uop::substitute(std::vector<UOp>{*this}, replacements)[0];
 }
 
 std::string print_graph(const UOp& root) {

@@ -99,6 +99,10 @@ class UOp {
   UOpNode* n_ = nullptr;
 };
 
+// Each root with the replacements made everywhere below it, in one walk over all the roots' graphs: a node that
+// several roots share is rewritten once (realize() updates every live tensor's graph this way).
+std::vector<UOp> substitute(const std::vector<UOp>& roots, const std::vector<std::pair<UOp, UOp>>& replacements);
+
 std::ostream& operator<<(std::ostream& os, const UOp& u);  // the numbered graph listing, each node once
 std::string print_graph(const UOp& u);
 

@@ -1,6 +1,7 @@
 // How graphs split into kernels: the fusion rules of GUIDE section 2, counted on real runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <tg/tg.h>
@@ -8,6 +9,7 @@
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "schedule/buffer_uop.h"
+#include "schedule/grouping.h"
 #include "schedule/schedule.h"
 
 using namespace tg;
@@ -80,6 +82,70 @@ TEST(Fusion, ConvAndPoolingAreOneKernelEach) {
     NoGradGuard no_grad;
     EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 2);
   }
+}
+
+// the buffers the last kernel of t's schedule reads and writes
+size_t buffers_of_last_kernel(const Tensor& t) {
+  schedule::Schedule s = schedule::create_schedule({t.uop()});
+  return s.items.empty() ? 0 : s.items.back().bufs.size();
+}
+
+void expect_same_values(const Tensor& a, const Tensor& b) {
+  std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); i++) EXPECT_NEAR(x[i], y[i], 1e-5f * (1 + std::fabs(y[i]))) << "at " << i;
+}
+
+TEST(Fusion, AnEpilogueReadByAReduceRunsOnceInItsOwnKernel) {
+  // a depthwise conv's bias and clip are stored by the depthwise kernel: the 1x1 conv that reads them once per
+  // block of its output channels reads one buffer (and its weight), not the raw conv and the bias
+  Tensor x = Tensor::rand({1, 4, 8, 8}).realize(), wd = Tensor::rand({4, 1, 3, 3}).realize();
+  Tensor bd = Tensor::rand({4}).realize(), w1 = Tensor::rand({6, 4, 1, 1}).realize();
+  Tensor y = x.conv2d(wd, bd, 4, 1, 1, 1).relu6().conv2d(w1);
+  EXPECT_EQ(buffers_of_last_kernel(y), 3u);
+  Tensor stored = x.conv2d(wd, bd, 4, 1, 1, 1).relu6().realize();
+  expect_same_values(y, stored.conv2d(w1));
+  // a residual sum: the first block's conv stores its output with the bias; the second block's conv stores the sum
+  Tensor wa = Tensor::rand({4, 4, 1, 1}).realize(), wb = Tensor::rand({4, 4, 1, 1}).realize(), b = Tensor::rand({4}).realize();
+  Tensor h = x.conv2d(wa, b), out = (h + h.conv2d(wb, b)).conv2d(w1);
+  Tensor h_ref = x.conv2d(wa, b).realize(), sum_ref = (h_ref + h_ref.conv2d(wb, b)).realize();
+  expect_same_values(out, sum_ref.conv2d(w1));
+  EXPECT_EQ(buffers_of_last_kernel(out), 3u);
+}
+
+TEST(Fusion, ACatThatSeveralKernelsReadIsStored) {
+  // recomputed, both halves of the cat would be gated loads inside the conv's reduce loop and in the sum
+  Tensor x = Tensor::rand({1, 2, 4, 4}).realize(), w = Tensor::rand({3, 4, 1, 1}).realize();
+  Tensor c = Tensor::cat({x.relu(), (x * 2).relu()}, 1);
+  Tensor y = c.conv2d(w), total = c.sum();
+  // x is read by the one kernel that stores the cat
+  schedule::Schedule s = schedule::create_schedule({y.uop(), total.uop()});
+  uop::UOp xb = schedule::movement_base(x.uop());
+  size_t readers = 0;
+  for (const auto& it : s.items) readers += std::count(it.bufs.begin(), it.bufs.end(), xb);
+  EXPECT_EQ(readers, 1u);
+  Tensor c_ref = Tensor::cat({x.relu(), (x * 2).relu()}, 1).realize();
+  expect_same_values(y, c_ref.conv2d(w));
+  EXPECT_NEAR(total.item<float>(), c_ref.sum().item<float>(), 1e-4);
+}
+
+TEST(Fusion, ContiguousOfAValueTheScheduleStoresIsThatBuffer) {
+  // a squeeze conv's output read by a 1x1 conv and by a 3x3 conv (which makes its input contiguous first): stored
+  // once, with no copy; clone() still makes a buffer of its own
+  Tensor x = Tensor::rand({1, 4, 6, 6}).realize(), ws = Tensor::rand({2, 4, 1, 1}).realize();
+  Tensor we1 = Tensor::rand({3, 2, 1, 1}).realize(), we3 = Tensor::rand({3, 2, 3, 3}).realize();
+  Tensor sq = x.conv2d(ws).relu();
+  Tensor y = Tensor::cat({sq.conv2d(we1), sq.conv2d(we3, std::nullopt, 1, 1, 1, 1)}, 1);
+  size_t kernels = schedule::create_schedule({y.uop()}).items.size();
+  Tensor sq_ref = x.conv2d(ws).relu().realize();
+  Tensor y_ref = Tensor::cat({sq_ref.conv2d(we1), sq_ref.conv2d(we3, std::nullopt, 1, 1, 1, 1)}, 1);
+  // the squeeze conv and its weight copy, and no copy of its output
+  EXPECT_EQ(kernels, schedule::create_schedule({y_ref.uop()}).items.size() + 2);
+  expect_same_values(y, y_ref);
+  Tensor a = x + 1, b = a.clone();
+  Tensor::realize({a, b});
+  EXPECT_NE(schedule::movement_base(a.uop()).get(), schedule::movement_base(b.uop()).get());
+  expect_same_values(a, b);
 }
 
 TEST(Fusion, ElementwiseChainIsOneKernel) {
