@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tg/error.h"
 
@@ -91,5 +94,33 @@ inline std::optional<bool> resolve_lt(const Dim& a, const Dim& b) {
 bool provably_equal(const Dim& a, const Dim& b);
 
 std::ostream& operator<<(std::ostream& os, const Dim& d);
+
+// The sizes a movement method takes (reshape, expand): integers as before ({2, -1}, a Shape) or Dims.
+class DimList {
+ public:
+  DimList(std::initializer_list<Dim> sizes) : v_(sizes) {}
+  DimList(const std::vector<int64_t>& sizes) : v_(sizes.begin(), sizes.end()) {}
+  DimList(std::vector<Dim> sizes) : v_(std::move(sizes)) {}
+  const std::vector<Dim>& dims() const { return v_; }
+  bool is_symbolic() const;
+  std::vector<int64_t> ints() const;  // each concrete(); for an all-concrete list
+
+ private:
+  std::vector<Dim> v_;
+};
+
+// The (begin, end) or (before, after) pairs a movement method takes (shrink): integers as before or Dims.
+class DimRanges {
+ public:
+  DimRanges(std::initializer_list<std::pair<Dim, Dim>> ranges) : v_(ranges) {}
+  DimRanges(const std::vector<std::pair<int64_t, int64_t>>& ranges) : v_(ranges.begin(), ranges.end()) {}
+  DimRanges(std::vector<std::pair<Dim, Dim>> ranges) : v_(std::move(ranges)) {}
+  const std::vector<std::pair<Dim, Dim>>& pairs() const { return v_; }
+  bool is_symbolic() const;
+  std::vector<std::pair<int64_t, int64_t>> ints() const;  // for an all-concrete list
+
+ private:
+  std::vector<std::pair<Dim, Dim>> v_;
+};
 
 }  // namespace tg

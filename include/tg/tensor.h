@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "tg/dim.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
 #include "tg/tensor_args.h"
@@ -196,8 +197,11 @@ class Tensor {
   Tensor randn_like(std::optional<DType> dtype = std::nullopt, Loc where = Loc::current()) const;
 
   // ---- properties ----
+  // The sizes; a tensor with a symbolic size (a shrink to a bound Variable) raises ShapeError: sym_shape() has them.
   const Shape& shape() const;
-  int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
+  std::vector<Dim> sym_shape() const;
+  bool is_symbolic() const;
+  int64_t ndim() const;
   int64_t numel() const;
   DType dtype() const;
   const std::string& device() const;
@@ -373,10 +377,10 @@ class Tensor {
 
   // ---- movement: zero copy, through the ShapeTracker ----
   // one dimension may be -1; tg::keep_dim keeps that dimension's size (tinygrad's None)
-  Tensor reshape(const Shape& shape, Loc where = Loc::current()) const;
+  Tensor reshape(const DimList& shape, Loc where = Loc::current()) const;
   Tensor view(const Shape& shape, Loc where = Loc::current()) const;     // = reshape
   Tensor permute(const std::vector<int64_t>& order, Loc where = Loc::current()) const;
-  Tensor expand(const Shape& shape, Loc where = Loc::current()) const;  // -1 keeps a dimension; may add leading ones
+  Tensor expand(const DimList& shape, Loc where = Loc::current()) const;  // -1 keeps a dimension; may add leading ones
   // (before, after) per dimension; negative amounts remove elements; the new elements are `value`
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& padding, double value = 0, Loc where = Loc::current()) const;
   // Padding with a mode: constant (value), reflect (mirror without the edge), replicate (edge), circular (wrap).
@@ -384,7 +388,8 @@ class Tensor {
              Loc where = Loc::current()) const;
   // PyTorch's flat padding of the last dimensions: (left, right, top, bottom, ...).
   Tensor pad2d(const std::vector<int64_t>& padding, double value = 0, Loc where = Loc::current()) const;
-  Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& ranges, Loc where = Loc::current()) const;  // [begin, end)
+  // [begin, end) per dimension; a bound Variable's Dim as an end gives a symbolic size (x.shrink({{0, v.bind(5)}}))
+  Tensor shrink(const DimRanges& ranges, Loc where = Loc::current()) const;
   // Padded at the end (zeros) or cut to `shape`, one entry per dimension (tg::keep_dim keeps one)
   Tensor pad_to(const Shape& shape, Loc where = Loc::current()) const;
   Tensor shrink_to(const Shape& shape, Loc where = Loc::current()) const;

@@ -85,14 +85,14 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
   return threads;
 }
 
-void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs) {
+void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, const std::vector<int64_t>& vals) {
   int64_t mem = 0;
   for (runtime::Buffer* buf : bufs) mem += static_cast<int64_t>(buf->nbytes());
   runtime::Buffer& out = *bufs[0];
   bool debug = getenv_int("DEBUG") >= 2;
   double device_s = 0;
   auto t0 = std::chrono::steady_clock::now();
-  size_t threads = run_program(k, bufs, debug ? &device_s : nullptr);
+  size_t threads = run_program(k, bufs, debug ? &device_s : nullptr, vals);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (device_s > 0) s = device_s;  // DEBUG=2 on a device that measures its kernels: the device's time
   GlobalCounters::kernel_count++;
@@ -115,11 +115,23 @@ void run_schedule(schedule::Schedule s) {
                  buffer_of(s.items[0].bufs[0]).device().name().c_str());
   }
   if (debug >= 3) std::cerr << schedule::print_schedule(s);
+  if (capture_sink && !s.var_vals.vals.empty())  // a replay would launch without the variables' values
+    throw ArgumentError("TinyJit", "the function computes over a symbolic size (variable " + s.var_vals.vals[0].first.name +
+                                       "): TinyJit does not capture symbolic shapes yet; call it without TinyJit");
   for (ScheduleItem& item : s.items) {
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));
     if (item.kind == ScheduleItem::Kind::Copy) copy_buffer(*bufs[0], *bufs[1]);
-    else launch(*get_kernel(item.ast, bufs[0]->device(), &bufs), bufs);
+    else {
+      const CompiledKernel& k = *get_kernel(item.ast, bufs[0]->device(), &bufs);
+      std::vector<int64_t> vals;  // the kernel's variables' values, in its order
+      for (const std::string& name : k.vars) {
+        const int64_t* v = s.var_vals.find(name);
+        if (!v) throw InternalError("launch", k.name + " takes the variable " + name + ", which the schedule does not bind");
+        vals.push_back(*v);
+      }
+      launch(k, bufs, vals);
+    }
     if (capture_sink) capture_sink->push_back(std::move(item));
     item = ScheduleItem();  // frees the buffers only this item still held
   }

@@ -35,8 +35,9 @@ bool capturing();
 // symbolic loop sizes), in that order.
 size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s = nullptr,
                    const std::vector<int64_t>& vals = {});
-// One kernel launch on explicit buffers ([0] written), counted in GlobalCounters and printed at DEBUG=2.
-void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs);
+// One kernel launch on explicit buffers ([0] written), counted in GlobalCounters and printed at DEBUG=2; `vals` as
+// for run_program.
+void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, const std::vector<int64_t>& vals = {});
 // The whole of src copied into dst (same size), through the host.
 void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src);
 

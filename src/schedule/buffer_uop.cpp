@@ -19,6 +19,14 @@ UOp buffer_as_shape(const UOp& buffer, const std::vector<int64_t>& shape) {
   return UOp::make(Ops::RESHAPE, buffer.dtype(), {buffer}, uop::Arg(shape));
 }
 
+UOp buffer_as_node(const UOp& buffer, const UOp& node) {
+  if (!node.symbolic_shape()) return buffer_as_shape(buffer, node.shape());
+  UOp laid_out = buffer_as_shape(buffer, node.max_shape());
+  std::vector<Dim> ranges;
+  for (const Dim& d : node.sym_shape()) ranges.push_back(0), ranges.push_back(d);
+  return UOp::make(Ops::SHRINK, buffer.dtype(), {laid_out}, uop::Arg(std::move(ranges)));
+}
+
 runtime::Buffer& buffer_of(const UOp& buffer) {
   return *static_cast<runtime::Buffer*>(uop::get_buffer_arg(buffer).memory.get());
 }

@@ -12,6 +12,10 @@ namespace tg::schedule {
 uop::UOp new_buffer(const std::string& device, DType dtype, int64_t size);
 // How a BUFFER of prod(shape) elements reads as a tensor of `shape`: itself when 1-D, else a RESHAPE of it.
 uop::UOp buffer_as_shape(const uop::UOp& buffer, const std::vector<int64_t>& shape);
+// How a BUFFER reads as the tensor-level node `node`: buffer_as_shape of its shape, or for a symbolic shape the
+// buffer laid out at the largest sizes and shrunk to the node's (SHRINK(RESHAPE(BUFFER, max), (0, S_i))): every
+// value of the variables uses the same buffer and the same strides.
+uop::UOp buffer_as_node(const uop::UOp& buffer, const uop::UOp& node);
 // The runtime buffer a BUFFER node owns.
 runtime::Buffer& buffer_of(const uop::UOp& buffer);
 // The device name of a tensor-level node: the DEVICE source of its BUFFER, CONST or IOTA leaves.

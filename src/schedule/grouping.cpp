@@ -50,8 +50,8 @@ constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64;
 bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions) {
   if (cost > kMaxRecomputedOps) return true;
   if (cost <= kMaxBroadcastOps || from_positions) return false;
-  int64_t from = shape::prod(e.src(0).shape());
-  return from > 0 && shape::prod(e.shape()) / from >= kManyCopies;
+  int64_t from = shape::prod(e.src(0).max_shape());
+  return from > 0 && shape::prod(e.max_shape()) / from >= kManyCopies;
 }
 
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
@@ -241,7 +241,7 @@ Grouping group(const std::vector<UOp>& outputs) {
     std::vector<UOp>* fused = root ? &g.reduces[root->get()] : nullptr;
     if (fused && !fused->empty()) {
       const UOp& first = fused->front();
-      if (first.src(0).shape() != r.src(0).shape() || uop::get_reduce_arg(first).axes != uop::get_reduce_arg(r).axes)
+      if (first.src(0).sym_shape() != r.src(0).sym_shape() || uop::get_reduce_arg(first).axes != uop::get_reduce_arg(r).axes)
         fused = nullptr;
     }
     if (fused) {

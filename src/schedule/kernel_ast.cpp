@@ -12,23 +12,45 @@ using uop::UOp;
 
 namespace {
 
+// Sizes with every bound variable replaced by the variable, its value recorded in *vals: an AST holds no value,
+// so one kernel serves every value.
+shape::Shape unbound(const std::vector<Dim>& dims, uop::VarVals* vals) {
+  shape::Shape out;
+  for (const Dim& d : dims) out.push_back(d.is_symbolic() ? uop::unbind(d, vals) : d);
+  return out;
+}
+
+// Where a symbolic node's buffer holds position i: laid out at its largest sizes (buffer_as_node), so its strides
+// are those of max_shape(), not of its (symbolic) shape.
+ShapeTracker max_layout(const UOp& u, uop::VarVals* vals) {
+  shape::Ranges cut;
+  for (const Dim& d : unbound(u.sym_shape(), vals)) cut.push_back({0, d});
+  return ShapeTracker::from_shape(shape::dims(u.max_shape())).shrink(cut);
+}
+
 // The movement op `m` applied to a contiguous tensor of its source's shape.
-ShapeTracker movement_st(const UOp& m) {
-  ShapeTracker st = ShapeTracker::from_shape(shape::dims(m.src(0).shape()));
-  const std::vector<int64_t>& a = m.arg().get<std::vector<int64_t>>();
+ShapeTracker movement_st(const UOp& m, uop::VarVals* vals) {
+  ShapeTracker st = ShapeTracker::from_shape(unbound(m.src(0).sym_shape(), vals));
+  shape::Shape a;
+  if (const auto* d = m.arg().get_if<std::vector<Dim>>()) a = unbound(*d, vals);
+  else a = shape::dims(m.arg().get<std::vector<int64_t>>());
   auto pairs = [&] {
     shape::Ranges r;
     for (size_t i = 0; i + 1 < a.size(); i += 2) r.push_back({a[i], a[i + 1]});
     return r;
   };
+  auto ints = [&] { return shape::ints(a, uop::op_name(m.op()).data()); };
   switch (m.op()) {
-    case Ops::RESHAPE: return st.reshape(shape::dims(a));
-    case Ops::PERMUTE: return st.permute(a);
-    case Ops::EXPAND: return st.expand(shape::dims(a));
+    case Ops::RESHAPE: return st.reshape(a);
+    case Ops::PERMUTE: return st.permute(ints());
+    case Ops::EXPAND: return st.expand(a);
     case Ops::PAD: return st.pad(pairs());
     case Ops::SHRINK: return st.shrink(pairs());
-    case Ops::STRIDE: return st.stride(a);
-    case Ops::FLIP: return st.flip(std::vector<bool>(a.begin(), a.end()));
+    case Ops::STRIDE: return st.stride(ints());
+    case Ops::FLIP: {
+      std::vector<int64_t> f = ints();
+      return st.flip(std::vector<bool>(f.begin(), f.end()));
+    }
     default: throw InternalError("schedule", "not a movement op: " + std::string(uop::op_name(m.op())));
   }
 }
@@ -50,12 +72,15 @@ class Builder {
     KernelAST k;
     global(out);
     // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order
-    const std::vector<int64_t>& out_shape = fused_.empty() ? root_.shape() : g_.reduces.at(root_.get())[0].shape();
-    ShapeTracker out_st = ShapeTracker::from_shape(shape::dims(out_shape));
+    const UOp& out_node = fused_.empty() ? root_ : g_.reduces.at(root_.get())[0];
+    ShapeTracker out_st = ShapeTracker::from_shape(unbound(out_node.sym_shape(), &vals_));
+    // a symbolic output is stored laid out at its largest sizes (buffer_as_node)
+    ShapeTracker store_st = out_node.symbolic_shape() ? max_layout(out_node, &vals_) : out_st;
     UOp value = value_of(root_, out_st);
-    UOp store = UOp::make(Ops::STORE, dtypes::void_, {globals_[0], shape::view_uop(out_st), value});
+    UOp store = UOp::make(Ops::STORE, dtypes::void_, {globals_[0], shape::view_uop(store_st), value});
     k.ast = UOp::sink({store});
     k.bufs = bufs_;
+    k.var_vals = vals_;
     return k;
   }
 
@@ -102,16 +127,16 @@ class Builder {
   // the sources to build first, each with the view it is read through
   std::vector<std::pair<UOp, ShapeTracker>> children(const UOp& u, const ShapeTracker& st) const {
     if (loaded_buffer(u)) return {};
-    if (Movement().contains(u.op())) return {{u.src(0), movement_st(u).compose(st).simplify()}};
+    if (Movement().contains(u.op())) return {{u.src(0), movement_st(u, &vals_).compose(st).simplify()}};
     if (passes_through(u.op())) return {{u.src(0), st}};
     switch (u.op()) {
       case Ops::CONST:
       case Ops::IOTA: return {};
       case Ops::REDUCE_AXIS: {
         if (!is_fused_reduce(u)) throw InternalError("schedule", "a reduce that is neither fused nor realized");
-        ShapeTracker mine = ShapeTracker::from_shape(shape::dims(u.shape()));
+        ShapeTracker mine = ShapeTracker::from_shape(unbound(u.sym_shape(), &vals_));
         if (!(st.simplify() == mine)) throw InternalError("schedule", "a fused reduce read through " + st.repr());
-        return {{u.src(0), ShapeTracker::from_shape(shape::dims(u.src(0).shape()))}};
+        return {{u.src(0), ShapeTracker::from_shape(unbound(u.src(0).sym_shape(), &vals_))}};
       }
 
       default: {
@@ -126,7 +151,12 @@ class Builder {
 
   UOp make(const UOp& u, const ShapeTracker& st, const UOp& view, const std::vector<UOp>& kids,
            const std::vector<std::pair<UOp, UOp>>& kid_views) {
-    if (UOp b = loaded_buffer(u)) return UOp::make(Ops::LOAD, b.dtype(), {global(b), view});
+    if (UOp b = loaded_buffer(u)) {
+      // a symbolic node stored earlier in this schedule: its buffer is laid out at the largest sizes
+      if (u.op() != Ops::BUFFER && u.symbolic_shape())
+        return UOp::make(Ops::LOAD, b.dtype(), {global(b), shape::view_uop(max_layout(u, &vals_).compose(st).simplify())});
+      return UOp::make(Ops::LOAD, b.dtype(), {global(b), view});
+    }
     if (Movement().contains(u.op())) {
       if (u.op() != Ops::PAD || reads_zero_in_padding(u.src(0))) return kids[0];
       // padding of a computed value: zero outside the valid area, whatever the computation gives there
@@ -188,6 +218,7 @@ class Builder {
   std::unordered_map<const void*, int64_t> index_;
   std::unordered_map<Key, UOp, PairHash> memo_;
   std::vector<UOp> keep_;
+  mutable uop::VarVals vals_;  // filled while children() unbinds the sizes it reads
 };
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include <vector>
 
 #include "schedule/grouping.h"
+#include "uop/sint.h"
 
 namespace tg::schedule {
 
 struct KernelAST {
   uop::UOp ast;                // SINK(STORE(DEFINE_GLOBAL 0, VIEW, value))
   std::vector<uop::UOp> bufs;  // BUFFER nodes by DEFINE_GLOBAL index; bufs[0] is `out`
+  uop::VarVals var_vals;       // the values of the variables its VIEWs hold (unbound in the AST)
 };
 
 // The kernel that computes `root` into `out`. `buffers` maps every realized node scheduled before this one (and

@@ -78,7 +78,7 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
   }
   for (const UOp& u : g.nodes) {
     if (!g.realized(u)) continue;
-    int64_t size = shape::prod(u.shape());
+    int64_t size = shape::prod(u.max_shape());  // a symbolic node's buffer fits every value (buffer_as_node)
     // contiguous() of a value this schedule stores anyway (a conv's input that ends another kernel's epilogue) is
     // that value's buffer, as for a buffer that already exists
     if (u.op() == Ops::CONTIGUOUS && u.arg().empty()) {  // (clone's CONTIGUOUS has an arg)
@@ -86,13 +86,13 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
       while (v->op() == Ops::RESHAPE || v->op() == Ops::DETACH) v = &v->src(0);
       if (auto it = buffers.find(v->get()); it != buffers.end()) {
         buffers[u.get()] = it->second;
-        s.becomes.push_back({u, buffer_as_shape(it->second, u.shape())});
+        s.becomes.push_back({u, buffer_as_node(it->second, u)});
         continue;
       }
     }
     UOp out = new_buffer(*device.at(u.get()), u.dtype(), size);
     buffers[u.get()] = out;
-    s.becomes.push_back({u, buffer_as_shape(out, u.shape())});
+    s.becomes.push_back({u, buffer_as_node(out, u)});
     if (size == 0) continue;  // nothing to compute
     if (u.op() == Ops::COPY) {
       UOp src = plain_buffer(u.src(0));
@@ -101,6 +101,7 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
       continue;
     }
     KernelAST k = build_kernel(u, out, g, buffers);
+    for (const auto& [var, value] : k.var_vals.vals) s.var_vals.add(var, value);
     s.items.push_back({ScheduleItem::Kind::Kernel, k.ast, k.bufs});
   }
   s.items = order_for_memory(std::move(s.items));

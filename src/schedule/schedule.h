@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "uop/sint.h"
 #include "uop/uop.h"
 
 namespace tg::schedule {
@@ -27,6 +28,8 @@ struct Schedule {
   std::vector<ScheduleItem> items;  // in an order that runs producers first
   // every realized node and the view of its new buffer that replaces it in the graphs of live tensors
   std::vector<std::pair<uop::UOp, uop::UOp>> becomes;
+  // the bound values of the variables its kernels take (the ASTs hold the variables, never their values)
+  uop::VarVals var_vals;
 };
 
 // The schedule that realizes `outputs` (tensor-level nodes).

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "schedule/buffer_uop.h"
+#include "schedule/grouping.h"
 #include "tg/context.h"
 
 namespace tg::schedule {
@@ -100,6 +101,7 @@ struct Template {
   std::vector<Fresh> fresh;
   std::vector<Item> items;
   std::vector<std::pair<uint32_t, uint32_t>> becomes;  // (node, fresh buffer)
+  uop::VarVals var_vals;
 };
 
 // The template of schedule `s` made for graph `g`; none when some buffer is neither the graph's nor new.
@@ -108,7 +110,7 @@ std::optional<Template> make_template(const Graph& g, const Schedule& s) {
   std::unordered_map<const uop::UOpNode*, uint32_t> fresh, inputs;
   for (size_t i = 0; i < g.buffers.size(); i++) inputs.emplace(g.buffers[i].get(), static_cast<uint32_t>(i));
   for (const auto& [node, view] : s.becomes) {
-    const UOp& buffer = view.op() == Ops::BUFFER ? view : view.src(0);
+    const UOp& buffer = movement_base(view);
     auto at = g.index.find(node.get());
     if (buffer.op() != Ops::BUFFER || at == g.index.end()) return std::nullopt;
     auto [f, added] = fresh.emplace(buffer.get(), static_cast<uint32_t>(t.fresh.size()));  // two nodes may share one
@@ -125,6 +127,7 @@ std::optional<Template> make_template(const Graph& g, const Schedule& s) {
     t.items.push_back(std::move(item));
   }
   for (size_t i = 0; i < g.nodes.size(); i++) t.form.push_back(form_node(g, i));
+  t.var_vals = s.var_vals;
   return t;
 }
 
@@ -133,7 +136,8 @@ Schedule instantiate(const Template& t, const Graph& g) {
   Schedule s;
   std::vector<UOp> fresh;
   for (const Template::Fresh& f : t.fresh) fresh.push_back(new_buffer(f.device, f.dtype, f.size));
-  for (const auto& [node, buffer] : t.becomes) s.becomes.push_back({g.nodes[node], buffer_as_shape(fresh[buffer], g.nodes[node].shape())});
+  for (const auto& [node, buffer] : t.becomes) s.becomes.push_back({g.nodes[node], buffer_as_node(fresh[buffer], g.nodes[node])});
+  s.var_vals = t.var_vals;  // the same form holds the same bound values
   for (const Template::Item& item : t.items) {
     ScheduleItem it{item.kind, item.ast, {}};
     for (const Template::Slot& slot : item.bufs) it.bufs.push_back(slot.input ? g.buffers[slot.index] : fresh[slot.index]);

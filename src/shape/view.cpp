@@ -51,13 +51,7 @@ Shape strides_for_shape(const Shape& shape) {
 }
 
 std::string shape_str(const std::vector<int64_t>& shape) { return shape_str(dims(shape)); }
-std::string shape_str(const Shape& shape) {
-  std::ostringstream os;
-  os << "(";
-  for (size_t i = 0; i < shape.size(); i++) os << (i ? ", " : "") << shape[i];
-  os << (shape.size() == 1 ? ",)" : ")");
-  return os.str();
-}
+std::string shape_str(const Shape& shape) { return uop::dims_str(shape); }
 
 std::string ranges_str(const Ranges& ranges) {
   std::ostringstream os;

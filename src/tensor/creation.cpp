@@ -131,9 +131,10 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, c
 }
 
 Tensor Tensor::empty_like(std::optional<DType> dt, Loc where) const { return empty(shape(), dt.value_or(dtype()), device(), where); }
-Tensor Tensor::zeros_like(std::optional<DType> dt, Loc where) const { return full(shape(), 0, dt.value_or(dtype()), device(), where); }
-Tensor Tensor::ones_like(std::optional<DType> dt, Loc where) const { return full(shape(), 1, dt.value_or(dtype()), device(), where); }
+Tensor Tensor::zeros_like(std::optional<DType> dt, Loc where) const { return full_like(0, dt, where); }
+Tensor Tensor::ones_like(std::optional<DType> dt, Loc where) const { return full_like(1, dt, where); }
 Tensor Tensor::full_like(double value, std::optional<DType> dt, Loc where) const {
+  if (is_symbolic()) return tensor::symbolic_broadcast_to(full({}, value, dt.value_or(dtype()), device(), where), sym_shape());
   return full(shape(), value, dt.value_or(dtype()), device(), where);
 }
 

@@ -78,8 +78,12 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
 
 std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y, const char* op, SourceLocation where) {
   check_same_device({&x, &y}, op, where);
-  Shape shape = broadcast_shape({&x, &y}, op, where);
   DType dt = least_upper_dtype({x.dtype(), y.dtype()});
+  if (x.is_symbolic() || y.is_symbolic()) {
+    std::vector<Dim> shape = symbolic_broadcast_shape({&x, &y}, op, where);
+    return {symbolic_broadcast_to(x.cast(dt, where), shape), symbolic_broadcast_to(y.cast(dt, where), shape)};
+  }
+  Shape shape = broadcast_shape({&x, &y}, op, where);
   return {broadcast_to(x.cast(dt, where), shape), broadcast_to(y.cast(dt, where), shape)};
 }
 
@@ -96,7 +100,7 @@ Tensor Tensor::sqrt(Loc where) const { return float_unary(Ops::SQRT, *this, "sqr
 Tensor Tensor::reciprocal(Loc where) const { return float_unary(Ops::RECIPROCAL, *this, "reciprocal", where); }
 Tensor Tensor::logical_not(Loc where) const {
   Tensor b = cast(dtypes::bool_, where);
-  return alu(Ops::CMPNE, dtypes::bool_, {b, tensor::const_tensor(true, dtypes::bool_, b.shape(), device())}, where);
+  return alu(Ops::CMPNE, dtypes::bool_, {b, tensor::const_tensor(true, dtypes::bool_, b.sym_shape(), device())}, where);
 }
 
 Tensor Tensor::cast(DType dt, Loc where) const {
@@ -245,8 +249,15 @@ Tensor Tensor::ge(const Tensor& o, Loc where) const { return o.le(*this, where);
 
 Tensor Tensor::where(const Tensor& x, const Tensor& y, Loc where) const {
   check_same_device({this, &x, &y}, "where", where);
-  Shape shape = broadcast_shape({this, &x, &y}, "where", where);
   DType dt = least_upper_dtype({x.dtype(), y.dtype()});
+  if (is_symbolic() || x.is_symbolic() || y.is_symbolic()) {
+    std::vector<Dim> shape = tensor::symbolic_broadcast_shape({this, &x, &y}, "where", where);
+    return alu(Ops::WHERE, dt,
+               {tensor::symbolic_broadcast_to(cast(dtypes::bool_, where), shape),
+                tensor::symbolic_broadcast_to(x.cast(dt, where), shape), tensor::symbolic_broadcast_to(y.cast(dt, where), shape)},
+               where);
+  }
+  Shape shape = broadcast_shape({this, &x, &y}, "where", where);
   return alu(Ops::WHERE, dt,
              {broadcast_to(cast(dtypes::bool_, where), shape), broadcast_to(x.cast(dt, where), shape),
               broadcast_to(y.cast(dt, where), shape)}, where);

@@ -10,17 +10,18 @@ namespace tg {
 using tensor::shape_str;
 
 Tensor Tensor::matmul(const Tensor& w, Loc where) const try {
+  std::vector<Dim> xs = sym_shape(), ws = w.sym_shape();
   if (ndim() == 0 || w.ndim() == 0)
-    throw ShapeError("matmul", "needs at least 1-d operands, got " + shape_str(shape()) + " and " + shape_str(w.shape()), where);
-  int64_t k = shape().back(), kw = w.ndim() == 1 ? w.shape()[0] : w.shape()[w.ndim() - 2];
-  if (k != kw)
-    throw ShapeError("matmul", "cannot multiply " + shape_str(shape()) + " by " + shape_str(w.shape()) + " (inner sizes " +
-                                   std::to_string(k) + " and " + std::to_string(kw) + " differ)", where);
+    throw ShapeError("matmul", "needs at least 1-d operands, got " + uop::dims_str(xs) + " and " + uop::dims_str(ws), where);
+  Dim k = xs.back(), kw = w.ndim() == 1 ? ws[0] : ws[ws.size() - 2];
+  if (!(k == kw))
+    throw ShapeError("matmul", "cannot multiply " + uop::dims_str(xs) + " by " + uop::dims_str(ws) +
+                                   " (inner sizes " + k.str() + " and " + kw.str() + " differ)", where);
   if (dtype().is_bool() || w.dtype().is_bool()) throw DTypeError("matmul", "needs number tensors, not bool", where);
   DType dt = least_upper_dtype({dtype(), w.dtype()});
   // x (..., n, 1, k) * w^T (..., 1, m, k), summed over k; 1-d operands gain a dimension that is dropped after
-  Tensor x = ndim() == 1 ? reshape({1, k}, where) : *this;
-  Tensor y = w.ndim() == 1 ? w.reshape({k, 1}, where) : w;
+  Tensor x = ndim() == 1 ? reshape({Dim(1), k}, where) : *this;
+  Tensor y = w.ndim() == 1 ? w.reshape({k, Dim(1)}, where) : w;
   Tensor xt = x.unsqueeze(-2, where), yt = y.transpose(-1, -2, where).unsqueeze(-3, where);
   Tensor r = xt.cast(dt, where).mul(yt.cast(dt, where), where).sum(-1, false, where).cast(dt, where);
   if (ndim() == 1) r = r.squeeze(-2, where);

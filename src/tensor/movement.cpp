@@ -51,7 +51,9 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t nd
 
 }  // namespace tensor
 
-Tensor Tensor::reshape(const Shape& given, Loc where) const {
+Tensor Tensor::reshape(const DimList& sizes, Loc where) const {
+  if (sizes.is_symbolic() || is_symbolic()) return tensor::symbolic_reshape(*this, sizes.dims(), where);
+  Shape given = sizes.ints();
   Shape new_shape = given;  // with each keep_dim resolved to the size it keeps
   for (size_t i = 0; i < new_shape.size(); i++)
     if (new_shape[i] == keep_dim) {
@@ -106,7 +108,9 @@ Tensor Tensor::permute(const std::vector<int64_t>& order, Loc where) const {
   return identity ? *this : move(*this, Ops::PERMUTE, o, where);
 }
 
-Tensor Tensor::expand(const Shape& new_shape, Loc where) const {
+Tensor Tensor::expand(const DimList& sizes, Loc where) const {
+  if (sizes.is_symbolic() || is_symbolic()) return tensor::symbolic_expand(*this, sizes.dims(), where);
+  Shape new_shape = sizes.ints();
   if (new_shape.size() < shape().size())
     throw ShapeError("expand", "cannot expand " + shape_str(shape()) + " to fewer dimensions " + shape_str(new_shape), where);
   // new leading dimensions first, as broadcasting adds them
@@ -159,7 +163,9 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, doub
   return mask.where(padded, Tensor(value, dtype(), device(), where), where);
 }
 
-Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& ranges, Loc where) const {
+Tensor Tensor::shrink(const DimRanges& given, Loc where) const {
+  if (given.is_symbolic() || is_symbolic()) return tensor::symbolic_shrink(*this, given.pairs(), where);
+  std::vector<std::pair<int64_t, int64_t>> ranges = given.ints();
   if (static_cast<int64_t>(ranges.size()) != ndim())
     throw ShapeError("shrink", std::to_string(ranges.size()) + " (begin, end) pairs for shape " + shape_str(shape()), where);
   std::vector<int64_t> arg;

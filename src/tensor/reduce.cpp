@@ -97,9 +97,20 @@ std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<in
   return {};
 }
 
+// A reduce over a symbolic shape: the node as it is (no split into chunks, no constant shortcut: both need the
+// sizes as numbers).
+Tensor symbolic_reduce(const Tensor& x, Ops op, const std::vector<int64_t>& ax, bool keepdim, SourceLocation where) {
+  std::vector<Dim> shape = x.sym_shape(), squeezed;
+  for (size_t i = 0; i < shape.size(); i++)
+    if (std::find(ax.begin(), ax.end(), static_cast<int64_t>(i)) == ax.end()) squeezed.push_back(shape[i]);
+  Tensor r = ax.empty() ? x : reduce_node(x, op, ax, where);
+  return keepdim ? r : r.reshape(squeezed, where);
+}
+
 Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const char* name, SourceLocation where) {
   std::vector<int64_t> ax = tensor::normalize_axes(axes.resolve(x.ndim()), x.ndim(), name, where);
   if (x.ndim() == 0) ax.clear();
+  if (x.is_symbolic()) return symbolic_reduce(x, op, ax, keepdim, where);
   Shape out = x.shape(), squeezed;
   bool empty = false;
   for (int64_t a : ax) empty = empty || out[a] == 0, out[a] = 1;
@@ -261,7 +272,8 @@ Tensor Tensor::logsumexp(Axes axis, bool keepdim, Loc where) const try {
 
 Tensor Tensor::softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);
-  if (numel() == 0) return tensor::normalize_axis(axis, ndim(), "softmax", where), x;  // nothing to normalize (no max to take)
+  // nothing to normalize (no max to take)
+  if (!is_symbolic() && numel() == 0) return tensor::normalize_axis(axis, ndim(), "softmax", where), x;
   Tensor e = (x - x.max(axis, true, where)).exp(where);
   return e.div(e.sum(axis, true, where), where);
 } catch (const Error& e) {
@@ -270,7 +282,7 @@ Tensor Tensor::softmax(int64_t axis, Loc where) const try {
 
 Tensor Tensor::log_softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);
-  if (numel() == 0) return tensor::normalize_axis(axis, ndim(), "log_softmax", where), x;
+  if (!is_symbolic() && numel() == 0) return tensor::normalize_axis(axis, ndim(), "log_softmax", where), x;
   Tensor m = x - x.max(axis, true, where);
   return m - m.exp(where).sum(axis, true, where).log(where);
 } catch (const Error& e) {

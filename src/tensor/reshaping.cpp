@@ -55,15 +55,15 @@ Tensor Tensor::squeeze(Loc where) const {
 }
 Tensor Tensor::squeeze(int64_t dim, Loc where) const {
   int64_t d = normalize_axis(dim, ndim(), "squeeze", where);
-  if (ndim() == 0 || shape()[d] != 1) return *this;  // as PyTorch: only a dimension of size 1 goes
-  Shape out = shape();
+  std::vector<Dim> out = sym_shape();
+  if (ndim() == 0 || !(out[d] == Dim(1))) return *this;  // as PyTorch: only a dimension of size 1 goes
   out.erase(out.begin() + d);
   return reshape(out, where);
 }
 Tensor Tensor::unsqueeze(int64_t dim, Loc where) const {
   int64_t d = normalize_axis(dim, ndim() + 1, "unsqueeze", where);
-  Shape out = shape();
-  out.insert(out.begin() + d, 1);
+  std::vector<Dim> out = sym_shape();
+  out.insert(out.begin() + d, Dim(1));
   return reshape(out, where);
 }
 

@@ -29,7 +29,7 @@ TensorImpl* registry_head = nullptr;
 }  // namespace
 
 TensorImpl::TensorImpl(UOp u, std::string dev, SourceLocation where)
-    : shape(u.shape()), dtype(u.dtype()), device(std::move(dev)), created(where), uop_(std::move(u)) {
+    : shape(u.max_shape()), dims(u.symbolic_shape() ? u.sym_shape() : std::vector<Dim>{}), dtype(u.dtype()), device(std::move(dev)), created(where), uop_(std::move(u)) {
   std::lock_guard lock(registry_mutex());
   next = registry_head;
   if (next) next->prev = this;
@@ -93,10 +93,10 @@ Tensor handle(std::shared_ptr<TensorImpl> impl) { return Tensor(std::move(impl))
 Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation created) {
   // the ops that make new sizes: every tensor's element count fits, whichever op or composite method built it
   switch (u.op()) {
-    case Ops::RESHAPE: tensor::checked_numel(u.shape(), "reshape", created); break;
-    case Ops::EXPAND: tensor::checked_numel(u.shape(), "expand", created); break;
-    case Ops::PAD: tensor::checked_numel(u.shape(), "pad", created); break;
-    case Ops::IOTA: tensor::checked_numel(u.shape(), "arange", created); break;
+    case Ops::RESHAPE: tensor::checked_numel(u.max_shape(), "reshape", created); break;
+    case Ops::EXPAND: tensor::checked_numel(u.max_shape(), "expand", created); break;
+    case Ops::PAD: tensor::checked_numel(u.max_shape(), "pad", created); break;
+    case Ops::IOTA: tensor::checked_numel(u.max_shape(), "arange", created); break;
     default: break;
   }
   // under NoGradGuard a computed value is detached: no gradient flows back through it
@@ -121,12 +121,15 @@ std::string resolve_device(const std::string& device) {
 UOp device_uop(const std::string& device) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(device)); }
 
 UOp movement(Ops op, const UOp& x, std::vector<int64_t> arg) { return UOp::make(op, x.dtype(), {x}, uop::Arg(std::move(arg))); }
+UOp movement(Ops op, const UOp& x, std::vector<Dim> arg) { return UOp::make(op, x.dtype(), {x}, uop::Arg(std::move(arg))); }
 
-Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape, const std::string& device) {
+Tensor const_tensor(ConstValue v, DType dtype, const DimList& shape, const std::string& device) {
   UOp c = UOp::make(Ops::CONST, dtype, {device_uop(device)}, uop::Arg(cast_const(v, dtype)));
-  if (shape.empty()) return wrap(c, device);
-  UOp r = movement(Ops::RESHAPE, c, Shape(shape.size(), 1));
-  return wrap(shape == Shape(shape.size(), 1) ? r : movement(Ops::EXPAND, r, shape), device);
+  const std::vector<Dim>& s = shape.dims();
+  if (s.empty()) return wrap(c, device);
+  std::vector<Dim> ones(s.size(), Dim(1));
+  UOp r = movement(Ops::RESHAPE, c, ones);
+  return wrap(s == ones ? r : movement(Ops::EXPAND, r, s), device);
 }
 
 void check_shape(const Shape& shape, const char* op, SourceLocation where) {
@@ -264,7 +267,19 @@ const detail::TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 UOp Tensor::uop() const { return impl().uop(); }
-const Shape& Tensor::shape() const { return impl().shape; }
+const Shape& Tensor::shape() const {
+  const detail::TensorImpl& t = impl();
+  if (!t.dims.empty())
+    throw ShapeError("shape", "the tensor of shape " + uop::dims_str(t.dims) +
+                                  " has a symbolic size: use sym_shape(), or shrink it to concrete sizes first", t.created);
+  return t.shape;
+}
+std::vector<Dim> Tensor::sym_shape() const {
+  const detail::TensorImpl& t = impl();
+  return t.dims.empty() ? std::vector<Dim>(t.shape.begin(), t.shape.end()) : t.dims;
+}
+bool Tensor::is_symbolic() const { return !impl().dims.empty(); }
+int64_t Tensor::ndim() const { return static_cast<int64_t>(impl().shape.size()); }
 int64_t Tensor::size(int64_t dim, Loc where) const {
   if (ndim() == 0) throw ArgumentError("size", "a 0-d tensor has no dimension " + std::to_string(dim), where);
   return shape()[tensor::normalize_axis(dim, ndim(), "size", where)];

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "tg/tensor.h"
+#include "uop/sint.h"
 #include "uop/uop.h"
 
 namespace tg::detail {
@@ -26,7 +27,8 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
     std::swap(uop_, u);
     return u;
   }
-  const Shape shape;
+  const Shape shape;             // each size's largest value when one is symbolic
+  const std::vector<Dim> dims;   // the exact sizes when one is symbolic, else empty
   const DType dtype;
   const std::string device;  // canonical name; a tensor never changes device
   const SourceLocation created;  // the user's line that made it: named when realizing it fails
@@ -67,10 +69,18 @@ uop::UOp movement(uop::Ops op, const uop::UOp& x, std::vector<int64_t> arg);
 uop::UOp device_uop(const std::string& device);
 // "(2, 3)"
 std::string shape_str(const Shape& s);
+uop::UOp movement(uop::Ops op, const uop::UOp& x, std::vector<Dim> arg);
+// The movement methods and broadcasting where a size is symbolic (symbolic.cpp): sizes compare as expressions,
+// and a check that depends on the variables holds at their bound values (tinygrad's resolve).
+Tensor symbolic_reshape(const Tensor& t, std::vector<Dim> sizes, SourceLocation where);
+Tensor symbolic_expand(const Tensor& t, std::vector<Dim> sizes, SourceLocation where);
+Tensor symbolic_shrink(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& ranges, SourceLocation where);
+std::vector<Dim> symbolic_broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where);
+Tensor symbolic_broadcast_to(const Tensor& t, const std::vector<Dim>& shape);
 // the device a new tensor goes to: the given one, canonical, or the default
 std::string resolve_device(const std::string& device);
 // A constant of dtype broadcast to shape (no buffer).
-Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape, const std::string& device);
+Tensor const_tensor(ConstValue v, DType dtype, const DimList& shape, const std::string& device);
 // ShapeError for a negative dimension, ArgumentError for more than kMaxElements; DTypeError for void, pointer or
 // vector dtypes.
 void check_shape(const Shape& shape, const char* op, SourceLocation where);

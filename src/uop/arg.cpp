@@ -1,5 +1,9 @@
 #include "uop/arg.h"
 
+#include "uop/sint.h"
+
+#include <algorithm>
+
 namespace tg::uop {
 
 namespace {
@@ -9,6 +13,16 @@ uint64_t hash_string(const std::string& s) {
   return h;
 }
 }  // namespace
+
+Arg::Arg(std::vector<Dim> xs) {
+  if (std::any_of(xs.begin(), xs.end(), [](const Dim& d) { return d.is_symbolic(); })) {
+    v_ = std::move(xs);
+    return;
+  }
+  std::vector<int64_t> ints;
+  for (const Dim& d : xs) ints.push_back(d.min());
+  v_ = std::move(ints);
+}
 
 uint64_t Arg::hash() const {
   uint64_t h = hash_mix(0, v_.index());
@@ -29,6 +43,8 @@ uint64_t Arg::hash() const {
           h = hash_mix(h, static_cast<uint64_t>(x.max));
         } else if constexpr (std::is_same_v<T, Ops>) {
           h = hash_mix(h, static_cast<uint64_t>(x));
+        } else if constexpr (std::is_same_v<T, std::vector<Dim>>) {
+          for (const Dim& d : x) h = hash_mix(h, d.hash());
         } else {
           h = hash_mix(h, x ? x->hash() : 0);
         }
@@ -70,6 +86,8 @@ std::string Arg::repr() const {
           return "('" + x.name + "', " + std::to_string(x.min) + ", " + std::to_string(x.max) + ")";
         } else if constexpr (std::is_same_v<T, Ops>) {
           return "Ops." + std::string(op_name(x));
+        } else if constexpr (std::is_same_v<T, std::vector<Dim>>) {
+          return dims_str(x);
         } else {
           return x ? x->repr() : "None";
         }

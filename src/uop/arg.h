@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "tg/dim.h"
 #include "tg/dtype.h"
 #include "uop/ops.h"
 
@@ -35,14 +36,16 @@ struct ArgExt {
 
 class Arg {
  public:
+  // std::vector<Dim>: a movement op's sizes when one is symbolic (all-concrete sizes are std::vector<int64_t>)
   using Value = std::variant<std::monostate, ConstValue, int64_t, std::string, std::vector<int64_t>, VarArg, Ops,
-                             std::shared_ptr<const ArgExt>>;
+                             std::shared_ptr<const ArgExt>, std::vector<Dim>>;
   Arg() = default;
   Arg(ConstValue v) : v_(v) {}
   Arg(int64_t i) : v_(i) {}
   Arg(std::string s) : v_(std::move(s)) {}
   Arg(const char* s) : v_(std::string(s)) {}
   Arg(std::vector<int64_t> xs) : v_(std::move(xs)) {}
+  Arg(std::vector<Dim> xs);  // std::vector<int64_t> when every size is concrete
   Arg(VarArg v) : v_(std::move(v)) {}
   Arg(Ops op) : v_(op) {}
   Arg(std::shared_ptr<const ArgExt> e) : v_(std::move(e)) {}

@@ -1,5 +1,7 @@
 #include "uop/sint.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <ostream>
 #include <unordered_map>
@@ -121,6 +123,31 @@ bool provably_equal(const Dim& a, const Dim& b) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Dim& d) { return os << d.str(); }
+
+namespace uop {
+std::string dims_str(const std::vector<Dim>& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); i++) s += (i ? ", " : "") + dims[i].str();
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+}  // namespace uop
+
+bool DimList::is_symbolic() const {
+  return std::any_of(v_.begin(), v_.end(), [](const Dim& d) { return d.is_symbolic(); });
+}
+std::vector<int64_t> DimList::ints() const {
+  std::vector<int64_t> out;
+  for (const Dim& d : v_) out.push_back(d.concrete("size"));
+  return out;
+}
+bool DimRanges::is_symbolic() const {
+  return std::any_of(v_.begin(), v_.end(), [](const auto& p) { return p.first.is_symbolic() || p.second.is_symbolic(); });
+}
+std::vector<std::pair<int64_t, int64_t>> DimRanges::ints() const {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& [a, b] : v_) out.push_back({a.concrete("range"), b.concrete("range")});
+  return out;
+}
 
 namespace uop {
 

@@ -1,5 +1,6 @@
 // tg::Dim inside the uop layer: its expression as a UOp and back, and the bound values of its variables.
 #pragma once
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,9 @@ inline bool provably_lt(const Dim& a, const Dim& b) { return resolve_lt(a, b) ==
 // The larger and smaller of two sizes: one of them where that is decided, else a MAX expression
 Dim smax(const Dim& a, const Dim& b);
 Dim smin(const Dim& a, const Dim& b);
+
+// Python's tuple notation: "(2, (start_pos+1))", "(3,)", "()".
+std::string dims_str(const std::vector<Dim>& dims);
 
 // The values of bound variables, by name.
 struct VarVals {

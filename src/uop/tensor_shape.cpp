@@ -3,6 +3,7 @@
 
 #include "uop/buffer_arg.h"
 #include "uop/reduce_arg.h"
+#include "uop/sint.h"
 
 namespace tg::uop {
 
@@ -20,12 +21,21 @@ const BufferArg& get_buffer_arg(const UOp& u) {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
+using Dims = std::vector<Dim>;
+
+Dims to_dims(const UOpNode::Shape& s) {
+  if (!s.dims.empty()) return s.dims;
+  return Dims(s.max.begin(), s.max.end());
+}
 
 // the shape of u given its sources' shapes (already cached)
-Shape infer(const UOp& u) {
-  auto src_shape = [&]() -> const Shape& { return u.src(0).shape(); };
-  auto arg = [&]() -> const Shape& { return u.arg().get<Shape>(); };
+Dims infer(const UOp& u) {
+  auto src_shape = [&]() { return to_dims(*u.src(0).get()->shape_cache.load(std::memory_order_acquire)); };
+  auto arg = [&]() {
+    if (const auto* d = u.arg().get_if<Dims>()) return *d;
+    const std::vector<int64_t>& a = u.arg().get<std::vector<int64_t>>();
+    return Dims(a.begin(), a.end());
+  };
   switch (u.op()) {
     case Ops::BUFFER: return {get_buffer_arg(u).size};
     case Ops::IOTA: return {u.arg().get<int64_t>()};
@@ -33,31 +43,31 @@ Shape infer(const UOp& u) {
     case Ops::RESHAPE:
     case Ops::EXPAND: return arg();
     case Ops::PERMUTE: {
-      Shape out;
-      for (int64_t a : arg()) out.push_back(src_shape()[a]);
+      Dims in = src_shape(), out;
+      for (const Dim& a : arg()) out.push_back(in[static_cast<size_t>(a.min())]);
       return out;
     }
     case Ops::PAD:
     case Ops::SHRINK: {
-      Shape out = src_shape();
-      const Shape& p = arg();  // (before, after) or (begin, end) per axis
+      Dims out = src_shape(), p = arg();  // (before, after) or (begin, end) per axis
       for (size_t i = 0; i < out.size(); i++) out[i] = u.op() == Ops::PAD ? out[i] + p[2 * i] + p[2 * i + 1] : p[2 * i + 1] - p[2 * i];
       return out;
     }
     case Ops::STRIDE: {
-      Shape out = src_shape();
+      Dims out = src_shape();
+      const std::vector<int64_t>& a = u.arg().get<std::vector<int64_t>>();
       for (size_t i = 0; i < out.size(); i++) {
-        int64_t st = arg()[i] < 0 ? -arg()[i] : arg()[i];
-        out[i] = (out[i] + st - 1) / st;
+        int64_t st = a[i] < 0 ? -a[i] : a[i];
+        out[i] = (out[i] + Dim(st - 1)).idiv(st);
       }
       return out;
     }
     case Ops::REDUCE_AXIS: {
-      Shape out = src_shape();
-      for (int64_t a : get_reduce_arg(u).axes) out[a] = 1;
+      Dims out = src_shape();
+      for (int64_t a : get_reduce_arg(u).axes) out[static_cast<size_t>(a)] = 1;
       return out;
     }
-    case Ops::WHERE: return u.src(1).shape();
+    case Ops::WHERE: return to_dims(*u.src(1).get()->shape_cache.load(std::memory_order_acquire));
     default:
       if (u.src().empty() || u.op() == Ops::SINK || u.op() == Ops::DEVICE)
         throw InternalError("shape", "no shape for " + std::string(op_name(u.op())));
@@ -67,12 +77,10 @@ Shape infer(const UOp& u) {
 
 bool has_shape(const UOp& u) { return u.op() != Ops::DEVICE; }
 
-}  // namespace
-
-const std::vector<int64_t>& UOp::shape() const {
-  auto cached = [](const UOp& u) { return !has_shape(u) || u.n_->shape_cache.load(std::memory_order_acquire); };
+const UOpNode::Shape& cached_shape(const UOp& root) {
+  auto cached = [](const UOp& u) { return !has_shape(u) || u.get()->shape_cache.load(std::memory_order_acquire); };
   // fill the caches bottom-up without recursion, stopping at nodes already known
-  std::vector<const UOp*> stack{this};
+  std::vector<const UOp*> stack{&root};
   while (!stack.empty()) {
     const UOp& u = *stack.back();
     if (cached(u)) {
@@ -84,11 +92,29 @@ const std::vector<int64_t>& UOp::shape() const {
       if (!cached(s)) stack.push_back(&s), ready = false;
     if (!ready) continue;
     stack.pop_back();
-    auto* s = new Shape(infer(u));
-    const Shape* expected = nullptr;
-    if (!u.n_->shape_cache.compare_exchange_strong(expected, s, std::memory_order_acq_rel)) delete s;
+    Dims dims = infer(u);
+    auto* s = new UOpNode::Shape();
+    bool symbolic = false;
+    for (const Dim& d : dims) s->max.push_back(d.max()), symbolic = symbolic || d.is_symbolic();
+    if (symbolic) s->dims = std::move(dims);
+    const UOpNode::Shape* expected = nullptr;
+    if (!u.get()->shape_cache.compare_exchange_strong(expected, s, std::memory_order_acq_rel)) delete s;
   }
-  return *n_->shape_cache.load(std::memory_order_acquire);
+  return *root.get()->shape_cache.load(std::memory_order_acquire);
 }
+
+}  // namespace
+
+const std::vector<int64_t>& UOp::shape() const {
+  const UOpNode::Shape& s = cached_shape(*this);
+  if (!s.dims.empty())
+    throw InternalError("shape", "the symbolic shape " + dims_str(s.dims) + " of " + std::string(op_name(op())) +
+                                     " read as integers: this step does not support symbolic shapes yet");
+  return s.max;
+}
+
+std::vector<Dim> UOp::sym_shape() const { return to_dims(cached_shape(*this)); }
+const std::vector<int64_t>& UOp::max_shape() const { return cached_shape(*this).max; }
+bool UOp::symbolic_shape() const { return !cached_shape(*this).dims.empty(); }
 
 }  // namespace tg::uop

@@ -69,8 +69,13 @@ class UOp {
   std::vector<UOp> toposort() const;  // every node once, sources before users; iterative
   std::string render() const;         // C-like: "((idx1*10)+idx0)"
   // The shape of a tensor-level node (BUFFER, CONST, IOTA, movement, REDUCE_AXIS, ALU over those ...), inferred
-  // from the sources and args and cached. The Tensor layer validates shapes before it builds a node.
+  // from the sources and args and cached. The Tensor layer validates shapes before it builds a node. shape() is
+  // for concrete shapes (InternalError for a symbolic one: nothing bakes a bound value by accident); sym_shape()
+  // has the exact sizes, max_shape() each size's largest value (a symbolic node's buffer is that big).
   const std::vector<int64_t>& shape() const;
+  std::vector<Dim> sym_shape() const;
+  const std::vector<int64_t>& max_shape() const;
+  bool symbolic_shape() const;
 
   // ---- building (tinygrad's UOp methods) ----
   UOp alu(Ops op, const std::vector<UOp>& others = {}) const;  // result dtype: bool for comparisons, else ours
@@ -148,7 +153,12 @@ struct UOpNode {
   // vmin/vmax cache: state 0 = not computed, 1 = computed
   mutable std::atomic<uint8_t> range_state{0};
   mutable std::atomic<int64_t> range_min{0}, range_max{0};
-  mutable std::atomic<const std::vector<int64_t>*> shape_cache{nullptr};  // tensor-level shape, once computed
+  // tensor-level shape, once computed: each size's largest value, and the exact sizes when one is symbolic
+  struct Shape {
+    std::vector<int64_t> max;
+    std::vector<Dim> dims;  // empty when concrete
+  };
+  mutable std::atomic<const Shape*> shape_cache{nullptr};
 };
 
 inline Ops UOp::op() const { return n_->op; }

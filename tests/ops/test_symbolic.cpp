@@ -1,0 +1,150 @@
+// Tensors with a symbolic size (issue 28, step 3 of docs/plans/symbolic_shapes.md): a dimension shrunk to a bound
+// Variable computes the same values as the concrete size, with one kernel for every value of the variable (the
+// ASTs hold the variable, the launch its value), and every misuse raises a tg::Error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include <tg/tg.h>
+
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+using namespace tg;
+
+namespace {
+
+std::vector<float> read(const Tensor& t) { return t.to_vector<float>(); }
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << what << " at " << i;
+}
+
+// The kernels that would realize t, by AST (an AST is a kernel: get_kernel compiles each once).
+std::vector<const void*> kernels_of(const Tensor& t) {
+  std::vector<const void*> out;
+  for (const auto& item : schedule::create_schedule({t.uop()}).items) out.push_back(item.ast.get());
+  return out;
+}
+
+// f over x's first `n` rows, as a symbolic size bound to n and as the concrete size: equal values, and one set of
+// kernels for every n (the symbolic graph's schedule is the same ASTs whatever n is bound to)
+void check_rows(const Tensor& x, const std::function<Tensor(const Tensor&)>& f, const std::string& what) {
+  Variable v("n", 1, x.shape()[0]);
+  std::vector<const void*> first;
+  for (int64_t n = 1; n <= x.shape()[0]; n++) {
+    std::vector<std::pair<int64_t, int64_t>> concrete{{0, n}};
+    for (int64_t d = 1; d < x.ndim(); d++) concrete.push_back({0, x.shape()[d]});
+    std::vector<std::pair<Dim, Dim>> symbolic(concrete.begin(), concrete.end());
+    symbolic[0].second = v.bind(n);
+    Tensor y = f(x.shrink(symbolic));
+    std::vector<const void*> k = kernels_of(y);
+    if (n == 1) first = k;
+    EXPECT_EQ(k, first) << what << ": other kernels at n=" << n;
+    Tensor want = f(x.shrink(concrete)).realize();
+    // read back through a shrink to the concrete sizes of the result (its symbolic sizes are n)
+    std::vector<std::pair<Dim, Dim>> back;
+    for (const Dim& d : y.sym_shape()) back.push_back({0, d.is_symbolic() ? Dim(n) : d});
+    y.realize();
+    expect_near(read(y.shrink(back)), read(want), what + " at n=" + std::to_string(n));
+  }
+}
+
+}  // namespace
+
+TEST(SymbolicShapes, ElementwiseAndBroadcastingMatchTheConcreteSize) {
+  Tensor x = Tensor::randn({9, 4}).realize(), b = Tensor::randn({4}).realize();
+  check_rows(x, [](const Tensor& t) { return t * 2.0f + 1.0f; }, "x*2+1");
+  check_rows(x, [&](const Tensor& t) { return (t + b).relu() * t.exp2(); }, "relu(x+b)*exp2(x)");
+  check_rows(x, [&](const Tensor& t) { return (t - b).cast(dtypes::float16).cast(dtypes::float32); }, "casts");
+  check_rows(x, [](const Tensor& t) { return t * t.reshape({t.sym_shape()[0], 2, 2}).reshape(t.sym_shape()); }, "reshape");
+}
+
+TEST(SymbolicShapes, ReducesOverAndAcrossTheSymbolicAxis) {
+  Tensor x = Tensor::randn({8, 5}).realize();
+  check_rows(x, [](const Tensor& t) { return t.sum(0); }, "sum over the symbolic axis");
+  check_rows(x, [](const Tensor& t) { return t.max(0); }, "max over the symbolic axis");
+  check_rows(x, [](const Tensor& t) { return t.sum(1); }, "sum across it");
+  check_rows(x, [](const Tensor& t) { return t.sum(); }, "sum of everything");
+  // a reduce read back through its broadcast: a kernel over n rows reads a buffer of the reduce
+  check_rows(x, [](const Tensor& t) { return t - t.max(0, true); }, "x - max(x, 0)");
+  check_rows(x, [](const Tensor& t) { return (t - t.max(1, true)).exp2().sum(1); }, "row softmax denominators");
+}
+
+TEST(SymbolicShapes, MatmulSoftmaxAndAttention) {
+  Tensor x = Tensor::randn({7, 4}).realize(), w = Tensor::randn({4, 3}).realize(), q = Tensor::randn({2, 4}).realize();
+  check_rows(x, [&](const Tensor& t) { return t.matmul(w); }, "(n, 4) @ (4, 3)");
+  check_rows(x, [](const Tensor& t) { return t.T().matmul(t); }, "(4, n) @ (n, 4): the inner size symbolic");
+  check_rows(x, [](const Tensor& t) { return t.softmax(0); }, "softmax over n");
+  check_rows(x, [](const Tensor& t) { return t.softmax(1).unsqueeze(0).squeeze(0); }, "softmax across n");
+  // one query row attending over n cached keys and values (a decode step over the positions so far)
+  check_rows(x, [&](const Tensor& kv) { return q.matmul(kv.T()).mul(0.5f).softmax(1).matmul(kv); }, "attention");
+}
+
+TEST(SymbolicShapes, ASymbolicSizeAfterTheFirstAxis) {
+  // strides over n are symbolic in the loop space; the result is stored laid out at the largest n
+  Tensor x = Tensor::randn({6, 3, 4}).realize();
+  std::function<Tensor(const Tensor&)> f = [](const Tensor& t) { return (t.permute({1, 0, 2}) * 3.0f).sum(2); };
+  check_rows(x, f, "permuted");
+}
+
+TEST(SymbolicShapes, ARealizedSymbolicTensorIsUsedAgain) {
+  Tensor x = Tensor::randn({7, 3}).realize();
+  Variable v("n", 1, 7);
+  for (int64_t n : {2, 7}) {
+    Tensor y = (x.shrink({{0, v.bind(n)}, {0, 3}}) * 2.0f).realize();
+    EXPECT_TRUE(y.is_symbolic());
+    Tensor z = (y + 1.0f).sum(0);
+    Tensor want = (x.shrink({{0, n}, {0, 3}}) * 2.0f + 1.0f).sum(0);
+    expect_near(read(z), read(want), "n=" + std::to_string(n));
+  }
+}
+
+TEST(SymbolicShapes, MisuseRaises) {
+  Tensor x = Tensor::randn({5, 3}).realize();
+  // a variable whose range reaches past the tensor: some value would read past its memory
+  EXPECT_THROW((void)x.shrink({{0, Variable("m", 1, 8).bind(4)}, {0, 3}}), ShapeError);
+  Variable v("n", 1, 5);
+  Tensor xs = x.shrink({{0, v.bind(4)}, {0, 3}});
+  EXPECT_EQ(xs.ndim(), 2);
+  EXPECT_EQ(xs.sym_shape()[1], Dim(3));
+  // its sizes as integers would bake the bound value into whatever used them
+  try {
+    (void)xs.shape();
+    ADD_FAILURE() << "shape() of a symbolic tensor";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("sym_shape"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)xs.to_vector<float>(), ShapeError);
+  // the range holds for some n and not others: checked at the bound value
+  EXPECT_THROW((void)xs.shrink({{0, 5}, {0, 3}}), ShapeError);
+  EXPECT_NO_THROW((void)xs.shrink({{0, 4}, {0, 3}}));
+  EXPECT_THROW((void)v.bind(6), ArgumentError);
+  EXPECT_THROW((void)xs.reshape({-1}), ShapeError);
+  EXPECT_THROW((void)xs.reshape({xs.sym_shape()[0], 2}), ShapeError);
+  EXPECT_THROW((void)(xs + x.shrink({{0, 4}, {0, 3}})), ShapeError);  // n and 4 are different sizes
+  // TinyJit would replay the kernels without the variable's value: it says so
+  JitFunction jit([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0].shrink({{0, v.bind(2)}, {0, 3}}) + 1.0f).realize()}; });
+  EXPECT_NO_THROW(jit.call({x}));  // the first call runs as it is
+  EXPECT_THROW(jit.call({x}), ArgumentError);  // the second captures
+  // one variable, two values in one computation
+  Tensor other = x.shrink({{0, v.bind(3)}, {0, 3}}).sum(0);
+  EXPECT_THROW(Tensor::realize({xs.sum(0), other}), ArgumentError);
+}
+
+TEST(SymbolicShapes, OnOpenCLAsOnTheCPU) {
+  try {
+    runtime::get_device("OPENCL");
+  } catch (const DeviceError& e) {
+    GTEST_SKIP() << e.what();
+  }
+  // a symbolic axis is a loop inside each work-item; the variable is a kernel argument
+  Tensor x = Tensor::randn({6, 5}).to("OPENCL").realize(), b = Tensor::randn({5}).to("OPENCL").realize();
+  check_rows(x, [&](const Tensor& t) { return (t * 2.0f + b).relu(); }, "elementwise on OpenCL");
+  check_rows(x, [](const Tensor& t) { return t.sum(0) + t.max(0); }, "reduces on OpenCL");
+  check_rows(x, [](const Tensor& t) { return t - t.max(1, true); }, "a broadcast reduce on OpenCL");
+  Tensor q = Tensor::randn({2, 5}).to("OPENCL").realize();
+  check_rows(x, [&](const Tensor& kv) { return q.matmul(kv.T()).softmax(1).matmul(kv); }, "attention on OpenCL");
+}
