@@ -48,12 +48,18 @@ struct JitState;
 class JitFunction {
  public:
   using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  // A function of bound Variables too (symbolic shapes): each call passes them bound to this call's values, in the
+  // same order, with the same names and ranges; a replay launches the captured kernels at the new values.
+  using VarFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&, const std::vector<Dim>&)>;
   explicit JitFunction(Fn fn);
+  explicit JitFunction(VarFn fn);
   ~JitFunction();
   JitFunction(JitFunction&&) noexcept;
   JitFunction& operator=(JitFunction&&) noexcept;
 
   std::vector<Tensor> call(const std::vector<Tensor>& inputs, SourceLocation where = SourceLocation::current());
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs, const std::vector<Dim>& vars,
+                           SourceLocation where = SourceLocation::current());
   bool captured() const;         // true once the kernels are captured: later calls replay them
   size_t kernel_count() const;   // kernels (and copies) one replay runs (the invariant ones it skips not counted)
   void reset();
@@ -67,10 +73,14 @@ template <class R = Tensor>
 class TinyJit : public JitFunction {
  public:
   explicit TinyJit(std::function<R(const std::vector<Tensor>&)> fn) : JitFunction(wrap(std::move(fn))) {}
+  explicit TinyJit(std::function<R(const std::vector<Tensor>&, const std::vector<Dim>&)> fn)
+      : JitFunction(wrap_vars(std::move(fn))) {}
   R operator()(const std::vector<Tensor>& inputs = {}, SourceLocation where = SourceLocation::current()) {
-    std::vector<Tensor> out = call(inputs, where);
-    if constexpr (std::is_same_v<R, Tensor>) return out[0];
-    else return out;
+    return first(call(inputs, where));
+  }
+  // with the function's Variables bound to this call's values: jit({x}, {start_pos.bind(7)})
+  R operator()(const std::vector<Tensor>& inputs, const std::vector<Dim>& vars, SourceLocation where = SourceLocation::current()) {
+    return first(call(inputs, vars, where));
   }
 
  private:
@@ -78,6 +88,15 @@ class TinyJit : public JitFunction {
     if constexpr (std::is_same_v<R, Tensor>)
       return [fn = std::move(fn)](const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(in)}; };
     else return fn;
+  }
+  static VarFn wrap_vars(std::function<R(const std::vector<Tensor>&, const std::vector<Dim>&)> fn) {
+    if constexpr (std::is_same_v<R, Tensor>)
+      return [fn = std::move(fn)](const std::vector<Tensor>& in, const std::vector<Dim>& v) { return std::vector<Tensor>{fn(in, v)}; };
+    else return fn;
+  }
+  static R first(std::vector<Tensor> out) {
+    if constexpr (std::is_same_v<R, Tensor>) return out[0];
+    else return out;
   }
 };
 

@@ -24,8 +24,12 @@ constexpr int64_t kMinParallelWork = 1 << 17;  // ALU ops + elements moved; belo
 constexpr int64_t kChunksPerThread = 4;
 }  // namespace
 
-CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink) : outer_(capture_sink) { capture_sink = &sink; }
-CaptureScope::~CaptureScope() { capture_sink = outer_; }
+thread_local const uop::VarVals* capture_vars = nullptr;
+CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink, const uop::VarVals* vars)
+    : outer_(capture_sink), outer_vars_(capture_vars) {
+  capture_sink = &sink, capture_vars = vars;
+}
+CaptureScope::~CaptureScope() { capture_sink = outer_, capture_vars = outer_vars_; }
 bool capturing() { return capture_sink != nullptr; }
 
 void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
@@ -115,9 +119,16 @@ void run_schedule(schedule::Schedule s) {
                  buffer_of(s.items[0].bufs[0]).device().name().c_str());
   }
   if (debug >= 3) std::cerr << schedule::print_schedule(s);
-  if (capture_sink && !s.var_vals.vals.empty())  // a replay would launch without the variables' values
-    throw ArgumentError("TinyJit", "the function computes over a symbolic size (variable " + s.var_vals.vals[0].first.name +
-                                       "): TinyJit does not capture symbolic shapes yet; call it without TinyJit");
+  // a replay launches the kernels with the values of the call's variables: a kernel may take no other
+  if (capture_sink)
+    for (const auto& [var, value] : s.var_vals.vals) {
+      const int64_t* passed = capture_vars ? capture_vars->find(var.name) : nullptr;
+      if (!passed || *passed != value)
+        throw ArgumentError("TinyJit", "a kernel of the function takes the variable " + var.name + " = " + std::to_string(value) +
+                                           (passed ? ", but the call passes " + std::to_string(*passed)
+                                                   : ", which is not one of the call's vars: pass it (TinyJit(fn(inputs, vars)), "
+                                                     "call(inputs, {var.bind(value)})) or its value would be frozen"));
+    }
   for (ScheduleItem& item : s.items) {
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));

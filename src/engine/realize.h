@@ -17,13 +17,16 @@ void run_schedule(schedule::Schedule s);
 // `sink` (which then holds the item's buffers alive).
 class CaptureScope {
  public:
-  explicit CaptureScope(std::vector<schedule::ScheduleItem>& sink);
+  // `vars`: the values of the variables the captured kernels may take (TinyJit's call); a kernel taking another
+  // variable, or one at another value, raises ArgumentError
+  explicit CaptureScope(std::vector<schedule::ScheduleItem>& sink, const uop::VarVals* vars = nullptr);
   ~CaptureScope();
   CaptureScope(const CaptureScope&) = delete;
   CaptureScope& operator=(const CaptureScope&) = delete;
 
  private:
   std::vector<schedule::ScheduleItem>* outer_;
+  const uop::VarVals* outer_vars_;
 };
 
 // Whether a CaptureScope is active on this thread.

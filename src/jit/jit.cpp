@@ -22,6 +22,7 @@
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
 #include "uop/buffer_arg.h"
+#include "uop/sint.h"
 
 namespace tg {
 
@@ -41,6 +42,7 @@ struct Signature {
 struct Step {
   std::shared_ptr<const engine::CompiledKernel> kernel;
   std::vector<size_t> slots;
+  std::vector<size_t> var_index;  // per variable the kernel takes (kernel->vars): its place among the call's vars
 };
 
 // A tensor that existed before the capture and whose buffer the captured steps use.
@@ -69,8 +71,11 @@ struct BusyFlag {
 };
 
 struct JitState {
-  JitFunction::Fn fn;
+  JitFunction::VarFn fn;
   BusyFlag busy;
+  std::vector<uop::VarArg> var_args;  // the variables every call passes, in order (names and ranges of the first)
+  std::vector<Dim> call_vars;         // this call's, bound
+  uop::VarVals call_vals;             // their values by name
   int calls = 0;
   std::vector<Signature> signature;
   bool captured = false;
@@ -84,7 +89,7 @@ struct JitState {
   std::vector<UOp> outputs;
 
   std::vector<Tensor> run(const std::vector<Tensor>& in, SourceLocation where) {
-    std::vector<Tensor> out = fn(in);
+    std::vector<Tensor> out = fn(in, call_vars);
     for (size_t i = 0; i < out.size(); i++)
       if (!out[i].defined()) throw ArgumentError("TinyJit", "the function returned an empty Tensor handle as output " + std::to_string(i), where);
     Tensor::realize(out);
@@ -109,6 +114,30 @@ struct JitState {
         throw ArgumentError("TinyJit", "input " + std::to_string(i) + " is " + sig_str(sig[i]) + ", the first call had " +
                                            sig_str(signature[i]) +
                                            ": inputs must keep their shapes, dtypes and devices (use another TinyJit)", where);
+  }
+
+  // Each var must be exactly a bound Variable, with the first call's names and ranges in the same order.
+  void check_vars(const std::vector<Dim>& vars, SourceLocation where) {
+    uop::VarVals vals;
+    std::vector<uop::VarArg> args;
+    for (size_t j = 0; j < vars.size(); j++) {
+      auto bound = uop::as_bound_variable(vars[j]);
+      if (!bound)
+        throw ArgumentError("TinyJit", "var " + std::to_string(j) + " is " + vars[j].str() +
+                                           ": pass each Variable bound to this call's value (v.bind(n)), not an expression", where);
+      if (vals.find(bound->first.name)) throw ArgumentError("TinyJit", "the variable " + bound->first.name + " is passed twice", where);
+      vals.add(bound->first, bound->second, where);
+      args.push_back(bound->first);
+    }
+    if (calls > 0 && args != var_args) {
+      auto names = [](const std::vector<uop::VarArg>& a) {
+        std::string s;
+        for (const uop::VarArg& v : a) s += (s.empty() ? "" : ", ") + v.name + " in [" + std::to_string(v.min) + ", " + std::to_string(v.max) + "]";
+        return "(" + s + ")";
+      };
+      throw ArgumentError("TinyJit", "called with the variables " + names(args) + ", the first call had " + names(var_args), where);
+    }
+    var_args = std::move(args), call_vars = vars, call_vals = std::move(vals);
   }
 
   // Each input realized as a whole buffer of its own, so a replay can put its buffer where the capture's was.
@@ -205,7 +234,8 @@ void JitState::find_invariant_steps() {
   invariant.assign(steps.size(), false);
   for (size_t i = 0; i < steps.size(); i++) {
     const std::vector<size_t>& sl = steps[i].slots;
-    invariant[i] = !varies[sl[0]] && std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; });
+    invariant[i] = !varies[sl[0]] && steps[i].var_index.empty() &&
+                   std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; });
     if (!invariant[i]) varies[sl[0]] = true;
   }
 }
@@ -218,7 +248,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   std::vector<schedule::ScheduleItem> items;
   std::vector<Tensor> out;
   {
-    engine::CaptureScope scope(items);
+    engine::CaptureScope scope(items, &call_vals);
     out = run(in, where);
   }
 
@@ -232,8 +262,12 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   for (const schedule::ScheduleItem& item : items) {
     Step st;
     for (const UOp& b : item.bufs) st.slots.push_back(slot(b));
-    if (item.kind == schedule::ScheduleItem::Kind::Kernel)
+    if (item.kind == schedule::ScheduleItem::Kind::Kernel) {
       st.kernel = engine::get_kernel(item.ast, schedule::buffer_of(item.bufs[0]).device());
+      for (const std::string& name : st.kernel->vars)  // one of the call's vars: run_schedule checked it
+        for (size_t j = 0; j < var_args.size(); j++)
+          if (var_args[j].name == name) st.var_index.push_back(j);
+    }
     written.insert(item.bufs[0].get());
     steps.push_back(std::move(st));
   }
@@ -337,12 +371,14 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
                                               [&](const auto& sv) { return cur[sv.first]->version() != sv.second; });
   if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "TinyJit: replaying %zu kernels\n", rerun ? steps.size() : kernels_per_replay());
   std::vector<runtime::Buffer*> bufs;
+  std::vector<int64_t> vals;
   for (size_t i = 0; i < steps.size(); i++) {
     const Step& st = steps[i];
     if (invariant[i] && !rerun) continue;
-    bufs.clear();
+    bufs.clear(), vals.clear();
     for (size_t s : st.slots) bufs.push_back(cur[s]);
-    if (st.kernel) engine::launch(*st.kernel, bufs);
+    for (size_t j : st.var_index) vals.push_back(call_vals.vals[j].second);
+    if (st.kernel) engine::launch(*st.kernel, bufs, vals);
     else engine::copy_buffer(*bufs[0], *bufs[1]);
   }
   if (rerun) record_invariant_versions(cur);
@@ -350,18 +386,26 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
     for (auto& w : tr->tensors)
       if (auto t = w.lock()) t->set_uop(tr->after);  // the kernels wrote the new value into B
   std::vector<Tensor> out;
-  for (const UOp& o : outputs) out.push_back(Tensor(moved.empty() ? o : o.substitute(moved)));
+  for (const UOp& o : outputs) {
+    UOp u = moved.empty() ? o : o.substitute(moved);
+    out.push_back(Tensor(call_vals.vals.empty() ? u : uop::rebind(u, call_vals)));  // a symbolic output: this call's sizes
+  }
   return out;
 }
 
 }  // namespace detail
 
-JitFunction::JitFunction(Fn fn) : state_(std::make_unique<detail::JitState>()) { state_->fn = std::move(fn); }
+JitFunction::JitFunction(Fn fn) : state_(std::make_unique<detail::JitState>()) {
+  state_->fn = [fn = std::move(fn)](const std::vector<Tensor>& in, const std::vector<Dim>&) { return fn(in); };
+}
+JitFunction::JitFunction(VarFn fn) : state_(std::make_unique<detail::JitState>()) { state_->fn = std::move(fn); }
 JitFunction::~JitFunction() = default;
 JitFunction::JitFunction(JitFunction&&) noexcept = default;
 JitFunction& JitFunction::operator=(JitFunction&&) noexcept = default;
 
-std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, SourceLocation where) {
+std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, SourceLocation where) { return call(inputs, {}, where); }
+
+std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, const std::vector<Dim>& vars, SourceLocation where) {
   detail::JitState& s = *state_;
   // one call at a time: a replay swaps buffers that a second call would read half swapped
   if (s.busy.on.exchange(true))
@@ -375,6 +419,7 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, SourceL
   if (engine::capturing())
     throw ArgumentError("TinyJit", "called while another TinyJit captures: nested TinyJits are not supported", where);
   s.check_signature(inputs, where);
+  s.check_vars(vars, where);
   std::vector<Tensor> in = s.prepare_inputs(inputs, where);
   std::vector<Tensor> out;
   if (s.captured) out = s.replay(in, where);

@@ -210,6 +210,45 @@ Dim unbind(const Dim& d, VarVals* vals, SourceLocation where) {
   return free == e ? d : from_uop(free);
 }
 
+Dim rebind(const Dim& d, const VarVals& vals) {
+  if (!d.is_symbolic()) return d;
+  UOp e = UOp::share(d.node());
+  std::vector<std::pair<UOp, UOp>> moved;
+  for (const UOp& x : e.toposort())
+    if (x.op() == Ops::BIND)
+      if (const int64_t* v = vals.find(x.src(0).arg().get<VarArg>().name))
+        moved.push_back({x, UOp::make(Ops::BIND, x.dtype(), {x.src(0), UOp::const_(x.src(1).dtype(), *v)})});
+  return moved.empty() ? d : from_uop(e.substitute(moved));
+}
+
+UOp rebind(const UOp& u, const VarVals& vals) {
+  std::unordered_map<const UOpNode*, UOp> done;
+  for (const UOp& x : u.toposort()) {
+    std::vector<UOp> src;
+    bool changed = false;
+    for (const UOp& s : x.src()) {
+      src.push_back(done.count(s.get()) ? done.at(s.get()) : s);
+      changed = changed || src.back() != s;
+    }
+    Arg arg = x.arg();
+    if (const auto* dims = x.arg().get_if<std::vector<Dim>>()) {
+      std::vector<Dim> now;
+      for (const Dim& d : *dims) now.push_back(rebind(d, vals));
+      changed = changed || now != *dims;
+      arg = Arg(std::move(now));
+    }
+    if (changed) done[x.get()] = UOp::make(x.op(), x.dtype(), std::move(src), std::move(arg));
+  }
+  return done.count(u.get()) ? done.at(u.get()) : u;
+}
+
+std::optional<std::pair<VarArg, int64_t>> as_bound_variable(const Dim& d) {
+  if (!d.is_symbolic()) return std::nullopt;
+  UOp e = UOp::share(d.node());
+  if (e.op() != Ops::BIND || e.src(0).op() != Ops::DEFINE_VAR || !e.src(1).is_const()) return std::nullopt;
+  return std::make_pair(e.src(0).arg().get<VarArg>(), const_to_int(e.src(1).const_value()));
+}
+
 int64_t eval(const UOp& u, const VarVals& vals, SourceLocation where) {
   VarVals all = vals;  // and the values the expression's own BINDs carry
   UOp e = without_binds(u, &all, where);

@@ -1,5 +1,6 @@
 // tg::Dim inside the uop layer: its expression as a UOp and back, and the bound values of its variables.
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,12 @@ struct VarVals {
 
 // d with every BIND replaced by its variable, the values recorded in *vals.
 Dim unbind(const Dim& d, VarVals* vals, SourceLocation where = SourceLocation::current());
+// d, or every size in the movement args of u's graph, with each variable that vals holds bound to that value (a
+// TinyJit replay's outputs: the capture's shapes at this call's values).
+Dim rebind(const Dim& d, const VarVals& vals);
+UOp rebind(const UOp& u, const VarVals& vals);
+// The variable of a Dim that is exactly a bound Variable (v.bind(n)), with its value; nullopt for anything else.
+std::optional<std::pair<VarArg, int64_t>> as_bound_variable(const Dim& d);
 // The value of an integer expression over DEFINE_VAR/BIND leaves, variables taken from vals (BINDs from their own
 // value); ArgumentError names a variable with no value.
 int64_t eval(const UOp& u, const VarVals& vals, SourceLocation where = SourceLocation::current());

@@ -10,6 +10,7 @@
 
 #include "runtime/device.h"
 #include "schedule/schedule.h"
+#include "schedule/schedule_cache.h"
 
 using namespace tg;
 
@@ -132,6 +133,41 @@ TEST(SymbolicShapes, MisuseRaises) {
   // one variable, two values in one computation
   Tensor other = x.shrink({{0, v.bind(3)}, {0, 3}}).sum(0);
   EXPECT_THROW(Tensor::realize({xs.sum(0), other}), ArgumentError);
+}
+
+TEST(SymbolicShapes, TinyJitReplaysAtEveryValueOfItsVariables) {
+  Tensor x = Tensor::randn({9, 4}).realize(), w = Tensor::randn({4, 3}).realize();
+  Variable v("n", 1, 9);
+  TinyJit<std::vector<Tensor>> jit([&](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
+    Tensor xs = in[0].shrink({{0, vars[0]}, {0, 4}});
+    Tensor rows = (xs * 2.0f).matmul(w), total = xs.sum(0);  // a symbolic output and a concrete one
+    Tensor::realize({rows, total});
+    return std::vector<Tensor>{rows, total};
+  });
+  // captured at n = 2 (the second call); replays at other values, the largest first (the buffers fit it)
+  int call = 0;
+  for (int64_t n : {1, 2, 9, 5, 3, 9, 1}) {
+    int64_t kernels = GlobalCounters::kernel_count, compiled = runtime::compile_stats().compiled;
+    auto schedules = schedule::schedule_cache_stats();
+    std::vector<Tensor> out = jit({x}, {v.bind(n)});
+    if (++call > 2) {
+      EXPECT_EQ(GlobalCounters::kernel_count - kernels, static_cast<int64_t>(jit.kernel_count())) << "n=" << n;
+      EXPECT_EQ(runtime::compile_stats().compiled, compiled) << "a replay compiled, n=" << n;
+      EXPECT_EQ(schedule::schedule_cache_stats().hits + schedule::schedule_cache_stats().misses, schedules.hits + schedules.misses)
+          << "a replay scheduled, n=" << n;
+    }
+    EXPECT_EQ(out[0].sym_shape()[0], v.bind(n));
+    Tensor want_rows = (x.shrink({{0, n}, {0, 4}}) * 2.0f).matmul(w), want_total = x.shrink({{0, n}, {0, 4}}).sum(0);
+    expect_near(read(out[0].shrink({{0, n}, {0, 3}})), read(want_rows), "rows at n=" + std::to_string(n));
+    expect_near(read(out[1]), read(want_total), "total at n=" + std::to_string(n));
+  }
+  EXPECT_TRUE(jit.captured());
+  // the variables of every call are the first call's, each exactly a bound Variable
+  EXPECT_THROW(jit({x}, std::vector<Dim>{}), ArgumentError);
+  EXPECT_THROW(jit({x}, {Variable("m", 1, 9).bind(2)}), ArgumentError);
+  EXPECT_THROW(jit({x}, {Variable("n", 1, 8).bind(2)}), ArgumentError);
+  EXPECT_THROW(jit({x}, {v.bind(2) + 1}), ArgumentError);
+  EXPECT_THROW(jit({x}, {v.bind(2), v.bind(3)}), ArgumentError);
 }
 
 TEST(SymbolicShapes, OnOpenCLAsOnTheCPU) {
