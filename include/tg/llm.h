@@ -66,6 +66,10 @@ class Transformer : public nn::Module {
   // shapes do not depend on the position, so every position runs the same kernels and TinyJit replays it; the
   // attention reads the whole cache with the positions after `pos` masked.
   Tensor decode(const Tensor& tokens, const Tensor& pos, Loc where = Loc::current());
+  // The same with the position also as `start_pos`, a Variable bound to pos's value (symbolic shapes): the attention
+  // reads only the cached positions 0 .. start_pos, and every position still runs the same kernels (each over the
+  // rows so far), so TinyJit replays it with the Variable rebound.
+  Tensor decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where = Loc::current());
 
  protected:
   // What an architecture provides: the token (and learned position) embedding, a block's attention inputs and its
@@ -74,6 +78,7 @@ class Transformer : public nn::Module {
     int64_t start = 0, count = 0;
     std::optional<Tensor> at;  // decode: 0-d int32
     bool cached = true;        // false: logits(), attention within the call's tokens only
+    std::optional<Dim> at_symbolic;  // decode: the same position as a bound Variable (reads only the rows so far)
   };
   struct QKV { Tensor q, k, v; };  // (B, T, heads, head_dim) each; rotary embeddings already applied
   virtual Tensor embed(const Tensor& tokens, const Positions& p) const = 0;
@@ -104,8 +109,9 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
 // errors. With Tokenizer::from_gguf on the same file's metadata, the file is parsed once for both.
 std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& source, Loc where = Loc::current());
 
-// Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode()
-// under TinyJit (captured on the second step, replayed for every later position with no compile or schedule).
+// Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode() with
+// the position as a bound Variable too, under TinyJit (captured on the second step, replayed for every later
+// position with no compile or schedule, each step reading the cache up to its position).
 // A Generator owns the model's cache (it allocates it): use one Generator per model at a time; a new one replaces
 // the cache, and the old one must not be stepped again.
 class Generator {
@@ -122,6 +128,7 @@ class Generator {
   Transformer& model_;
   int64_t pos_ = 0;
   std::unique_ptr<TinyJit<Tensor>> decode_;
+  Variable start_pos_;  // the position decode() reads the cache up to, rebound at every step
 };
 
 // Picking the next token from logits: greedy when temperature is 0; otherwise softmax(logits / temperature)

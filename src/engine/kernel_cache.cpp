@@ -1,5 +1,7 @@
 #include "engine/kernel_cache.h"
 
+#include "uop/symbolic.h"
+
 #include <algorithm>
 #include <cctype>
 #include <iostream>
@@ -31,25 +33,38 @@ std::string kernel_name(const codegen::LoweredKernel& k) {
   return name + sizes;
 }
 
-// ALU ops executed by one run: each ALU uop times the trip counts of the loops around it
-int64_t count_ops(const std::vector<uop::UOp>& uops) {
+// ALU ops executed by one run: each ALU uop times the trip counts of the loops around it. A symbolic loop's trip
+// count is its end expression, so the count is an int64 expression over the kernel's variables then.
+uop::UOp count_ops(const std::vector<uop::UOp>& uops) {
   int64_t ops = 0, mult = 1;
-  std::vector<int64_t> trips;
+  uop::UOp sym_mult;  // the symbolic trip counts around this point (null: none)
+  std::vector<std::pair<int64_t, uop::UOp>> outer;
+  std::vector<std::pair<uop::UOp, int64_t>> sym_ops;  // (product of symbolic trips, ops per trip)
   for (const uop::UOp& u : uops)  // every work-item of a grid runs the whole body
     if (u.op() == uop::Ops::SPECIAL) mult *= std::max<int64_t>(1, const_to_int(u.src(0).const_value()));
   for (const uop::UOp& u : uops) {
     if (u.op() == uop::Ops::RANGE) {
-      trips.push_back(u.src(0).is_const() ? std::max<int64_t>(1, const_to_int(u.src(0).const_value())) : 1);
-      mult *= trips.back();
-    } else if (u.op() == uop::Ops::END && !trips.empty()) {
-      mult /= trips.back();
-      trips.pop_back();
+      outer.push_back({mult, sym_mult});
+      if (u.src(0).is_const()) {
+        mult *= std::max<int64_t>(1, const_to_int(u.src(0).const_value()));
+      } else {
+        uop::UOp trips = u.src(0).cast(dtypes::int64);
+        sym_mult = sym_mult ? sym_mult * trips : trips;
+      }
+    } else if (u.op() == uop::Ops::END && !outer.empty()) {
+      std::tie(mult, sym_mult) = outer.back();
+      outer.pop_back();
     } else if ((uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST) ||
                u.op() == uop::Ops::REDUCE) {
-      ops += mult * u.dtype().count();  // a vector op does one per element
+      int64_t n = mult * u.dtype().count();  // a vector op does one per element
+      if (!sym_mult) ops += n;
+      else if (!sym_ops.empty() && sym_ops.back().first == sym_mult) sym_ops.back().second += n;
+      else sym_ops.push_back({sym_mult, n});
     }
   }
-  return ops;
+  uop::UOp total = uop::UOp::const_(dtypes::int64, ops);
+  for (const auto& [trips, n] : sym_ops) total = total + trips * uop::UOp::const_(dtypes::int64, n);
+  return uop::simplify(total);
 }
 
 }  // namespace
@@ -73,7 +88,9 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
     if (u.op() == uop::Ops::DEFINE_VAR) k->vars.push_back(u.arg().get<uop::VarArg>().name);
   k->dims.n_vars = k->vars.size();
   k->n_buffers = lowered.globals.size();
-  k->ops = count_ops(k->uops);
+  uop::UOp ops = count_ops(k->uops);
+  if (ops.is_const()) k->ops = const_to_int(ops.const_value());
+  else k->ops_expr = ops, k->ops = ops.vmax();
   // on the CPU, the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write
   // disjoint outputs
   const uop::UOp* parallel = nullptr;

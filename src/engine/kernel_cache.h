@@ -19,7 +19,8 @@ struct CompiledKernel {
   std::shared_ptr<runtime::Program> program;
   size_t n_buffers = 0;
   std::string opts;                   // the optimizations applied, "UPCAST(1,16) UNROLL(2,4)" (codegen/opts.h)
-  int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes
+  int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes (at the variables' largest values)
+  uop::UOp ops_expr;  // with symbolic loop sizes: the count over `vars` (evaluated at each launch), else null
   // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0; when that
   // count is symbolic, its expression over `vars` (evaluated at each launch)
   int64_t parallel_size = 0;

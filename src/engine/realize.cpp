@@ -42,6 +42,19 @@ void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
     std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), host.size(), src.device().name().c_str());
 }
 
+namespace {
+// a kernel's variables at the values of one launch
+uop::VarVals values_of(const CompiledKernel& k, const std::vector<int64_t>& vals) {
+  uop::VarVals at;
+  for (size_t i = 0; i < vals.size(); i++) at.vals.push_back({uop::VarArg{k.vars[i], vals[i], vals[i]}, vals[i]});
+  return at;
+}
+// the ALU ops of one launch at these values
+int64_t ops_of(const CompiledKernel& k, const std::vector<int64_t>& vals) {
+  return k.ops_expr ? uop::eval(k.ops_expr, values_of(k, vals)) : k.ops;
+}
+}  // namespace
+
 size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s, const std::vector<int64_t>& vals) {
   if (vals.size() != k.vars.size())
     throw InternalError("launch", k.name + " takes " + std::to_string(k.vars.size()) + " variable value(s), not " + std::to_string(vals.size()));
@@ -61,13 +74,8 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
   }
   // the outermost loop cut into kChunksPerThread ranges per thread, when there is enough work to pay for the
   // threads: a thread that starts late or is slowed by another process then takes fewer ranges
-  int64_t p = k.parallel_size;
-  if (k.parallel_end) {  // a symbolic outermost loop: its trip count at these values
-    uop::VarVals at;
-    for (size_t i = 0; i < vals.size(); i++) at.vals.push_back({uop::VarArg{k.vars[i], vals[i], vals[i]}, vals[i]});
-    p = uop::eval(k.parallel_end, at);
-  }
-  size_t threads = p > 1 && k.ops + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
+  int64_t p = k.parallel_end ? uop::eval(k.parallel_end, values_of(k, vals)) : k.parallel_size;  // a symbolic outermost loop's trips
+  size_t threads = p > 1 && ops_of(k, vals) + mem / 4 >= kMinParallelWork ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
   int64_t chunks = threads > 1 ? std::min<int64_t>(p, static_cast<int64_t>(threads) * kChunksPerThread) : 1;
   if (p == 0 && !k.parallel_end) {
     std::vector<int64_t> vars{0, 0};  // no parallel loop: only the variables' values
@@ -100,13 +108,14 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, 
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (device_s > 0) s = device_s;  // DEBUG=2 on a device that measures its kernels: the device's time
   GlobalCounters::kernel_count++;
-  GlobalCounters::global_ops += k.ops;
+  int64_t ops = ops_of(k, vals);
+  GlobalCounters::global_ops += ops;
   GlobalCounters::global_mem += mem;
   GlobalCounters::time_sum_s += s;
   if (debug)
     std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s) x%zu %s\n",
                  out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),
-                 bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, k.ops / s * 1e-9, mem / s * 1e-9, threads,
+                 bufs.size(), GlobalCounters::global_mem * 1e-9, s * 1e6, ops / s * 1e-9, mem / s * 1e-9, threads,
                  k.opts.c_str());
 }
 

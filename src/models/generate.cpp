@@ -8,11 +8,19 @@
 
 namespace tg::llm {
 
-Generator::Generator(Transformer& model, int64_t max_context, bool jit) : model_(model) {
-  model_.allocate_cache(1, max_context);
+namespace {
+// the cache allocated, and the last position it holds
+int64_t last_position(Transformer& model, int64_t max_context) {
+  model.allocate_cache(1, max_context);
+  return model.cache_context() - 1;
+}
+}  // namespace
+
+Generator::Generator(Transformer& model, int64_t max_context, bool jit)
+    : model_(model), start_pos_("start_pos", 0, last_position(model, max_context)) {
   if (jit)
-    decode_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in) {
-      return model_.decode(in[0], in[1]).realize();
+    decode_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
+      return model_.decode(in[0], in[1], vars[0]).realize();
     });
 }
 
@@ -29,7 +37,8 @@ std::vector<float> Generator::step(int32_t token, Loc where) {
     throw ArgumentError("Generator::step", "the cache's context of " + std::to_string(model_.cache_context()) + " tokens is full", where);
   Tensor t(std::vector<int32_t>{token}, {1, 1}, model_.device(), where);
   Tensor pos(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where);
-  Tensor logits = decode_ ? (*decode_)({t, pos}, where) : model_.decode(t, pos, where);
+  Dim at = start_pos_.bind(pos_, where);
+  Tensor logits = decode_ ? (*decode_)({t, pos}, {at}, where) : model_.decode(t, pos, at, where);
   pos_++;
   return logits.to_vector<float>();
 }

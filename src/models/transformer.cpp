@@ -49,6 +49,19 @@ Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) {
   return run(tokens, Positions{0, 1, pos}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
 }
 
+Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where) {
+  if (cache_context_ == 0 && tokens.ndim() == 2) allocate_cache(tokens.shape()[0], 0, where);
+  if (start_pos.min() < 0 || start_pos.max() >= cache_context_)
+    throw ArgumentError(kOp + std::string(" decode"), "start_pos " + start_pos.str() + " ranges over [" + std::to_string(start_pos.min()) +
+                                                       ", " + std::to_string(start_pos.max()) + "], past the cache's " +
+                                                       std::to_string(cache_context_) + " positions", where);
+  if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
+    throw ShapeError(kOp + std::string(" decode"), "tokens must be (batch, 1), not " + shape_str(tokens.shape()), where);
+  if (pos.ndim() != 0 || pos.dtype() != dtypes::int32)
+    throw ArgumentError(kOp + std::string(" decode"), "pos must be a 0-d int32 tensor", where);
+  return run(tokens, Positions{0, 1, pos, true, start_pos}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
+}
+
 Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only, Loc where) {
   if (!tokens.dtype().is_int()) throw DTypeError(kOp, "tokens must be integers, not " + tokens.dtype().name(), where);
   if (p.cached && tokens.shape()[0] != cache_batch_)
@@ -94,14 +107,19 @@ Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc w
     mask = positions(0, seen).reshape({1, seen}) <= positions(p.start, seen).reshape({T, 1});
   }
   Tensor::realize({ck, cv});
+  if (p.at_symbolic) {  // only the rows so far, all of which the one query sees: no mask
+    DimRanges rows{{0, B}, {0, KV}, {0, *p.at_symbolic + 1}, {0, D}};
+    return attention(q, ck.shrink(rows), cv.shrink(rows), Tensor());
+  }
   std::vector<std::pair<int64_t, int64_t>> rows{{0, B}, {0, KV}, {0, seen}, {0, D}};
   return attention(q, ck.shrink(rows), cv.shrink(rows), mask);
 }
 
-// q (B, H, T, D) against keys and values (B, KV, seen, D); query i sees key j where mask (T, seen) holds
+// q (B, H, T, D) against keys and values (B, KV, seen, D); query i sees key j where mask (T, seen) holds (every key
+// without a mask; seen may be symbolic)
 Tensor Transformer::attention(const Tensor& q, Tensor keys, Tensor values, const Tensor& mask) const {
   const int64_t B = q.shape()[0], H = config_.n_heads, KV = config_.n_kv_heads, D = config_.head_dim, T = q.shape()[2];
-  const int64_t seen = keys.shape()[2];
+  const Dim seen = keys.sym_shape()[2];
   if (H != KV) {  // grouped-query attention: each key/value head serves H / KV query heads
     auto widen = [&](const Tensor& t) {
       return t.reshape({B, KV, 1, seen, D}).expand({B, KV, H / KV, seen, D}).reshape({B, H, seen, D});
@@ -109,7 +127,7 @@ Tensor Transformer::attention(const Tensor& q, Tensor keys, Tensor values, const
     keys = widen(keys), values = widen(values);
   }
   Tensor scores = q.matmul(keys.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(D)));
-  scores = mask.where(scores, -std::numeric_limits<double>::infinity());
+  if (mask.defined()) scores = mask.where(scores, -std::numeric_limits<double>::infinity());
   return scores.softmax(-1).matmul(values).transpose(1, 2).reshape({B, T, H * D});
 }
 

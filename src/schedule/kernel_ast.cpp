@@ -28,9 +28,8 @@ ShapeTracker max_layout(const UOp& u, uop::VarVals* vals) {
   return ShapeTracker::from_shape(shape::dims(u.max_shape())).shrink(cut);
 }
 
-// The movement op `m` applied to a contiguous tensor of its source's shape.
-ShapeTracker movement_st(const UOp& m, uop::VarVals* vals) {
-  ShapeTracker st = ShapeTracker::from_shape(unbound(m.src(0).sym_shape(), vals));
+// The movement op `m` applied to st (a view of m's source).
+ShapeTracker apply_movement(const ShapeTracker& st, const UOp& m, uop::VarVals* vals) {
   shape::Shape a;
   if (const auto* d = m.arg().get_if<std::vector<Dim>>()) a = unbound(*d, vals);
   else a = shape::dims(m.arg().get<std::vector<int64_t>>());
@@ -53,6 +52,11 @@ ShapeTracker movement_st(const UOp& m, uop::VarVals* vals) {
     }
     default: throw InternalError("schedule", "not a movement op: " + std::string(uop::op_name(m.op())));
   }
+}
+
+// The movement op `m` applied to a contiguous tensor of its source's shape.
+ShapeTracker movement_st(const UOp& m, uop::VarVals* vals) {
+  return apply_movement(ShapeTracker::from_shape(unbound(m.src(0).sym_shape(), vals)), m, vals);
 }
 
 struct PairHash {
@@ -127,7 +131,18 @@ class Builder {
   // the sources to build first, each with the view it is read through
   std::vector<std::pair<UOp, ShapeTracker>> children(const UOp& u, const ShapeTracker& st) const {
     if (loaded_buffer(u)) return {};
-    if (Movement().contains(u.op())) return {{u.src(0), movement_st(u, &vals_).compose(st).simplify()}};
+    if (Movement().contains(u.op())) {
+      if (!u.symbolic_shape() && !u.src(0).symbolic_shape()) return {{u.src(0), movement_st(u, &vals_).compose(st).simplify()}};
+      // Over symbolic sizes, a chain of movement ops is applied bottom-up to one view of the node below it: the
+      // contiguous view of a symbolic shape has symbolic strides, and composing two of those leaves div/mod by the
+      // symbolic size in the index (attention's keys through a shrink, a transpose and a reshape)
+      std::vector<const UOp*> chain{&u};
+      const UOp* x = &u.src(0);
+      while (Movement().contains(x->op()) && !loaded_buffer(*x)) chain.push_back(x), x = &x->src(0);
+      ShapeTracker t = ShapeTracker::from_shape(unbound(x->sym_shape(), &vals_));
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) t = apply_movement(t, **it, &vals_);
+      return {{*x, t.compose(st).simplify()}};
+    }
     if (passes_through(u.op())) return {{u.src(0), st}};
     switch (u.op()) {
       case Ops::CONST:

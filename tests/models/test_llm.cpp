@@ -8,6 +8,7 @@
 
 #include "support/expect_error.h"
 #include "support/scratch.h"
+#include "runtime/device.h"
 #include "tg/counters.h"
 #include "tg/llm.h"
 #include "tg/state.h"
@@ -67,6 +68,25 @@ TEST(Llm, DecodeWithTheCacheEqualsTheWholeSequence) {
       Tensor whole = model->forward(Tensor(seq, {1, static_cast<int64_t>(seq.size())}), 0);
       expect_close(logits, last_row(whole), arch + (jit ? " jit" : ""));
     }
+}
+
+// A decode step reads only the cached positions so far (a symbolic shrink to start_pos + 1): its work grows with the
+// position, while one captured set of kernels serves every position (no compile after the capture).
+TEST(Llm, DecodeReadsOnlyThePositionsSoFar) {
+  Tensor::manual_seed(4);
+  auto model = llm::make_model(tiny("llama"));
+  llm::Generator gen(*model);  // the model's context: 24
+  gen.prefill({7});
+  std::vector<int64_t> ops;
+  int64_t compiled = 0;
+  for (int32_t i = 0; i < 22; i++) {
+    if (i == 3) compiled = tg::runtime::compile_stats().compiled;
+    int64_t before = tg::GlobalCounters::global_ops;
+    gen.step(i * 5 % 40);
+    ops.push_back(tg::GlobalCounters::global_ops - before);
+  }
+  EXPECT_EQ(tg::runtime::compile_stats().compiled, compiled) << "a replayed decode step compiled";
+  for (size_t i = 4; i < ops.size(); i++) EXPECT_GT(ops[i], ops[i - 1]) << "step " << i << " did no more work than the one before";
 }
 
 // logits() (no cache: the training forward) equals forward() through the cache, and is differentiable.
