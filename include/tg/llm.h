@@ -78,7 +78,7 @@ class Transformer : public nn::Module {
     int64_t start = 0, count = 0;
     std::optional<Tensor> at;  // decode: 0-d int32
     bool cached = true;        // false: logits(), attention within the call's tokens only
-    std::optional<Dim> at_symbolic;  // decode: the same position as a bound Variable (reads only the rows so far)
+    std::optional<Dim> at_symbolic = std::nullopt;  // decode: the same position as a bound Variable (reads only the rows so far)
   };
   struct QKV { Tensor q, k, v; };  // (B, T, heads, head_dim) each; rotary embeddings already applied
   virtual Tensor embed(const Tensor& tokens, const Positions& p) const = 0;
@@ -92,6 +92,7 @@ class Transformer : public nn::Module {
 
  private:
   Tensor run(const Tensor& tokens, const Positions& p, bool last_only, Loc where);
+  Tensor decode_at(const Tensor& tokens, const Tensor& pos, const std::optional<Dim>& start_pos, Loc where);  // both decodes
   Tensor attend(size_t layer, const QKV& x, const Positions& p, Loc where);
   Tensor attention(const Tensor& q, Tensor keys, Tensor values, const Tensor& mask) const;
   std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, kv_heads, cache_context, head_dim), float32

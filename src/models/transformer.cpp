@@ -40,25 +40,22 @@ Tensor Transformer::logits(const Tensor& tokens, Loc where) {
   return run(tokens, Positions{0, tokens.shape()[1], std::nullopt, false}, false, where);
 }
 
-Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) {
+Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) { return decode_at(tokens, pos, std::nullopt, where); }
+
+Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where) {
+  return decode_at(tokens, pos, start_pos, where);
+}
+
+Tensor Transformer::decode_at(const Tensor& tokens, const Tensor& pos, const std::optional<Dim>& start_pos, Loc where) {
   if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
     throw ShapeError(kOp + std::string(" decode"), "tokens must be (batch, 1), not " + shape_str(tokens.shape()), where);
   if (pos.ndim() != 0 || pos.dtype() != dtypes::int32)
     throw ArgumentError(kOp + std::string(" decode"), "pos must be a 0-d int32 tensor", where);
   if (cache_context_ == 0) allocate_cache(tokens.shape()[0], 0, where);
-  return run(tokens, Positions{0, 1, pos}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
-}
-
-Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where) {
-  if (cache_context_ == 0 && tokens.ndim() == 2) allocate_cache(tokens.shape()[0], 0, where);
-  if (start_pos.min() < 0 || start_pos.max() >= cache_context_)
-    throw ArgumentError(kOp + std::string(" decode"), "start_pos " + start_pos.str() + " ranges over [" + std::to_string(start_pos.min()) +
-                                                       ", " + std::to_string(start_pos.max()) + "], past the cache's " +
+  if (start_pos && (start_pos->min() < 0 || start_pos->max() >= cache_context_))
+    throw ArgumentError(kOp + std::string(" decode"), "start_pos " + start_pos->str() + " ranges over [" + std::to_string(start_pos->min()) +
+                                                       ", " + std::to_string(start_pos->max()) + "], past the cache's " +
                                                        std::to_string(cache_context_) + " positions", where);
-  if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
-    throw ShapeError(kOp + std::string(" decode"), "tokens must be (batch, 1), not " + shape_str(tokens.shape()), where);
-  if (pos.ndim() != 0 || pos.dtype() != dtypes::int32)
-    throw ArgumentError(kOp + std::string(" decode"), "pos must be a 0-d int32 tensor", where);
   return run(tokens, Positions{0, 1, pos, true, start_pos}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
 }
 

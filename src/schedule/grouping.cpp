@@ -29,15 +29,26 @@ bool is_realized_form(const UOp& u) {
   return b == Ops::BUFFER || b == Ops::CONST;
 }
 
-UOp plain_buffer(const UOp& u) {
+const UOp& reshape_base(const UOp& u) {
   const UOp* n = &u;  // reshapes keep the order, DETACH the value (every value made under NoGradGuard is one)
   while (n->op() == Ops::RESHAPE || n->op() == Ops::DETACH) n = &n->src(0);
-  return n->op() == Ops::BUFFER ? *n : UOp();
+  return *n;
+}
+
+UOp plain_buffer(const UOp& u) {
+  const UOp& n = reshape_base(u);
+  return n.op() == Ops::BUFFER ? n : UOp();
 }
 
 namespace {
 
 using Users = std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>;  // each node's distinct users
+
+// Ops a reduce's kernel can compute after the reduce, in the same loops: elementwise, reshapes, pass-throughs.
+bool fuses_after_reduce(const UOp& u) { return ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()); }
+
+// How many of u's sources a kernel computes: CUSTOM_GRAD computes src 0 only (the others feed its gradient rule).
+size_t computed_sources(const UOp& u) { return u.op() == Ops::CUSTOM_GRAD ? 1 : u.src().size(); }
 
 constexpr int64_t kMaxRecomputedOps = 32, kPadCost = kMaxRecomputedOps / 2;
 
@@ -115,7 +126,6 @@ void realize_shared_work(Grouping& g, const Users& users) {
 // ops (DETACH too: every value computed under NoGradGuard is one), or null.
 const UOp* fusion_root(const UOp& r, const Grouping& g,
                        const Users& users) {
-  auto fuses = [](const UOp& u) { return ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()); };
   const UOp* root = nullptr;
   std::vector<const UOp*> todo{&r};
   std::unordered_set<const uop::UOpNode*> seen{r.get()};
@@ -125,7 +135,7 @@ const UOp* fusion_root(const UOp& r, const Grouping& g,
     auto it = users.find(cur->get());
     if (it == users.end()) return nullptr;
     for (const UOp* next : it->second) {
-      if (!fuses(*next) || (g.realized(*next) && root && root != next)) return nullptr;
+      if (!fuses_after_reduce(*next) || (g.realized(*next) && root && root != next)) return nullptr;
       if (g.realized(*next)) root = next;
       else if (seen.insert(next->get()).second) todo.push_back(next);
     }
@@ -146,7 +156,7 @@ const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
   // than the elementwise kernel that runs them as vectors; efficientnet's SiLU after each depthwise conv)
   auto fuses = [&](const UOp& u) {
     bool libm = u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SIN;
-    return !g.realized(u) && !libm && (ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()));
+    return !g.realized(u) && !libm && fuses_after_reduce(u);
   };
   // whether s, computed in the epilogue's kernel, would need a reduce other than r that no buffer holds
   std::unordered_set<const uop::UOpNode*> region{r.get()}, checked;
@@ -157,7 +167,7 @@ const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
       todo.pop_back();
       if (region.count(n->get()) || g.realized(*n) || !checked.insert(n->get()).second) continue;
       if (n->op() == Ops::REDUCE_AXIS) return true;
-      for (size_t i = 0; i < (n->op() == Ops::CUSTOM_GRAD ? 1 : n->src().size()); i++) todo.push_back(&n->src(i));
+      for (size_t i = 0; i < computed_sources(*n); i++) todo.push_back(&n->src(i));
     }
     return false;
   };
@@ -177,7 +187,7 @@ const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
     pending.erase(pending.begin());
     region.insert(cur->get());
     bool other = false;
-    for (size_t i = 0; i < (cur->op() == Ops::CUSTOM_GRAD ? 1 : cur->src().size()) && !other; i++)
+    for (size_t i = 0; i < computed_sources(*cur) && !other; i++)
       other = needs_other_reduce(cur->src(i));
     if (other) break;
     if (pending.empty()) end = cur;
@@ -205,7 +215,7 @@ Grouping group(const std::vector<UOp>& outputs) {
   std::unordered_map<const uop::UOpNode*, size_t> order;  // position in g.nodes
   for (const UOp& u : g.nodes) {
     order[u.get()] = order.size();
-    for (size_t i = 0; i < (u.op() == Ops::CUSTOM_GRAD ? 1 : u.src().size()); i++) {  // CUSTOM_GRAD computes src 0 only
+    for (size_t i = 0; i < computed_sources(u); i++) {
       bool seen = false;
       for (size_t j = 0; j < i; j++) seen = seen || u.src(j) == u.src(i);
       if (!seen) users[u.src(i).get()].push_back(&u);

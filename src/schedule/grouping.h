@@ -23,6 +23,8 @@ Grouping group(const std::vector<uop::UOp>& outputs);
 bool passes_through(uop::Ops op);
 // Movement ops (and DETACH, which changes no value) down to the node they move.
 const uop::UOp& movement_base(const uop::UOp& u);
+// u below its reshapes and DETACHes: the node whose buffer holds u's values in u's order.
+const uop::UOp& reshape_base(const uop::UOp& u);
 // The BUFFER that holds all of u in order (u is the buffer, or reshapes and DETACHes of it), else a null UOp.
 uop::UOp plain_buffer(const uop::UOp& u);
 

@@ -82,9 +82,7 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
     // contiguous() of a value this schedule stores anyway (a conv's input that ends another kernel's epilogue) is
     // that value's buffer, as for a buffer that already exists
     if (u.op() == Ops::CONTIGUOUS && u.arg().empty()) {  // (clone's CONTIGUOUS has an arg)
-      const UOp* v = &u.src(0);
-      while (v->op() == Ops::RESHAPE || v->op() == Ops::DETACH) v = &v->src(0);
-      if (auto it = buffers.find(v->get()); it != buffers.end()) {
+      if (auto it = buffers.find(reshape_base(u.src(0)).get()); it != buffers.end()) {
         buffers[u.get()] = it->second;
         s.becomes.push_back({u, buffer_as_node(it->second, u)});
         continue;
