@@ -48,12 +48,27 @@ UOp combine_group(const UOp& partial, const UOp& item, Ops op, const std::pair<U
   return UOp::make(Ops::REDUCE, dt, {v, j, reduce_identity(op, dt)}, uop::Arg(op));
 }
 
+// Whether a division or modulo in st's index math (address or validity) depends on dim d. A stack of Views
+// unravels the top View's flat index into the lower one's shape: with the dims apart, the symbolic algebra splits
+// that back cleanly ((y*20 + x) / 40 is y / 2), while a merged r / 40 stays division math in the inner loop. A
+// channel shuffle's two Views split only the channel dim, so its pixels still merge (shufflenet's 1x1 convs).
+bool index_splits(const ShapeTracker& st, size_t d) {
+  auto [idx, valid] = st.to_indexed();
+  for (const UOp& root : {idx, valid})
+    for (const UOp& u : root.toposort()) {
+      if (u.op() != Ops::IDIV && u.op() != Ops::MOD) continue;
+      for (const UOp& v : u.toposort())
+        if (v.op() == Ops::DEFINE_VAR && v.arg().get<uop::VarArg>().name == "idx" + std::to_string(d)) return true;
+    }
+  return false;
+}
+
 // Adjacent loop dimensions that every VIEW reads as one become one dimension (tinygrad's merge of adjacent dims):
 // fewer loops, and a longer innermost axis to vectorize (a (512, 64, 6, 6) elementwise kernel is one loop of
 // 1179648). A pair merges when each VIEW has both at their full sizes (or both 1: a store's reduced dims) and its
 // reshape to the merged shape stays one View on top. Reduce dims merge only with reduce dims, and not in kernels
-// with an IOTA: fold_gathers matches one index comparison per reduce axis; nothing merges in kernels that read
-// through a stack of Views.
+// with an IOTA: fold_gathers matches one index comparison per reduce axis. Through a stack of Views, a pair merges
+// only when no division or modulo of the index math depends on the merged dim (see index_splits).
 UOp merge_adjacent_dims(const UOp& ast) {
   std::vector<UOp> nodes = ast.toposort();
   std::vector<UOp> views;
@@ -68,10 +83,7 @@ UOp merge_adjacent_dims(const UOp& ast) {
       for (int64_t a : uop::get_reduce_arg(u).axes) reduce_axes.push_back(a);
     iota = iota || u.op() == Ops::IOTA;
   }
-  // a stack of Views unravels the top View's flat index into the lower one's shape: with the dims apart, the
-  // symbolic algebra splits that back cleanly ((y*20 + x) / 40 is y / 2); a merged r / 40 stays division math
-  bool stacked = std::any_of(sts.begin(), sts.end(), [](const ShapeTracker& st) { return st.views().size() > 1; });
-  if (sts.empty() || sts[0].ndim() < 2 || stacked) return ast;
+  if (sts.empty() || sts[0].ndim() < 2) return ast;
   size_t ndim = sts[0].ndim();
   std::vector<int64_t> full(ndim, 1);
   for (const ShapeTracker& st : sts) {
@@ -93,7 +105,7 @@ UOp merge_adjacent_dims(const UOp& ast) {
       to[i] = a * b;
       to.erase(to.begin() + static_cast<int64_t>(i) + 1);
       ShapeTracker r = st.reshape(to);
-      if (r.views().size() != st.views().size()) break;
+      if (r.views().size() != st.views().size() || (r.views().size() > 1 && index_splits(r, i))) break;
       next.push_back(std::move(r));
     }
     if (next.size() != sts.size()) continue;

@@ -62,7 +62,9 @@ bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions) {
   if (cost > kMaxRecomputedOps) return true;
   if (cost <= kMaxBroadcastOps || from_positions) return false;
   int64_t from = shape::prod(e.src(0).max_shape());
-  return from > 0 && shape::prod(e.max_shape()) / from >= kManyCopies;
+  if (from <= 0) return false;
+  int64_t copies = shape::prod(e.max_shape()) / from;
+  return copies >= kManyCopies || cost * copies >= kManyCopies * kMaxRecomputedOps / 2;
 }
 
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
@@ -92,9 +94,16 @@ void realize_shared_work(Grouping& g, const Users& users) {
   std::unordered_set<const uop::UOpNode*> positions;  // computed from an IOTA in the same kernel
   for (const UOp& u : g.nodes) {
     int64_t c = ALU().contains(u.op()) || u.op() == Ops::REDUCE_AXIS ? 1 : 0;
-    // a PAD of a value computed here (half of a cat) gates every read: in a reduce's inner loop that costs more
-    // than its ops say, so a cat that several kernels read is stored (shufflenet's channel shuffles)
-    if (u.op() == Ops::PAD && !g.realized(movement_base(u.src(0))) && !is_realized_form(u.src(0))) c += kPadCost;
+    // a PAD gates every read: in a reduce's inner loop that costs more than its ops say, so a cat that several
+    // kernels read, or that a reduce reads many times over, is stored (shufflenet's channel shuffles). Counted at
+    // the PAD of a value computed here, and at the sum of a cat for the PADs of buffers (a pad of a buffer alone, a
+    // conv's or a pool's, reads as cheaply as the buffer would once stored)
+    auto padded_buffer = [&](const UOp& p) {
+      return p.op() == Ops::PAD && (g.realized(movement_base(p.src(0))) || is_realized_form(p.src(0)));
+    };
+    if (u.op() == Ops::PAD && !padded_buffer(u)) c += kPadCost;
+    if (u.op() == Ops::ADD)
+      for (const UOp& s : u.src()) c += padded_buffer(s) ? kPadCost : 0;
     if (u.op() == Ops::IOTA) positions.insert(u.get());
     for (const UOp& s : u.src())
       if (!g.realized(s)) {
@@ -194,14 +203,6 @@ const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
   }
   while (end && end->op() == Ops::RESHAPE) end = &end->src(0);  // a reshape's source is stored in the same order
   if (!end || end->get() == r.get()) return nullptr;
-  for (std::vector<const UOp*> moved{end}; !moved.empty();) {  // the readers of the end, through movement ops
-    const UOp* m = moved.back();
-    moved.pop_back();
-    for (const UOp* next : users.at(m->get())) {
-      if (next->op() == Ops::PAD) return nullptr;
-      if (Movement().contains(next->op()) && !g.realized(*next)) moved.push_back(next);
-    }
-  }
   return end;
 }
 

@@ -65,9 +65,24 @@ TEST(Opts, DimensionsReadAsOneLoopAsOne) {
   EXPECT_EQ(loops(x.sum({2, 3})), (std::vector<int64_t>{32, 36}));   // reduce dims with reduce dims
   EXPECT_EQ(loops(x + bias.reshape({1, 8, 1, 1})), (std::vector<int64_t>{4, 8, 36}));  // the bias' dim stays its own
   EXPECT_EQ(loops(x.permute({0, 1, 3, 2}) + 1), (std::vector<int64_t>{32, 6, 6}));      // a transposed pair does not merge
-  // read through a stack of Views (a transpose, then flattened): nothing merges, the lower View would have to
-  // unravel a merged index with division math
-  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}).reshape({4, 8, 36}) + 1), (std::vector<int64_t>{4, 8, 36}));
+  // read through a stack of Views (a transpose, then flattened): a pair merges when no division or modulo of the
+  // index math depends on it. The batch and channel dims are one run in both Views; the flattened 36 is unravelled
+  // by the lower View (/ 6, % 6), so it merges with nothing
+  EXPECT_EQ(loops(x.permute({0, 1, 3, 2}).reshape({4, 8, 36}) + 1), (std::vector<int64_t>{32, 36}));
+  // with the batch and channel swapped below, a merged (4, 8) would be unravelled with / 8 and % 8: kept apart
+  Tensor y = Tensor::rand({8, 4, 6, 6}).realize();
+  EXPECT_EQ(loops(y.permute({1, 0, 3, 2}).reshape({4, 8, 36}) + 1), (std::vector<int64_t>{4, 8, 36}));
+  // a channel shuffle (shufflenet's: channels regrouped, then half of them) splits the channels only: its pixels
+  // merge into one axis to vectorize
+  Tensor shuffled = x.reshape({4, 2, 4, 6, 6}).transpose(1, 2).reshape({4, 8, 6, 6}).shrink({{0, 4}, {4, 8}, {0, 6}, {0, 6}});
+  EXPECT_EQ(loops(shuffled + 1), (std::vector<int64_t>{4, 4, 36}));
+  std::vector<float> sv = (shuffled + 1).to_vector<float>(), xs = x.to_vector<float>();
+  for (int n = 0; n < 4; n++)
+    for (int c = 0; c < 4; c++)
+      for (int p = 0; p < 36; p++) {
+        int src = (4 + c) % 2 * 4 + (4 + c) / 2;  // the shuffled channel 4 + c came from this one
+        EXPECT_EQ(sv[(n * 4 + c) * 36 + p], xs[(n * 8 + src) * 36 + p] + 1);
+      }
   std::vector<float> xv = x.to_vector<float>(), bv = bias.to_vector<float>();
   std::vector<float> got = (x + bias.reshape({1, 8, 1, 1})).sum({2, 3}).to_vector<float>();
   for (int i = 0; i < 32; i++) {

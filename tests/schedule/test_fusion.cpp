@@ -129,6 +129,30 @@ TEST(Fusion, ACatThatSeveralKernelsReadIsStored) {
   EXPECT_NEAR(total.item<float>(), c_ref.sum().item<float>(), 1e-4);
 }
 
+TEST(Fusion, AConvEpilogueReadThroughAPadIsStoredByTheConv) {
+  // a pool's padding reads the conv's bias and relu once, in the conv's kernel: the pool reads that one buffer (it
+  // used to read the raw conv and the bias, and ran the epilogue again for each of its 9 window positions)
+  Tensor x = Tensor::rand({1, 2, 8, 8}).realize(), w = Tensor::rand({4, 2, 3, 3}).realize(), b = Tensor::rand({4}).realize();
+  Tensor pooled = x.conv2d(w, b, 1, 1, 1, 1).relu().max_pool2d({3, 3}, 2, 1, 1);
+  EXPECT_EQ(buffers_of_last_kernel(pooled), 2u);
+  expect_same_values(pooled, x.conv2d(w, b, 1, 1, 1, 1).relu().realize().max_pool2d({3, 3}, 2, 1, 1));
+  // shufflenet's unit: a branch's conv epilogue cat'd with the input, read by a 1x1 conv and by a sum. The branch's
+  // kernel stores its epilogue, the cat of the two buffers is stored (else both halves are gated loads in the
+  // conv's reduce loop), and the conv reads that one buffer and its weight
+  Tensor w1 = Tensor::rand({2, 2, 1, 1}).realize(), w2 = Tensor::rand({3, 4, 1, 1}).realize();
+  Tensor c = Tensor::cat({x, x.conv2d(w1, b.shrink({{0, 2}})).relu()}, 1);
+  Tensor y = c.conv2d(w2), total = c.sum();
+  schedule::Schedule s = schedule::create_schedule({y.uop(), total.uop()});
+  uop::UOp bb = schedule::movement_base(b.uop());
+  size_t bias_readers = 0;
+  for (const auto& it : s.items) bias_readers += std::count(it.bufs.begin(), it.bufs.end(), bb);
+  EXPECT_EQ(bias_readers, 1u);
+  EXPECT_EQ(buffers_of_last_kernel(y), 3u);
+  Tensor c_ref = Tensor::cat({x, x.conv2d(w1, b.shrink({{0, 2}})).relu().realize()}, 1).realize();
+  expect_same_values(y, c_ref.conv2d(w2));
+  EXPECT_NEAR(total.item<float>(), c_ref.sum().item<float>(), 1e-3);
+}
+
 TEST(Fusion, ContiguousOfAValueTheScheduleStoresIsThatBuffer) {
   // a squeeze conv's output read by a 1x1 conv and by a 3x3 conv (which makes its input contiguous first): stored
   // once, with no copy; clone() still makes a buffer of its own
