@@ -54,6 +54,40 @@ TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
   EXPECT_TRUE(codegen::choose_opts(k).empty());
 }
 
+TEST(Opts, ADepthwiseConvBlocksItsShortRowWhole) {
+  // a depthwise 3x3 conv at 7x7 (mobilenet_v2's last stages): no axis takes a vector (7 columns; channels 49
+  // apart), so 7 scalar accumulators along the row share each weight and the overlapping input columns. A block of
+  // 7 used to be refused (scalar blocks were powers of 2 only), and the kernel ran with no block at all
+  Tensor x = Tensor::rand({1, 16, 7, 7}).realize(), w = Tensor::rand({16, 1, 3, 3}).realize();
+  Tensor y = x.conv2d(w, std::nullopt, 16, 1, 1, 1);
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast);
+  std::vector<Opt> opts = codegen::choose_opts(k);
+  auto row = std::find_if(opts.begin(), opts.end(), [&](const Opt& o) { return o.op == OptOp::UPCAST && k.full_shape[o.axis] == 7; });
+  ASSERT_NE(row, opts.end()) << codegen::opts_str(opts);
+  EXPECT_EQ(row->amount, 7) << codegen::opts_str(opts);
+  // at 14x14 a row takes 7 of its 14 columns: a block of 7 x 2 rows, never more than 32 accumulators
+  Tensor x14 = Tensor::rand({1, 16, 14, 14}).realize();
+  schedule::Schedule s14 = schedule::create_schedule({x14.conv2d(w, std::nullopt, 16, 1, 1, 1).uop()});
+  codegen::LoweredKernel k14 = codegen::lower(s14.items.back().ast);
+  int64_t block = 1;
+  for (const Opt& o : codegen::choose_opts(k14))
+    if (o.op == OptOp::UPCAST) block *= o.amount;
+  EXPECT_GE(block, 7);
+  EXPECT_LE(block, 32);
+  std::vector<float> got = y.to_vector<float>(), xv = x.to_vector<float>(), wv = w.to_vector<float>();
+  for (int c = 0; c < 16; c++)
+    for (int i = 0; i < 7; i++)
+      for (int j = 0; j < 7; j++) {
+        double want = 0;
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++)
+            if (i + a - 1 >= 0 && i + a - 1 < 7 && j + b - 1 >= 0 && j + b - 1 < 7)
+              want += xv[(c * 7 + i + a - 1) * 7 + j + b - 1] * wv[c * 9 + a * 3 + b];
+        EXPECT_NEAR(got[(c * 7 + i) * 7 + j], want, 1e-4);
+      }
+}
+
 TEST(Opts, DimensionsReadAsOneLoopAsOne) {
   // lower() merges adjacent dims that every view reads as one: fewer loops, a longer axis to vectorize
   auto loops = [](const Tensor& t) {
