@@ -107,23 +107,29 @@ std::optional<int64_t> step_in_runs(const KernelFacts& f, const UOp& index, int6
 // (a padded one too: a vector load where every lane is inside, else lane by lane; or contiguous in aligned runs of
 // the width, ungated) or invariant (in such runs too) and ungated, and one at least is contiguous; else 0. A load
 // of the epilogue may be gathered lane by lane: it runs once per output (a residual term read NCHW by a 1x1 conv
-// whose vector runs over output channels).
-int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a) {
+// whose vector runs over output channels). With `strided`, a load two elements apart per lane and ungated along a
+// counts as contiguous (two vector loads and their even elements: a stride-2 pool's windows), and *strided says
+// whether one was.
+int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a, bool* strided = nullptr) {
   std::vector<int64_t> strides;
   for (const UOp& l : f.loads) strides.push_back(stride(f, l, a));
   for (int64_t n : {16, 8, 4}) {
     if (k.full_shape[a] % n != 0 || n > k.caps.max_vector) continue;
-    bool unit = false, ok = true;
+    bool unit = false, ok = true, two = false;
     for (size_t i = 0; i < f.loads.size() && ok; i++) {
       int64_t s = strides[i];
       bool gated = gated_along(f, f.loads[i], a);
       if (s == -1 && !gated) s = step_in_runs(f, f.loads[i], a, k.full_shape[a], n).value_or(-1);
       if (s == 0 && !gated) continue;
       if (s != 1 && !f.in_loop(i)) continue;
+      if (s == 2 && !gated && strided) s = 1, two = true;
       ok = s == 1;
       unit = true;
     }
-    if (ok && unit) return n;
+    if (ok && unit) {
+      if (strided) *strided = two;
+      return n;
+    }
   }
   return 0;
 }
@@ -220,13 +226,15 @@ namespace {
 std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   KernelFacts f = facts(k);
   // the vector axis: one along which every load is contiguous or invariant (one vector load, or a broadcast), the
-  // widest vector first, then one whose stores are contiguous too, then one without padded loads along it
+  // widest vector first, then one without stride-2 loads, then one whose stores are contiguous too, then one
+  // without padded loads along it
   int64_t vector_axis = -1, width = 0, best = 0;
   for (int64_t a : f.globals) {
-    int64_t n = vector_width(k, f, a);
+    bool strided = false;
+    int64_t n = vector_width(k, f, a, &strided);
     bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
     bool ungated = std::none_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, a); });
-    int64_t score = 4 * n + 2 * stores_unit + ungated;
+    int64_t score = 8 * n + 4 * !strided + 2 * stores_unit + ungated;
     if (n > 0 && score >= best) vector_axis = a, width = n, best = score;
   }
   if (f.reduced.empty()) {
@@ -269,12 +277,14 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     int64_t n = std::min(most, size);
     auto scalar_ok = [&](int64_t c) { return (c & (c - 1)) == 0 || c <= 8; };
     while (n >= 2 && (size % n != 0 || (vector_axis < 0 && !scalar_ok(n)))) n--;
-    // none near `most` (197 tokens, a prime): the axis padded up to a multiple of `most`, when that adds at most
-    // an eighth to it
-    if (2 * n <= most && size > most && 8 * (round_up(size, most) - size) <= size) {
-      opts.push_back({OptOp::PADTO, a, most});
-      n = most;
-    }
+    // none near `most` (197 tokens, a prime; 13 output columns): the axis padded up to a multiple of the largest
+    // block that adds at most an eighth to it (200 = 20 x 10; 14 = 2 x 7: squeezenet's 3x3 convs at 13x13)
+    for (int64_t m = most; 2 * n <= most && m > 2 * n && size > m; m--)
+      if ((vector_axis >= 0 || scalar_ok(m)) && 8 * (round_up(size, m) - size) <= size) {
+        opts.push_back({OptOp::PADTO, a, m});
+        n = m;
+        break;
+      }
     if (n >= 2) {
       opts.push_back({OptOp::UPCAST, a, n});
       upcast *= n, blocked++;

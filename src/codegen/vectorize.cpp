@@ -1,11 +1,12 @@
 // The VECTOR opt's lanes as one vector value (tinygrad's float4 loads on the CPU): every value that depends on the
 // lane variable becomes a vector of n elements (float32 math, masks from float32 comparisons, loads of numeric
 // types cast to float32, integer arithmetic and bit ops on loaded values). A load whose address moves by one
-// element per lane is one vector load (a padded one lane by lane where some lane is outside); any other
-// lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar (the C vector
-// extension splats it). Stores are one vector store when contiguous, else n scalar stores, of which those of the
-// same lane of several copies to consecutive addresses are joined into vector stores again. Integer math on the
-// lane itself only ever feeds addresses and gates, which are rewritten per lane.
+// element per lane is one vector load (a padded one lane by lane where some lane is outside); one that moves by two
+// under no gate of its own (a stride-2 pool's window column) is two vector loads of its span and their even
+// elements; any other lane-dependent load is gathered from n scalar loads; an invariant value is used as a scalar
+// (the C vector extension splats it). Stores are one vector store when contiguous, else n scalar stores, of which
+// those of the same lane of several copies to consecutive addresses are joined into vector stores again. Integer
+// math on the lane itself only ever feeds addresses and gates, which are rewritten per lane.
 #include <map>
 #include <unordered_map>
 
@@ -25,15 +26,16 @@ bool stored_differently(DType dt) { return dt.is_bool() || dt == dtypes::float16
 // the value of `x` at lane l, simplified
 UOp at_lane(const UOp& x, const UOp& lane, int64_t l) { return uop::simplify(x.substitute({{lane, UOp::const_(lane.dtype(), l)}})); }
 
-// whether the address moves by exactly one element per lane
-bool contiguous(const UOp& addr, const UOp& lane, int64_t n) {
+// whether the address moves by exactly `step` elements per lane
+bool moves_by(const UOp& addr, const UOp& lane, int64_t n, int64_t step) {
   UOp first = at_lane(addr, lane, 0);
   for (int64_t l = 1; l < n; l++) {
     UOp d = uop::simplify(at_lane(addr, lane, l) - first);
-    if (!d.is_const() || const_to_int(d.const_value()) != l) return false;
+    if (!d.is_const() || const_to_int(d.const_value()) != l * step) return false;
   }
   return true;
 }
+bool contiguous(const UOp& addr, const UOp& lane, int64_t n) { return moves_by(addr, lane, n, 1); }
 
 // A scalar store of a scatter: buffer, address, value.
 struct Scattered {
@@ -143,6 +145,22 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
             for (int64_t l = 0; l < n; l++) isrc.push_back(at_lane(idx.src(2), lane, l));
           else if (gated) isrc.push_back(idx.src(2));
           out[u.get()] = UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
+        } else if (moves_by(idx.src(1), lane, n, 2) && !(gated && dep[idx.src(2).get()])) {
+          // two elements per lane (a stride-2 pool's or conv's window column): the span base .. base + 2n - 2 as
+          // two vector loads that end at the last lane's element (none past it), and their even elements
+          UOp first = at_lane(idx.src(1), lane, 0);
+          auto part = [&](int64_t offset) {
+            std::vector<UOp> isrc{idx.src(0), uop::simplify(first + UOp::const_(first.dtype(), offset))};
+            if (gated) isrc.push_back(idx.src(2));
+            return UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
+          };
+          UOp lo = part(0), hi = part(n - 1);
+          std::vector<UOp> lanes;
+          for (int64_t l = 0; l < n; l++) {
+            bool low = 2 * l <= n - 1;
+            lanes.push_back(UOp::make(Ops::GEP, et, {low ? lo : hi}, uop::Arg(std::vector<int64_t>{low ? 2 * l : 2 * l - (n - 1)})));
+          }
+          out[u.get()] = UOp::make(Ops::VECTORIZE, vec, lanes);
         } else {  // a gather
           std::vector<UOp> loads;
           for (int64_t l = 0; l < n; l++) loads.push_back(UOp::make(Ops::LOAD, et, {at_lane(idx, lane, l)}));

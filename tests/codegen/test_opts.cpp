@@ -88,6 +88,38 @@ TEST(Opts, ADepthwiseConvBlocksItsShortRowWhole) {
       }
 }
 
+TEST(Opts, AStride2PoolVectorizesOverItsOutputColumns) {
+  // a 3x3 max pool with stride 2 (resnet's, squeezenet's): each output column reads input columns two apart, so
+  // the vector over output columns loads two vectors of the span and takes their even elements. Checked against a
+  // plain loop, with a NaN that must win its windows
+  Tensor x = Tensor::rand({1, 4, 33, 33}).realize();
+  std::vector<float> xv = x.to_vector<float>();
+  xv[5 * 33 + 7] = NAN;
+  x = Tensor(xv, {1, 4, 33, 33}).realize();
+  Tensor y = x.max_pool2d({3, 3}, 2);  // 16 x 16 outputs
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast);
+  std::vector<Opt> opts = codegen::choose_opts(k);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
+  EXPECT_EQ(k.full_shape[opts[0].axis], 16) << codegen::opts_str(opts);
+  EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
+  std::vector<float> got = y.to_vector<float>();
+  for (int c = 0; c < 4; c++)
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < 16; j++) {
+        float want = -INFINITY;
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++) {
+            float v = xv[(c * 33 + 2 * i + a) * 33 + 2 * j + b];
+            want = std::isnan(v) || std::isnan(want) ? NAN : std::max(want, v);
+          }
+        float g = got[(c * 16 + i) * 16 + j];
+        if (std::isnan(want)) EXPECT_TRUE(std::isnan(g)) << c << " " << i << " " << j;
+        else EXPECT_EQ(g, want) << c << " " << i << " " << j;
+      }
+}
+
 TEST(Opts, DimensionsReadAsOneLoopAsOne) {
   // lower() merges adjacent dims that every view reads as one: fewer loops, a longer axis to vectorize
   auto loops = [](const Tensor& t) {
