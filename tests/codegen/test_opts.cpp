@@ -88,6 +88,32 @@ TEST(Opts, ADepthwiseConvBlocksItsShortRowWhole) {
       }
 }
 
+TEST(Opts, AColumnAxisWithoutAGoodDivisorIsPaddedToABlock) {
+  // a 3x3 conv at 13x13 (squeezenet's): 13 columns have no divisor to block by, so the axis is padded to 14 and
+  // blocked by 7 (one extra column, which stores nothing), not left with one vector per broadcast weight
+  Tensor x = Tensor::rand({1, 8, 13, 13}).realize(), w = Tensor::rand({32, 8, 3, 3}).realize();
+  Tensor y = x.conv2d(w, std::nullopt, 1, 1, 1, 1);
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast);
+  std::vector<Opt> opts = codegen::choose_opts(k);
+  auto pad = std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::PADTO; });
+  ASSERT_NE(pad, opts.end()) << codegen::opts_str(opts);
+  EXPECT_EQ(k.full_shape[pad->axis], 13);
+  EXPECT_EQ(pad->amount, 7);
+  std::vector<float> got = y.to_vector<float>(), xv = x.to_vector<float>(), wv = w.to_vector<float>();
+  for (int o = 0; o < 32; o++)
+    for (int i = 0; i < 13; i++)
+      for (int j = 0; j < 13; j++) {
+        double want = 0;
+        for (int c = 0; c < 8; c++)
+          for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+              if (i + a - 1 >= 0 && i + a - 1 < 13 && j + b - 1 >= 0 && j + b - 1 < 13)
+                want += xv[(c * 13 + i + a - 1) * 13 + j + b - 1] * wv[((o * 8 + c) * 3 + a) * 3 + b];
+        EXPECT_NEAR(got[(o * 13 + i) * 13 + j], want, 1e-4);
+      }
+}
+
 TEST(Opts, AStride2PoolVectorizesOverItsOutputColumns) {
   // a 3x3 max pool with stride 2 (resnet's, squeezenet's): each output column reads input columns two apart, so
   // the vector over output columns loads two vectors of the span and takes their even elements. Checked against a
