@@ -53,18 +53,24 @@ size_t computed_sources(const UOp& u) { return u.op() == Ops::CUSTOM_GRAD ? 1 : 
 constexpr int64_t kMaxRecomputedOps = 32, kPadCost = kMaxRecomputedOps / 2;
 
 // Whether a value of `cost` ALU ops broadcast by EXPAND `e` costs more to recompute for every copy than to store:
-// more than kMaxRecomputedOps, or kMaxBroadcastOps when the expand makes many copies (a matmul operand is expanded
-// along the other operand's columns: a LayerNorm over a residual sum fused into it, 30 ops, would run once per
-// block of columns; vit_b_16's MLP matmuls ran 4x slower than with the operand stored). A value computed from
-// positions (an IOTA: the one-hot of an embedding lookup) is left to fuse: codegen folds it into a gated read.
-constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64;
-bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions) {
+// more than kMaxRecomputedOps; more than kMaxBroadcastOps when the expand makes many copies; or any cost when the
+// work its copies add, counted once per block of kBlockCopies (a matmul's register block shares one computed value
+// between its columns), passes kMaxAddedOps. A matmul operand is expanded along the other operand's columns: a
+// LayerNorm's normalization fused into it, 5 ops once its statistics are stored, runs in the inner loop once per
+// block of columns (vit_b_16's MLP matmul with its 3072 columns ran 4x slower than with the operand stored), while
+// a relu on a small operand is cheaper fused than a kernel of its own. A value computed from positions (an IOTA:
+// the one-hot of an embedding lookup) is left to fuse: codegen folds it into a gated read.
+constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64, kBlockCopies = 32, kMaxAddedOps = int64_t{1} << 20;
+bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions, bool widened) {
   if (cost > kMaxRecomputedOps) return true;
-  if (cost <= kMaxBroadcastOps || from_positions) return false;
+  if (cost == 0 || from_positions) return false;
   int64_t from = shape::prod(e.src(0).max_shape());
   if (from <= 0) return false;
   int64_t copies = shape::prod(e.max_shape()) / from;
-  return copies >= kManyCopies || cost * copies >= kManyCopies * kMaxRecomputedOps / 2;
+  if (cost > kMaxBroadcastOps && copies >= kManyCopies) return true;
+  // (not a value wider than what it reads: a quantized weight's dequantization stays fused into the matmul, which
+  // then reads the packed bytes instead of a float32 copy four to eight times their size)
+  return !widened && static_cast<double>(cost) * from * (copies / kBlockCopies) >= static_cast<double>(kMaxAddedOps);
 }
 
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
@@ -92,6 +98,7 @@ void realize_shared_work(Grouping& g, const Users& users) {
   // ALU ops each node adds to a kernel (capped: only the threshold matters), bottom-up
   std::unordered_map<const uop::UOpNode*, int64_t> cost;
   std::unordered_set<const uop::UOpNode*> positions;  // computed from an IOTA in the same kernel
+  std::unordered_set<const uop::UOpNode*> widened;    // computed from a buffer of a narrower dtype in the same kernel
   for (const UOp& u : g.nodes) {
     int64_t c = ALU().contains(u.op()) || u.op() == Ops::REDUCE_AXIS ? 1 : 0;
     // a PAD gates every read: in a reduce's inner loop that costs more than its ops say, so a cat that several
@@ -105,15 +112,18 @@ void realize_shared_work(Grouping& g, const Users& users) {
     if (u.op() == Ops::ADD)
       for (const UOp& s : u.src()) c += padded_buffer(s) ? kPadCost : 0;
     if (u.op() == Ops::IOTA) positions.insert(u.get());
-    for (const UOp& s : u.src())
+    for (const UOp& s : u.src()) {
+      bool read = g.realized(s) || movement_base(s).op() == Ops::BUFFER;
+      if (read ? s.dtype().itemsize() < u.dtype().itemsize() : widened.count(s.get()) > 0) widened.insert(u.get());
       if (!g.realized(s)) {
         c += cost[s.get()];
         if (positions.count(s.get())) positions.insert(u.get());
       }
+    }
     c = std::min(c, kMaxRecomputedOps + 1);
     // an expensive value broadcast by an EXPAND would be recomputed for every copy: store it before the expand
     // (the random indices of X[randint(...)] are made once, not once per row of X)
-    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c, positions.count(u.get()) > 0) && !g.realized(u.src(0))) {
+    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c, positions.count(u.get()) > 0, widened.count(u.get()) > 0) && !g.realized(u.src(0))) {
       g.realize.insert(movement_base(u.src(0)).get());
       c = 0;
     }

@@ -279,6 +279,17 @@ TEST(Fusion, AMatmulOperandOfMoreThanAFewOpsIsStoredBeforeTheBroadcast) {
   Tensor y = normed.matmul(w);
   EXPECT_EQ(kernels_for(y), 2);
   EXPECT_EQ(kernels_for(parts[0].relu().matmul(w)), 1);
+  // a LayerNorm whose statistics its reduce kernels store (rstd is the end of the variance's epilogue): what is left
+  // is 6 ops, but read by a matmul of 1024 columns it would run once per block of 32 of them, so it is stored, and
+  // the matmul reads that buffer and its weight (vit_b_16's MLP: 4x slower fused)
+  Tensor h = (iota({64, 256}) * 0.01f).realize(), g = (iota({256}) * 0.001f).realize(), b = (iota({256}) * 0.002f).realize();
+  Tensor wide = (iota({256, 1024}) * 0.0001f).realize();
+  Tensor centered = h - h.mean(1, true);  // h: a residual sum, stored because the residual path reads it too
+  Tensor ln = centered / ((centered * centered).mean(1, true) + 1e-5f).sqrt() * g + b, out = ln.matmul(wide);
+  EXPECT_EQ(buffers_of_last_kernel(out), 3u);
+  Tensor out_ref = ln.contiguous().realize().matmul(wide);
+  std::vector<float> got_ln = out.to_vector<float>(), ref_ln = out_ref.to_vector<float>();
+  for (size_t i = 0; i < ref_ln.size(); i++) ASSERT_NEAR(got_ln[i], ref_ln[i], 1e-4 * std::fabs(ref_ln[i]) + 1e-4) << i;
   // a one-hot made from positions (an embedding lookup, broadcast along 128 columns) is not stored: it folds into
   // a read of the picked rows (GPT-2's prefill stored a 16 x 50257 one-hot and multiplied it out). Two kernels:
   // the gather, then the copy that puts the index dim first (IndexingByATensorReadsOnlyTheRowsItPicks)
