@@ -1,4 +1,6 @@
 // Joining and splitting tensors: cat, stack, split, chunk, meshgrid.
+#include <algorithm>
+
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -11,6 +13,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t dim, Loc where) {
   const Tensor& first = tensors[0];
   int64_t d = normalize_axis(dim, first.ndim(), "cat", where);
   if (first.ndim() == 0) throw ShapeError("cat", "cannot concatenate 0-d tensors (use stack)", where);
+  if (std::any_of(tensors.begin(), tensors.end(), [](const Tensor& t) { return t.is_symbolic(); }))
+    return tensor::symbolic_cat(tensors, dim, where);
   DType dt = first.dtype();
   int64_t total = 0;
   for (const Tensor& t : tensors) {
@@ -42,8 +46,8 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t dim, Loc where)
   int64_t d = normalize_axis(dim, tensors[0].ndim() + 1, "stack", where);
   std::vector<Tensor> parts;
   for (const Tensor& t : tensors) {
-    if (t.shape() != tensors[0].shape())
-      throw ShapeError("stack", "shapes differ: " + shape_str(tensors[0].shape()) + " and " + shape_str(t.shape()), where);
+    if (t.sym_shape() != tensors[0].sym_shape())
+      throw ShapeError("stack", "shapes differ: " + uop::dims_str(tensors[0].sym_shape()) + " and " + uop::dims_str(t.sym_shape()), where);
     parts.push_back(t.unsqueeze(d, where));
   }
   return cat(parts, d, where);

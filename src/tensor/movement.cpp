@@ -134,6 +134,18 @@ Tensor Tensor::expand(const DimList& sizes, Loc where) const {
 }
 
 Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, double value, Loc where) const {
+  if (is_symbolic()) {  // negative amounts cut (a shrink), then the padding proper
+    if (static_cast<int64_t>(padding.size()) != ndim())
+      throw ShapeError("pad", std::to_string(padding.size()) + " (before, after) pairs for shape " + uop::dims_str(sym_shape()), where);
+    std::vector<Dim> s = sym_shape();
+    std::vector<std::pair<Dim, Dim>> cut, grow;
+    for (size_t i = 0; i < s.size(); i++) {
+      auto [b, a] = padding[i];
+      cut.push_back({Dim(std::max<int64_t>(-b, 0)), s[i] - Dim(std::max<int64_t>(-a, 0))});
+      grow.push_back({Dim(std::max<int64_t>(b, 0)), Dim(std::max<int64_t>(a, 0))});
+    }
+    return tensor::symbolic_pad(tensor::symbolic_shrink(*this, cut, where), grow, value, where);
+  }
   if (static_cast<int64_t>(padding.size()) != ndim())
     throw ShapeError("pad", std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_str(shape()), where);
   // negative amounts cut: a shrink first, then the padding proper

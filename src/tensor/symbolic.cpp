@@ -88,6 +88,56 @@ Tensor symbolic_shrink(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& 
   return identity ? t : moved(t, Ops::SHRINK, std::move(arg), where);
 }
 
+Tensor symbolic_pad(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& grow, double value, SourceLocation where) {
+  std::vector<Dim> old = t.sym_shape(), arg;
+  if (grow.size() != old.size())
+    throw ShapeError("pad", std::to_string(grow.size()) + " (before, after) pairs for shape " + uop::dims_str(old), where);
+  bool identity = true;
+  for (const auto& [b, a] : grow) {
+    if (b.min() < 0 || a.min() < 0)
+      throw ShapeError("pad", "padding (" + b.str() + ", " + a.str() + ") of a symbolic shape " + uop::dims_str(old) +
+                                  " must be >= 0 for every value of its variables", where);
+    arg.push_back(b), arg.push_back(a);
+    identity = identity && b == Dim(0) && a == Dim(0);
+  }
+  if (identity) return t;
+  Tensor padded = moved(t, Ops::PAD, arg, where);
+  if (value == 0) return padded;
+  // the new elements read 0; a padded mask of trues tells them apart
+  Tensor mask = moved(const_tensor(true, dtypes::bool_, DimList(old), t.device()), Ops::PAD, arg, where);
+  return mask.where(padded, Tensor(value, t.dtype(), t.device(), where), where);
+}
+
+Tensor symbolic_cat(const std::vector<Tensor>& tensors, int64_t dim, SourceLocation where) {
+  const Tensor& first = tensors[0];
+  int64_t d = normalize_axis(dim, first.ndim(), "cat", where);
+  DType dt = first.dtype();
+  Dim total = 0;
+  for (const Tensor& t : tensors) {
+    std::vector<Dim> a = t.sym_shape(), b = first.sym_shape();
+    if (a.size() == b.size()) a[static_cast<size_t>(d)] = b[static_cast<size_t>(d)] = 0;
+    if (a != b)
+      throw ShapeError("cat", "shapes " + uop::dims_str(first.sym_shape()) + " and " + uop::dims_str(t.sym_shape()) +
+                                  " differ outside dimension " + std::to_string(d), where);
+    if (t.device() != first.device())
+      throw ArgumentError("cat", "tensors on different devices: " + first.device() + " and " + t.device(), where);
+    dt = least_upper_dtype({dt, t.dtype()});
+    total = total + t.sym_shape()[static_cast<size_t>(d)];
+  }
+  // as Tensor::cat: each piece padded with zeros to the full length along dim, then summed
+  Tensor out;
+  Dim offset = 0;
+  for (const Tensor& t : tensors) {
+    Dim size = t.sym_shape()[static_cast<size_t>(d)];
+    std::vector<std::pair<Dim, Dim>> p(static_cast<size_t>(t.ndim()), {Dim(0), Dim(0)});
+    p[static_cast<size_t>(d)] = {offset, total - offset - size};
+    offset = offset + size;
+    Tensor piece = symbolic_pad(t.cast(dt, where), p, 0, where);
+    out = out.defined() ? (dt.is_bool() ? out.bitwise_or(piece, where) : out.add(piece, where)) : piece;
+  }
+  return out;
+}
+
 std::vector<Dim> symbolic_broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where) {
   size_t nd = 0;
   for (const Tensor* t : ts) nd = std::max(nd, static_cast<size_t>(t->ndim()));

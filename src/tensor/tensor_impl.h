@@ -75,6 +75,10 @@ uop::UOp movement(uop::Ops op, const uop::UOp& x, std::vector<Dim> arg);
 Tensor symbolic_reshape(const Tensor& t, std::vector<Dim> sizes, SourceLocation where);
 Tensor symbolic_expand(const Tensor& t, std::vector<Dim> sizes, SourceLocation where);
 Tensor symbolic_shrink(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& ranges, SourceLocation where);
+// Zeros (or `value`) around t: (before, after) per axis, each >= 0; sizes and amounts may be symbolic.
+Tensor symbolic_pad(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& grow, double value, SourceLocation where);
+// Tensor::cat over tensors of which some size is symbolic.
+Tensor symbolic_cat(const std::vector<Tensor>& tensors, int64_t dim, SourceLocation where);
 std::vector<Dim> symbolic_broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where);
 Tensor symbolic_broadcast_to(const Tensor& t, const std::vector<Dim>& shape);
 // the device a new tensor goes to: the given one, canonical, or the default

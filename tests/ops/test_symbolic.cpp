@@ -45,9 +45,9 @@ void check_rows(const Tensor& x, const std::function<Tensor(const Tensor&)>& f, 
     if (n == 1) first = k;
     EXPECT_EQ(k, first) << what << ": other kernels at n=" << n;
     Tensor want = f(x.shrink(concrete)).realize();
-    // read back through a shrink to the concrete sizes of the result (its symbolic sizes are n)
+    // read back through a shrink to the concrete sizes of the result (its symbolic sizes at n: n, n + 3, 2n)
     std::vector<std::pair<Dim, Dim>> back;
-    for (const Dim& d : y.sym_shape()) back.push_back({0, d.is_symbolic() ? Dim(n) : d});
+    for (const Dim& d : y.sym_shape()) back.push_back({0, Dim(d.value())});
     y.realize();
     expect_near(read(y.shrink(back)), read(want), what + " at n=" + std::to_string(n));
   }
@@ -72,6 +72,22 @@ TEST(SymbolicShapes, ReducesOverAndAcrossTheSymbolicAxis) {
   // a reduce read back through its broadcast: a kernel over n rows reads a buffer of the reduce
   check_rows(x, [](const Tensor& t) { return t - t.max(0, true); }, "x - max(x, 0)");
   check_rows(x, [](const Tensor& t) { return (t - t.max(1, true)).exp2().sum(1); }, "row softmax denominators");
+}
+
+TEST(SymbolicShapes, PadAndCatAlongAndAcrossTheSymbolicAxis) {
+  Tensor x = Tensor::randn({7, 3}).realize(), c = Tensor::randn({2, 3}).realize();
+  check_rows(x, [](const Tensor& t) { return t.pad({{1, 2}, {0, 1}}); }, "pad both axes");
+  check_rows(x, [](const Tensor& t) { return t.pad({{2, 0}, {1, 1}}, 3.5); }, "pad with a value");
+  check_rows(x, [](const Tensor& t) { return t.pad({{0, 1}, {-1, 1}}); }, "a negative pad cuts");
+  check_rows(x, [](const Tensor& t) { return Tensor::cat({t, t * 2.0f}, 1); }, "cat across the symbolic axis");
+  check_rows(x, [](const Tensor& t) { return Tensor::cat({t, t + 1.0f}, 0); }, "cat along it: 2n rows");
+  check_rows(x, [&](const Tensor& t) { return Tensor::cat({c, t, c}, 0).sum(0); }, "cat with concrete pieces, then a sum");
+  check_rows(x, [](const Tensor& t) { return Tensor::stack({t, -t}, 1); }, "stack");
+  // shapes that differ outside the cat axis raise, naming both
+  Variable v("n", 1, 7);
+  Tensor t = x.shrink({{0, v.bind(4)}, {0, 3}});
+  EXPECT_THROW(Tensor::cat({t, x}, 1), ShapeError);
+  EXPECT_THROW(t.pad({{-5, 0}, {0, 0}}), ShapeError);  // cuts more rows than n = 4 has
 }
 
 TEST(SymbolicShapes, MatmulSoftmaxAndAttention) {
