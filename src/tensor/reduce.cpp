@@ -157,12 +157,26 @@ Tensor inverse(const Tensor& x, SourceLocation where) {
   return x.logical_not(where);
 }
 
-// how many elements each output value reduces over
-int64_t reduced_count(const Tensor& x, const Axes& axes, const char* name, SourceLocation where) {
-  int64_t n = 1;
+// how many elements each output value reduces over (possibly symbolic)
+Dim reduced_size(const Tensor& x, const Axes& axes, const char* name, SourceLocation where) {
+  Dim n = 1;
+  std::vector<Dim> s = x.sym_shape();
   for (int64_t a : tensor::normalize_axes(axes.resolve(x.ndim()), x.ndim(), name, where))
-    if (x.ndim() > 0) n *= x.shape()[a];
+    if (x.ndim() > 0) n *= s[static_cast<size_t>(a)];
   return n;
+}
+int64_t reduced_count(const Tensor& x, const Axes& axes, const char* name, SourceLocation where) {
+  return reduced_size(x, axes, name, where).concrete(name, where);
+}
+
+// The count of each output's reduced elements as a tensor of dtype dt: a constant, or over a symbolic size the
+// sum of int32 ones over the same axes, which fuses into the kernel of the sum it divides (same loop space)
+Tensor count_tensor(const Tensor& x, const Axes& axes, bool keepdim, double minus, DType dt, const char* name,
+                    SourceLocation where) {
+  Dim n = reduced_size(x, axes, name, where);
+  if (!n.is_symbolic()) return Tensor(std::max(0.0, static_cast<double>(n.concrete(name, where)) - minus), dt, x.device(), where);
+  Tensor c = x.ones_like(dtypes::int32, where).sum(axes, keepdim, where).cast(dt, where);
+  return minus == 0 ? c : (c - minus).maximum(0.0, where);
 }
 
 }  // namespace
@@ -182,17 +196,19 @@ Tensor Tensor::min(Axes axis, bool keepdim, Loc where) const {
 }
 
 Tensor Tensor::mean(Axes axis, bool keepdim, Loc where) const {
-  int64_t n = reduced_count(*this, axis, "mean", where);
   Tensor x = cast(least_upper_float(dtype()), where);
   // an empty mean is 0/0: NaN, as numpy and PyTorch
+  if (reduced_size(*this, axis, "mean", where).is_symbolic())
+    return x.sum(axis, keepdim, where).div(count_tensor(*this, axis, keepdim, 0, x.dtype(), "mean", where), where);
+  int64_t n = reduced_count(*this, axis, "mean", where);
   return x.sum(axis, keepdim, where).mul(1.0 / static_cast<double>(n), where);
 }
 
 Tensor Tensor::var(Axes axis, bool keepdim, double correction, Loc where) const {
-  int64_t n = reduced_count(*this, axis, "var", where);
   Tensor x = cast(least_upper_float(dtype()), where);
+  Tensor count = count_tensor(*this, axis, keepdim, correction, x.dtype(), "var", where);  // checks the axes first
   Tensor sq = (x - x.mean(axis, true, where)).square(where).sum(axis, keepdim, where);
-  return sq.div(std::max(0.0, static_cast<double>(n) - correction), where);
+  return sq.div(count, where);
 }
 Tensor Tensor::std(Axes axis, bool keepdim, double correction, Loc where) const try {
   return var(axis, keepdim, correction, where).sqrt(where);

@@ -20,7 +20,10 @@ std::vector<float> read(const Tensor& t) { return t.to_vector<float>(); }
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << what << " at " << i;
+  for (size_t i = 0; i < got.size(); i++) {
+    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << what << " at " << i;  // a variance of one row
+    else EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << what << " at " << i;
+  }
 }
 
 // The kernels that would realize t, by AST (an AST is a kernel: get_kernel compiles each once).
@@ -88,6 +91,24 @@ TEST(SymbolicShapes, PadAndCatAlongAndAcrossTheSymbolicAxis) {
   Tensor t = x.shrink({{0, v.bind(4)}, {0, 3}});
   EXPECT_THROW(Tensor::cat({t, x}, 1), ShapeError);
   EXPECT_THROW(t.pad({{-5, 0}, {0, 0}}), ShapeError);  // cuts more rows than n = 4 has
+}
+
+TEST(SymbolicShapes, MeanAndVarianceOverAndAcrossTheSymbolicAxis) {
+  // over n rows the count is a sum of ones over the same axes, in the same kernel as the sum it divides
+  Tensor x = Tensor::randn({7, 5}).realize();
+  check_rows(x, [](const Tensor& t) { return t.mean(0); }, "mean over n");
+  check_rows(x, [](const Tensor& t) { return t.mean({0, 1}, true); }, "mean over everything");
+  check_rows(x, [](const Tensor& t) { return t.mean(1); }, "mean across n");
+  check_rows(x, [](const Tensor& t) { return t.var(0); }, "var over n");
+  check_rows(x, [](const Tensor& t) { return t.std(0, false, 0.0); }, "std over n, no correction");
+  check_rows(x, [](const Tensor& t) { return t.layernorm(-1); }, "layernorm of n rows");
+  check_rows(x, [](const Tensor& t) { return (t - t.mean(0, true)) * 2.0f; }, "centred over n");
+  // the sum and its count are one kernel
+  Variable v("n", 1, 7);
+  EXPECT_EQ(kernels_of(x.shrink({{0, v.bind(3)}, {0, 5}}).mean(0)).size(), 1u);
+  // var with one row and the default correction: 0/0, NaN, as PyTorch
+  std::vector<float> one = read(x.shrink({{0, v.bind(1)}, {0, 5}}).var(0));
+  for (float f : one) EXPECT_TRUE(std::isnan(f));
 }
 
 TEST(SymbolicShapes, MatmulSoftmaxAndAttention) {
