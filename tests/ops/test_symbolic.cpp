@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
+#include <random>
 
 #include <tg/tg.h>
 
@@ -109,6 +111,42 @@ TEST(SymbolicShapes, MeanAndVarianceOverAndAcrossTheSymbolicAxis) {
   // var with one row and the default correction: 0/0, NaN, as PyTorch
   std::vector<float> one = read(x.shrink({{0, v.bind(1)}, {0, 5}}).var(0));
   for (float f : one) EXPECT_TRUE(std::isnan(f));
+}
+
+// A random chain of the ported ops over a (rows, cols) tensor whose rows may be symbolic: the same chain for the
+// same seed whatever the sizes, with the same realized operands (made once per shape and kept)
+Tensor random_chain(Tensor t, uint32_t seed) {
+  static std::map<std::pair<int64_t, int64_t>, Tensor> operands;
+  auto operand = [](int64_t r, int64_t c) {
+    auto it = operands.find({r, c});
+    if (it == operands.end()) it = operands.emplace(std::make_pair(r, c), Tensor::randn({r, c}).realize()).first;
+    return it->second;
+  };
+  std::mt19937 rng(seed);
+  for (int step = 0; step < 6; step++) {
+    int64_t cols = t.sym_shape()[1].concrete("random_chain");
+    switch (rng() % 12) {
+      case 0: t = t.relu() * 2.0f + 1.0f; break;
+      case 1: t = (t.abs() + 1.0f).sqrt() - t.tanh(); break;
+      case 2: t = t + operand(1, cols); break;                       // broadcast along the rows
+      case 3: t = t - t.max(1, true); break;                         // across each row
+      case 4: t = t - t.mean(0, true); break;                        // over the rows
+      case 5: t = t.softmax(1); break;
+      case 6: t = t.pad({{0, 0}, {1, cols > 8 ? -2 : 1}}, 0.5); break;  // columns change
+      case 7: t = Tensor::cat({t, t * 0.5f}, 1).shrink({{0, t.sym_shape()[0]}, {0, std::min<int64_t>(2 * cols, 9)}}); break;
+      case 8: t = t.matmul(operand(cols, 1 + static_cast<int64_t>(rng() % 6))); break;
+      case 9: t = t.transpose(0, 1).softmax(1).transpose(0, 1); break;  // over the rows, through a permute
+      case 10: t = Tensor::cat({t, t.exp() * 0.1f}, 0); break;           // twice the rows
+      default: t = t * t.sum(0, true).tanh() + t.var(0, true, 0.0); break;
+    }
+  }
+  return t;
+}
+
+TEST(SymbolicShapes, RandomChainsMatchTheConcreteSize) {
+  Tensor x = Tensor::randn({5, 4}).realize();
+  for (uint32_t seed = 0; seed < 16; seed++)
+    check_rows(x, [seed](const Tensor& t) { return random_chain(t, seed); }, "chain " + std::to_string(seed));
 }
 
 TEST(SymbolicShapes, MatmulSoftmaxAndAttention) {
