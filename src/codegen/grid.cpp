@@ -15,7 +15,7 @@ namespace {
 int64_t size_of(const UOp& range) { return const_to_int(range.src(0).const_value()); }
 
 // `ranges` (outermost first, any may be null) as one index `idx` of their product: the innermost is idx % size,
-// the next (idx / size) % its size, the outermost takes no modulo
+// the next (idx / size) % its size, the outermost takes no modulo (so it alone may have a symbolic size)
 void unmerge(const std::vector<UOp>& ranges, const UOp& idx, std::vector<std::pair<UOp, UOp>>& replace) {
   DType dt = idx.dtype();
   int64_t inner = 1;
@@ -25,13 +25,14 @@ void unmerge(const std::vector<UOp>& ranges, const UOp& idx, std::vector<std::pa
     if (!ranges[i]) continue;
     UOp v = inner == 1 ? idx : idx / UOp::const_(dt, inner);
     replace.push_back({ranges[i], i == first ? v : v % UOp::const_(dt, size_of(ranges[i]))});
-    inner *= size_of(ranges[i]);
+    if (i > first) inner *= size_of(ranges[i]);
   }
 }
 
 }  // namespace
 
-runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, const std::string& device) {
+runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, const std::string& device,
+                            std::array<UOp, 3>* symbolic_global) {
   // per global axis: the RANGE over its groups (or over all of it) and, with a LOCAL opt, the one over its work-items
   std::map<int64_t, std::pair<UOp, UOp>> axes;
   bool locals = false;
@@ -39,12 +40,17 @@ runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, c
     if (u.op() != Ops::RANGE) continue;
     int64_t a = u.arg().get<int64_t>();
     if (a >= kGroupReduceAxis) continue;  // GROUP's loop over the partial results: a loop in every work-item
-    if (!u.src(0).is_const()) continue;   // a symbolic size: a loop in every work-item (the grid is fixed at launch)
     if (a >= kLocalAxis) axes[a - kLocalAxis].second = u, locals = true;
     else if (std::find(k.reduce_axes.begin(), k.reduce_axes.end(), a) == k.reduce_axes.end()) axes[a].first = u;
   }
   std::vector<std::pair<UOp, UOp>> order;  // outermost axis first
   for (const auto& [a, r] : axes) order.push_back(r);
+  // a symbolic size (no opt cuts it) is a grid dimension of the launch's size when no modulo needs it: alone in
+  // dimension 0 or 1, or outermost in dimension 2; else its loops stay loops in every work-item
+  auto symbolic = [](const std::pair<UOp, UOp>& r) { return r.first && !r.first.src(0).is_const(); };
+  bool any_symbolic = std::any_of(order.begin(), order.end(), symbolic);
+  if (any_symbolic && (!symbolic_global || (order.size() > 3 && std::any_of(order.begin() + 1, order.end() - 2, symbolic))))
+    std::erase_if(order, symbolic);
   runtime::LaunchDims dims;
   std::vector<std::pair<UOp, UOp>> replace;
   // grid dimension d holds axes [first, last): dimension 0 the innermost axis (neighbouring work-items read
@@ -54,10 +60,18 @@ runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, c
     size_t last = n - d, first = d == 2 ? 0 : last - 1;
     std::vector<UOp> groups, items;
     int64_t group_count = 1, group_size = 1;
+    UOp size_expr;  // a symbolic dimension's work-items: its loop's end times the sizes inside it
     for (size_t i = first; i < last; i++) {
       groups.push_back(order[i].first), items.push_back(order[i].second);
-      if (order[i].first) group_count *= size_of(order[i].first);
+      if (symbolic(order[i])) size_expr = order[i].first.src(0);
+      else if (order[i].first) group_count *= size_of(order[i].first);
       if (order[i].second) group_size *= size_of(order[i].second);
+    }
+    DType dt = (order[first].first ? order[first].first : order[first].second).dtype();
+    if (size_expr) {
+      size_expr = uop::simplify(size_expr * UOp::const_(dt, group_count));
+      group_count = size_expr.vmax();
+      (*symbolic_global)[d] = size_expr;
     }
     int64_t total = group_count * group_size;
     if (total > caps.max_global[d] || group_size > caps.max_local[d])
@@ -65,16 +79,16 @@ runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, c
                                      ") in grid dimension " + std::to_string(d) + ": the device has at most " +
                                      std::to_string(caps.max_global[d]) + " (groups of " + std::to_string(caps.max_local[d]) + ")");
     dims.global[d] = total;
-    DType dt = (order[first].first ? order[first].first : order[first].second).dtype();
     auto special = [&](const std::string& name, int64_t size) {
-      return UOp::make(Ops::SPECIAL, dt, {UOp::const_(dt, size)}, uop::Arg(name + std::to_string(d)));
+      UOp bound = size_expr ? size_expr : UOp::const_(dt, size);  // its range: 0 .. the launch's size - 1
+      return UOp::make(Ops::SPECIAL, dt, {bound}, uop::Arg(name + std::to_string(d)));
     };
     if (!locals) {  // one global index per dimension; the driver picks the work-groups
       unmerge(groups, special("idx", total), replace);
       continue;
     }
     dims.local[d] = group_size;
-    if (group_count > 1) unmerge(groups, special("gidx", group_count), replace);
+    if (group_count > 1 || size_expr) unmerge(groups, special("gidx", group_count), replace);
     if (group_size > 1) unmerge(items, special("lidx", group_size), replace);
   }
   if (locals) {

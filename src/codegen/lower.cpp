@@ -265,14 +265,17 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
     return st.to_indexed(idxs);
   };
 
-  // GROUP: the slot of this work-item among the work-items that share one reduction's partial results: its
-  // position among the LOCAL work-items of the global axes (a group reduces one value per such position)
+  // GROUP: the slot of a partial result among those a group combines: the work-item's position among the LOCAL
+  // work-items of the global axes (a group reduces one value per such position), and the copy's lane on each UPCAST
+  // global axis (each copy of the reduction gets slots of its own once the lanes are substituted below)
   int64_t n_locals = 0;
   auto group_slot = [&]() {
     std::pair<UOp, int64_t> slot{UOp::const_(idx_dt, int64_t{0}), 1};
-    for (size_t i = 0; i < ndim; i++)
-      if (items[i] && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(i)) == k.reduce_axes.end())
-        slot = {slot.first + items[i] * UOp::const_(idx_dt, slot.second), slot.second * local[i]};
+    for (size_t i = 0; i < ndim; i++) {
+      if (std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(i)) != k.reduce_axes.end()) continue;
+      if (items[i]) slot = {slot.first + items[i] * UOp::const_(idx_dt, slot.second), slot.second * local[i]};
+      if (lanes[i]) slot = {slot.first + lanes[i] * UOp::const_(idx_dt, slot.second), slot.second * lane[i]};
+    }
     return slot;
   };
   std::unordered_map<const uop::UOpNode*, UOp> out;

@@ -19,6 +19,8 @@ using uop::UOp;
 namespace {
 
 // What the heuristic needs to know about a kernel lowered without opts.
+// No opt applies to an axis of symbolic size (each needs size % n == 0): such an axis is neither of `globals` nor of
+// `reduced`, so legal() refuses every opt on it and the heuristic, RANDOM_OPTS and BEAM never pick one.
 struct KernelFacts {
   std::vector<int64_t> globals;             // global axes of size > 1, in order
   std::vector<int64_t> reduced;             // axes a REDUCE still loops over (gathers folded away are not)
@@ -57,8 +59,10 @@ int64_t stride(const KernelFacts& f, const UOp& index, int64_t a) {
 
 KernelFacts facts(const LoweredKernel& k) {
   KernelFacts f;
+  auto symbolic = [&](int64_t a) { return static_cast<size_t>(a) < k.loop_sizes.size() && k.loop_sizes[a].is_symbolic(); };
   for (size_t a = 0; a < k.full_shape.size(); a++)
-    if (k.full_shape[a] > 1 && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) == k.reduce_axes.end())
+    if (k.full_shape[a] > 1 && !symbolic(static_cast<int64_t>(a)) &&
+        std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) == k.reduce_axes.end())
       f.globals.push_back(static_cast<int64_t>(a));
   std::unordered_map<const uop::UOpNode*, uint64_t> axes;  // the RANGEs each node depends on
   for (const UOp& u : k.sink.toposort()) {
@@ -74,7 +78,7 @@ KernelFacts facts(const LoweredKernel& k) {
     if (u.op() == Ops::REDUCE)
       for (size_t i = 1; i + 1 < u.src().size(); i++) {
         int64_t a = u.src(i).arg().get<int64_t>();
-        if (std::find(f.reduced.begin(), f.reduced.end(), a) == f.reduced.end()) f.reduced.push_back(a);
+        if (!symbolic(a) && std::find(f.reduced.begin(), f.reduced.end(), a) == f.reduced.end()) f.reduced.push_back(a);
       }
   }
   std::sort(f.reduced.begin(), f.reduced.end());
@@ -180,7 +184,8 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   int vectors = 0;
   int64_t group = 1;  // work-items per work-group
   int groups = 0;
-  bool copies = false;  // an UPCAST or VECTOR: copies of a reduction that one GROUP local buffer cannot serve
+  bool vector = false;  // a VECTOR: lanes of a reduction that GROUP's scalar partial results cannot hold
+  int64_t upcast = 1;   // copies of each reduction (UPCAST of global axes): a GROUP keeps partial results for each
   // which grid dimension an axis lands in is to_grid's choice: every LOCAL must fit the smallest
   int64_t max_local = std::min({k.caps.max_local[0], k.caps.max_local[1], k.caps.max_local[2]});
   std::vector<int64_t> taken;  // axes some opt other than SWAP has cut: a PADTO must come before the axis' others
@@ -209,14 +214,15 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
       return false;
     if (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) copied.push_back(o.axis);
     if (o.op == OptOp::LOCAL || grouped) locals.push_back(o.axis);
-    if (o.op == OptOp::UPCAST || o.op == OptOp::VECTOR) copies = true;
+    if (o.op == OptOp::VECTOR) vector = true;
+    if (o.op == OptOp::UPCAST) upcast *= o.amount;
     int64_t& n = lanes.emplace(o.axis, 1).first->second;
     n *= o.amount;
     if (size[static_cast<size_t>(o.axis)] % n != 0) return false;
   }
-  if (groups && copies) return false;
-  // a GROUP's local memory: a partial result per work-item of the group, for every reduction of the kernel
-  if (groups && group * 8 * static_cast<int64_t>(f.n_reduces) > k.caps.local_memory) return false;
+  if (groups && vector) return false;
+  // a GROUP's local memory: a partial result per work-item of the group, for every copy of every reduction
+  if (groups && group * upcast * 8 * static_cast<int64_t>(f.n_reduces) > k.caps.local_memory) return false;
   return true;
 }
 
@@ -466,14 +472,18 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
     size_t i = rng() % f.globals.size(), j = rng() % (f.globals.size() - 1);
     opts.push_back({OptOp::SWAP, f.globals[i], f.globals[j + (j >= i)]});
   }
-  // and a reduce axis shared by a group's work-items (legal only without upcasts: then all opts are dropped but it)
+  // and a reduce axis shared by a group's work-items, beside the opts so far (or alone where they rule it out: a
+  // VECTOR, or more local memory than the device has)
   if (k.caps.grid && !f.reduced.empty() && rng() % 3 == 0) {
     int64_t a = f.reduced[rng() % f.reduced.size()];
     std::vector<int64_t> divisors;
     for (int64_t n = 2; n <= std::min<int64_t>(k.full_shape[a], 64); n++)
       if (k.full_shape[a] % n == 0) divisors.push_back(n);
-    std::vector<Opt> grouped{{rng() % 2 ? OptOp::GROUP : OptOp::GROUPTOP, a, divisors.empty() ? 1 : divisors[rng() % divisors.size()]}};
-    if (!divisors.empty() && legal(k, grouped)) return grouped;
+    Opt group{rng() % 2 ? OptOp::GROUP : OptOp::GROUPTOP, a, divisors.empty() ? 1 : divisors[rng() % divisors.size()]};
+    opts.push_back(group);
+    if (!divisors.empty() && legal(k, opts)) return opts;
+    opts.pop_back();
+    if (!divisors.empty() && legal(k, {group})) return {group};
   }
   return opts;
 }

@@ -41,7 +41,8 @@ uop::UOp count_ops(const std::vector<uop::UOp>& uops) {
   std::vector<std::pair<int64_t, uop::UOp>> outer;
   std::vector<std::pair<uop::UOp, int64_t>> sym_ops;  // (product of symbolic trips, ops per trip)
   for (const uop::UOp& u : uops)  // every work-item of a grid runs the whole body
-    if (u.op() == uop::Ops::SPECIAL) mult *= std::max<int64_t>(1, const_to_int(u.src(0).const_value()));
+    if (u.op() == uop::Ops::SPECIAL && u.src(0).is_const()) mult *= std::max<int64_t>(1, const_to_int(u.src(0).const_value()));
+    else if (u.op() == uop::Ops::SPECIAL) sym_mult = sym_mult ? sym_mult * u.src(0).cast(dtypes::int64) : u.src(0).cast(dtypes::int64);
   for (const uop::UOp& u : uops) {
     if (u.op() == uop::Ops::RANGE) {
       outer.push_back({mult, sym_mult});
@@ -80,7 +81,7 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
   codegen::LoweredKernel gridded;
   if (caps.grid) {
     gridded = lowered;
-    k->dims = codegen::to_grid(gridded, caps, device.name());
+    k->dims = codegen::to_grid(gridded, caps, device.name(), &k->global_expr);
     k->grid = true;
   }
   k->uops = codegen::linearize(caps.grid ? gridded : lowered);
@@ -130,23 +131,8 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
   std::vector<codegen::Opt> opts;
   bool searched = false;
-  if (lowered.symbolic()) {
-    // no opt applies to a symbolic axis: the heuristic's opts on the other axes (it reads a symbolic size at its
-    // largest value), or none where those are not legal without the rest
-    if (!noopt) {
-      for (const codegen::Opt& o : codegen::choose_opts(lowered)) {
-        bool on_symbolic = o.axis >= 0 && o.axis < static_cast<int64_t>(lowered.loop_sizes.size()) && lowered.loop_sizes[o.axis].is_symbolic();
-        bool swap_symbolic = o.op == codegen::OptOp::SWAP && o.amount < static_cast<int64_t>(lowered.loop_sizes.size()) &&
-                             lowered.loop_sizes[o.amount].is_symbolic();
-        if (!on_symbolic && !swap_symbolic) opts.push_back(o);
-      }
-      try {
-        (void)codegen::lower(ast, opts, device.caps());
-      } catch (const InternalError&) {
-        opts.clear();
-      }
-    }
-  } else if (random_seed > 0 && !noopt) {
+  // (no opt applies to a symbolic axis: legal() refuses them, so every way below picks opts on the other axes)
+  if (random_seed > 0 && !noopt) {
     std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
     opts = codegen::random_opts(lowered, rng);
   } else if (beam > 0 && !noopt && bufs) {

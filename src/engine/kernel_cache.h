@@ -1,5 +1,6 @@
 // From a kernel AST to a loaded program: lower, linearize, render, compile (through the caches), load.
 #pragma once
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct CompiledKernel {
   std::vector<std::string> vars;
   bool grid = false;          // a grid device's kernel: launched once over `dims`
   runtime::LaunchDims dims;
+  // a grid dimension of symbolic size: its work-items as an expression over `vars` (evaluated at each launch; the
+  // largest in dims.global), else null
+  std::array<uop::UOp, 3> global_expr;
 };
 
 // Compiled once per (AST, device, NOOPT and RANDOM_OPTS settings) in this process; the source is also cached in

@@ -64,12 +64,13 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
     ptrs.push_back(buf->ptr());
     mem += static_cast<int64_t>(buf->nbytes());
   }
-  runtime::Device& device = bufs[0]->device();
   bufs[0]->wrote();
-  if (k.grid) {  // the device runs the grid; timed when the caller wants the device's own figure
-    double t = (*k.program)(ptrs.data(), vals.empty() ? nullptr : vals.data(), k.dims, device_s != nullptr);
+  if (k.grid) {  // queued on the device; timed (and waited for) when the caller wants the device's own figure
+    runtime::LaunchDims dims = k.dims;
+    for (size_t d = 0; d < 3; d++)  // a symbolic dimension: this launch's size (none at 0: nothing to compute)
+      if (k.global_expr[d] && (dims.global[d] = uop::eval(k.global_expr[d], values_of(k, vals))) <= 0) return 1;
+    double t = (*k.program)(ptrs.data(), vals.empty() ? nullptr : vals.data(), dims, device_s != nullptr);
     if (device_s) *device_s = t;
-    else device.synchronize();
     return 1;
   }
   // the outermost loop cut into kChunksPerThread ranges per thread, when there is enough work to pay for the
@@ -93,7 +94,6 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
       (*k.program)(ptrs.data(), vars.data());
     });
   }
-  device.synchronize();
   return threads;
 }
 
@@ -111,7 +111,7 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, 
   int64_t ops = ops_of(k, vals);
   GlobalCounters::global_ops += ops;
   GlobalCounters::global_mem += mem;
-  GlobalCounters::time_sum_s += s;
+  if (!k.grid || debug) GlobalCounters::time_sum_s += s;  // an untimed grid launch only queued the kernel
   if (debug)
     std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s) x%zu %s\n",
                  out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),

@@ -32,9 +32,9 @@ class CaptureScope {
 // Whether a CaptureScope is active on this thread.
 bool capturing();
 
-// Runs a kernel on explicit buffers ([0] written) and waits for it: on the CPU its parallel loop split over the
-// threads (returns how many), on a grid device once over its grid. With `device_s`, a grid device measures the
-// kernel itself and puts its time there (0 where it cannot). `vals`: the values of the kernel's variables (k.vars,
+// Runs a kernel on explicit buffers ([0] written): on the CPU its parallel loop split over the threads, to its end
+// (returns how many); on a grid device queued once over its grid (reading a result waits: Device::synchronize). With
+// `device_s`, a grid device waits, measures the kernel itself and puts its time there (0 where it cannot). `vals`: the values of the kernel's variables (k.vars,
 // symbolic loop sizes), in that order.
 size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, double* device_s = nullptr,
                    const std::vector<int64_t>& vals = {});

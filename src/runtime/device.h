@@ -1,6 +1,7 @@
 // Device = Allocator + Compiler + Program loader. Devices live in one registry (registry.cpp), by name.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,9 +65,9 @@ struct LaunchDims {
 // A loaded kernel, called with its buffers (what the device's allocator returned: host pointers on the CPU,
 // cl_mem handles on OpenCL) and the values of its symbolic variables. A CPU kernel's entry has the C signature
 //   void name(void* const* bufs, const int64_t* vars)
-// and ignores `dims`; a grid kernel launches over `dims`. A launch may return before the kernel finishes
-// (Device::synchronize waits); with `timed` it waits and returns the kernel's time on the device in seconds
-// (0 where the device does not measure it).
+// and ignores `dims`; a grid kernel launches over `dims`. A grid launch returns once the kernel is queued: the
+// device runs its queue in order, and Device::synchronize waits for it (reading a result does). With `timed` it
+// waits and returns the kernel's time on the device in seconds (0 where the device does not measure it).
 class Program {
  public:
   virtual ~Program() = default;
@@ -83,14 +84,23 @@ class Device {
   virtual std::unique_ptr<Program> load(const std::string& function, const std::string& binary) = 0;
   // Compiled (through the caches) and loaded once per (function, source).
   std::shared_ptr<Program> program(const std::string& function, const std::string& src);
-  virtual void synchronize() {}
+  // Waits until every queued command has finished (counted: tests check that launches do not wait).
+  void synchronize() {
+    synchronizations_++;
+    wait();
+  }
+  int64_t synchronizations() const { return synchronizations_; }
   virtual const DeviceCaps& caps() const {
     static const DeviceCaps cpu;
     return cpu;
   }
 
+ protected:
+  virtual void wait() {}  // a device with a queue waits for it here (the CPU runs every kernel to its end)
+
  private:
   std::string name_;
+  std::atomic<int64_t> synchronizations_{0};
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Program>> programs_;
 };

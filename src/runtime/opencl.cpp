@@ -383,7 +383,7 @@ std::unique_ptr<Program> OpenCLDevice::load(const std::string& function, const s
   return std::make_unique<CLProgram>(*s_, function, binary);
 }
 
-void OpenCLDevice::synchronize() {
+void OpenCLDevice::wait() {
   cl_int e = api().Finish(s_->queue);
   if (e != CL_SUCCESS) throw DeviceError(name(), "a kernel failed while running: " + err_str(e));
 }

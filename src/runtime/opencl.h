@@ -17,11 +17,13 @@ class OpenCLDevice : public Device {
   Allocator& allocator() override;
   Compiler& compiler() override;
   std::unique_ptr<Program> load(const std::string& function, const std::string& binary) override;
-  // Waits for every queued command; an error a kernel met while running is a tg::DeviceError.
-  void synchronize() override;
   const DeviceCaps& caps() const override;
 
   struct State;  // the driver's objects (opencl.cpp)
+
+ protected:
+  // Waits for every queued command; an error a kernel met while running is a tg::DeviceError.
+  void wait() override;
 
  private:
   std::unique_ptr<State> s_;

@@ -8,6 +8,7 @@
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "tg/context.h"
+#include "uop/sint.h"
 
 namespace tg::schedule {
 
@@ -32,11 +33,20 @@ struct FormNode {
 // A graph read for the cache: its nodes (sources first, as toposort orders them), each node's place among the
 // graph's BUFFERs (-1 for other nodes), the BUFFERs in order of first appearance, and a hash of its form. The form
 // itself is written out only when a schedule is remembered; a lookup compares the nodes with it in place.
+// The form is unbound: a symbolic size's bound values are not part of it (one schedule serves every value, as its
+// kernels do), they are the graph's var_vals. `unbound` holds the args of the nodes with symbolic sizes, unbound.
 struct Graph {
   std::vector<UOp> nodes, buffers;
   std::vector<int64_t> slot;
   std::unordered_map<const uop::UOpNode*, uint32_t> index;
+  std::unordered_map<uint32_t, Arg> unbound;
+  uop::VarVals var_vals;
+  bool cacheable = true;  // false where two values of one variable meet (the schedule raises that)
   uint64_t hash = 0x736368656475ull;
+  const Arg& arg(size_t i) const {
+    auto it = unbound.find(static_cast<uint32_t>(i));
+    return it == unbound.end() ? nodes[i].arg() : it->second;
+  }
 };
 
 Graph read_graph(const std::vector<UOp>& outputs) {
@@ -47,10 +57,20 @@ Graph read_graph(const std::vector<UOp>& outputs) {
     bool buffer = u.op() == Ops::BUFFER;
     g.slot.push_back(buffer ? static_cast<int64_t>(g.buffers.size()) : -1);
     if (buffer) g.buffers.push_back(u);
+    if (const auto* dims = u.arg().get_if<std::vector<Dim>>()) {
+      std::vector<Dim> free;
+      try {
+        for (const Dim& d : *dims) free.push_back(uop::unbind(d, &g.var_vals));
+      } catch (const ArgumentError&) {
+        g.cacheable = false;
+        return g;
+      }
+      g.unbound.emplace(static_cast<uint32_t>(g.index.size()), Arg(std::move(free)));
+    }
     uint64_t h = uop::hash_mix(uop::hash_mix(static_cast<uint64_t>(u.op()), static_cast<uint64_t>(u.dtype().count())),
                                static_cast<uint64_t>(u.dtype().scalar_type()));
     h = uop::hash_mix(h, buffer ? uop::hash_mix(static_cast<uint64_t>(g.slot.back()), static_cast<uint64_t>(uop::get_buffer_arg(u).size))
-                                : u.arg().hash());
+                                : g.arg(g.index.size()).hash());
     for (const UOp& s : u.src()) h = uop::hash_mix(h, g.index.at(s.get()));
     g.hash = uop::hash_mix(g.hash, h);
     g.index.emplace(u.get(), static_cast<uint32_t>(g.index.size()));
@@ -61,7 +81,7 @@ Graph read_graph(const std::vector<UOp>& outputs) {
 // node i of g as a FormNode: a BUFFER as its slot and size, any other node with its arg
 FormNode form_node(const Graph& g, size_t i) {
   const UOp& u = g.nodes[i];
-  FormNode f{u.op(), u.dtype(), g.slot[i] < 0 ? u.arg() : Arg(), g.slot[i], g.slot[i] < 0 ? 0 : uop::get_buffer_arg(u).size, {}};
+  FormNode f{u.op(), u.dtype(), g.slot[i] < 0 ? g.arg(i) : Arg(), g.slot[i], g.slot[i] < 0 ? 0 : uop::get_buffer_arg(u).size, {}};
   for (const UOp& s : u.src()) f.src.push_back(g.index.at(s.get()));
   return f;
 }
@@ -73,7 +93,7 @@ bool has_form(const Graph& g, const std::vector<FormNode>& form) {
     const UOp& u = g.nodes[i];
     const FormNode& f = form[i];
     if (u.op() != f.op || u.dtype() != f.dtype || g.slot[i] != f.buffer || u.src().size() != f.src.size()) return false;
-    if (f.buffer < 0 ? !(u.arg() == f.arg) : uop::get_buffer_arg(u).size != f.size) return false;
+    if (f.buffer < 0 ? !(g.arg(i) == f.arg) : uop::get_buffer_arg(u).size != f.size) return false;
     for (size_t j = 0; j < f.src.size(); j++)
       if (g.index.at(u.src(j).get()) != f.src[j]) return false;
   }
@@ -101,7 +121,7 @@ struct Template {
   std::vector<Fresh> fresh;
   std::vector<Item> items;
   std::vector<std::pair<uint32_t, uint32_t>> becomes;  // (node, fresh buffer)
-  uop::VarVals var_vals;
+  std::vector<std::string> vars;  // the variables the kernels take (their values are each graph's own)
 };
 
 // The template of schedule `s` made for graph `g`; none when some buffer is neither the graph's nor new.
@@ -127,7 +147,7 @@ std::optional<Template> make_template(const Graph& g, const Schedule& s) {
     t.items.push_back(std::move(item));
   }
   for (size_t i = 0; i < g.nodes.size(); i++) t.form.push_back(form_node(g, i));
-  t.var_vals = s.var_vals;
+  for (const auto& [var, value] : s.var_vals.vals) t.vars.push_back(var.name);
   return t;
 }
 
@@ -137,7 +157,9 @@ Schedule instantiate(const Template& t, const Graph& g) {
   std::vector<UOp> fresh;
   for (const Template::Fresh& f : t.fresh) fresh.push_back(new_buffer(f.device, f.dtype, f.size));
   for (const auto& [node, buffer] : t.becomes) s.becomes.push_back({g.nodes[node], buffer_as_node(fresh[buffer], g.nodes[node])});
-  s.var_vals = t.var_vals;  // the same form holds the same bound values
+  for (const std::string& name : t.vars)  // this graph's values of the form's variables
+    for (const auto& [var, value] : g.var_vals.vals)
+      if (var.name == name) s.var_vals.add(var, value);
   for (const Template::Item& item : t.items) {
     ScheduleItem it{item.kind, item.ast, {}};
     for (const Template::Slot& slot : item.bufs) it.bufs.push_back(slot.input ? g.buffers[slot.index] : fresh[slot.index]);
@@ -164,6 +186,7 @@ CacheStats schedule_cache_stats() {
 Schedule cached_schedule(const std::vector<UOp>& outputs, const std::function<Schedule(const std::vector<UOp>&)>& make) {
   if (!getenv_int("SCHEDULE_CACHE", 1)) return make(outputs);
   Graph g = read_graph(outputs);
+  if (!g.cacheable) return make(outputs);
   std::shared_ptr<const Template> hit;
   {
     std::lock_guard lock(cache_mu);

@@ -7,11 +7,15 @@
 #include <cmath>
 #include <numeric>
 
+#include <unistd.h>
+
+#include "codegen/opts.h"
 #include "engine/kernel_cache.h"
 #include "engine/realize.h"
 #include "runtime/buffer.h"
 #include "runtime/thread_pool.h"
 #include "shape/view_arg.h"
+#include "tg/context.h"
 #include "uop/reduce_arg.h"
 
 using namespace tg;
@@ -150,15 +154,16 @@ TEST(SymbolicKernels, ASymbolicOuterLoopIsSplitBetweenThreads) {
   }
 }
 
-TEST(SymbolicKernels, TheHeuristicsOptsOnConcreteAxesStay) {
-  // out(n, 1) = sum_k a[i, k] * b[k] over 64 k (a matrix-vector product over n rows): the heuristic's vector along
-  // k stays, its opts on the rows do not apply; values against a plain loop
+// out(n, 1) = sum_k a[i, k] * b[k] over 64 k: a matrix-vector product over n rows
+UOp matvec_over_n() {
   Dim n = kN.unbound();
   ShapeTracker a = ShapeTracker::from_shape({n, 64}), b = ShapeTracker::from_shape({1, 64}).expand({n, 64});
   UOp prod = load(1, a) * load(2, b);
-  UOp ast = store(ShapeTracker::from_shape({n, 1}), UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {prod}, uop::reduce_arg(Ops::ADD, {1})));
-  auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
-  EXPECT_NE(k->opts.find("VECTOR(1,"), std::string::npos) << k->opts;
+  return store(ShapeTracker::from_shape({n, 1}), UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {prod}, uop::reduce_arg(Ops::ADD, {1})));
+}
+
+// k (matvec_over_n's kernel) against a plain loop at several n, and no opt of it on the rows
+void check_matvec(const std::shared_ptr<const engine::CompiledKernel>& k) {
   EXPECT_EQ(k->opts.find("(0,"), std::string::npos) << k->opts;
   std::vector<float> av = iota(kMax * 64), bv = iota(64, -20);
   for (int64_t v = 1; v <= kMax; v += 5) {
@@ -166,10 +171,42 @@ TEST(SymbolicKernels, TheHeuristicsOptsOnConcreteAxesStay) {
     for (int64_t i = 0; i < kMax; i++) {
       double want = 0;
       for (int c = 0; c < 64; c++) want += double(av[i * 64 + c]) * bv[c];
-      if (i < v) EXPECT_NEAR(got[i], want, 1e-6 * std::fabs(want) + 1e-3) << "n=" << v << " row " << i;
+      if (i < v) EXPECT_NEAR(got[i], want, 1e-6 * std::fabs(want) + 1e-3) << k->opts << " n=" << v << " row " << i;
       else EXPECT_EQ(got[i], -1.0f);
     }
   }
+}
+
+TEST(SymbolicKernels, TheHeuristicsOptsOnConcreteAxesStay) {
+  // the heuristic's vector along k stays, its opts on the rows do not apply; values against a plain loop
+  auto k = engine::get_kernel(matvec_over_n(), runtime::get_device("CPU"));
+  EXPECT_NE(k->opts.find("VECTOR(1,"), std::string::npos) << k->opts;
+  check_matvec(k);
+}
+
+// legal() refuses every opt on a symbolic axis, so RANDOM_OPTS and BEAM search the concrete ones (BEAM times the
+// candidates at the middle of n's range)
+TEST(SymbolicKernels, RandomOptsAndBeamSearchTheConcreteAxes) {
+  using codegen::OptOp;
+  UOp ast = matvec_over_n();
+  codegen::LoweredKernel plain = codegen::lower(ast);
+  EXPECT_FALSE(codegen::legal(plain, {{OptOp::UPCAST, 0, 2}}));
+  EXPECT_FALSE(codegen::legal(plain, {{OptOp::PADTO, 0, 32}}));
+  EXPECT_TRUE(codegen::legal(plain, {{OptOp::UNROLL, 1, 4}}));
+  bool any = false;
+  for (int seed = 1; seed <= 8; seed++) {
+    Context random{{"RANDOM_OPTS", seed}};
+    auto k = engine::get_kernel(ast, runtime::get_device("CPU"));
+    any = any || !k->opts.empty();
+    check_matvec(k);
+  }
+  EXPECT_TRUE(any) << "RANDOM_OPTS picked no opt in 8 seeds";
+  Context beam{{"BEAM", 1}, {"BEAM_MIN_US", 0}, {"BEAM_BUDGET", 5},
+               {"XDG_CACHE_HOME", ::testing::TempDir() + "symbolic_beam_" + std::to_string(::getpid())}};
+  runtime::Device& cpu = runtime::get_device("CPU");
+  runtime::Buffer out(cpu, kMax, dtypes::float32), a(cpu, kMax * 64, dtypes::float32), b(cpu, 64, dtypes::float32);
+  std::vector<runtime::Buffer*> bufs{&out, &a, &b};
+  check_matvec(engine::get_kernel(ast, cpu, &bufs));
 }
 
 TEST(SymbolicKernels, NoOptTouchesASymbolicAxis) {

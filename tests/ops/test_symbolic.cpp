@@ -7,9 +7,11 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <utility>
 
 #include <tg/tg.h>
 
+#include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "schedule/schedule_cache.h"
@@ -210,6 +212,29 @@ TEST(SymbolicShapes, MisuseRaises) {
   EXPECT_THROW(Tensor::realize({xs.sum(0), other}), ArgumentError);
 }
 
+// Outside TinyJit too, a graph that differs only in the bound values is scheduled once: the schedule cache's form
+// is unbound, each graph brings its own values
+TEST(SymbolicShapes, OneScheduleServesEveryValue) {
+  Tensor x = Tensor::randn({9, 4}).realize(), w = Tensor::randn({4, 3}).realize();
+  Variable v("rows", 1, 9);
+  bool first = true;
+  for (int64_t n : {3, 7, 1, 9, 3}) {
+    auto before = schedule::schedule_cache_stats();
+    Tensor y = (x.shrink({{0, v.bind(n)}, {0, 4}}) * 2.0f).matmul(w).softmax(1);
+    y.realize();
+    auto after = schedule::schedule_cache_stats();
+    if (!std::exchange(first, false)) {  // every call after the first is a hit
+      EXPECT_EQ(after.misses, before.misses) << "scheduled again at n=" << n;
+      EXPECT_EQ(after.hits, before.hits + 1) << "n=" << n;
+    }
+    expect_near(read(y.shrink({{0, n}, {0, 3}})), read((x.shrink({{0, n}, {0, 4}}) * 2.0f).matmul(w).softmax(1)),
+                "n=" + std::to_string(n));
+  }
+  // two values of one variable in one graph still raise
+  Tensor a = x.shrink({{0, v.bind(2)}, {0, 4}}), b = x.shrink({{0, v.bind(3)}, {0, 4}});
+  EXPECT_THROW(Tensor::realize({a.sum(0) + 1, b.sum(0) + 1}), ArgumentError);
+}
+
 TEST(SymbolicShapes, TinyJitReplaysAtEveryValueOfItsVariables) {
   Tensor x = Tensor::randn({9, 4}).realize(), w = Tensor::randn({4, 3}).realize();
   Variable v("n", 1, 9);
@@ -251,9 +276,19 @@ TEST(SymbolicShapes, OnOpenCLAsOnTheCPU) {
   } catch (const DeviceError& e) {
     GTEST_SKIP() << e.what();
   }
-  // a symbolic axis is a loop inside each work-item; the variable is a kernel argument
+  // a symbolic global axis is a grid dimension of the launch's size (no loop in the work-items); the variable is a
+  // kernel argument; a reduce over it is a loop
   Tensor x = Tensor::randn({6, 5}).to("OPENCL").realize(), b = Tensor::randn({5}).to("OPENCL").realize();
-  check_rows(x, [&](const Tensor& t) { return (t * 2.0f + b).relu(); }, "elementwise on OpenCL");
+  auto f = [&](const Tensor& t) { return (t * 2.0f + b).relu(); };
+  check_rows(x, f, "elementwise on OpenCL");
+  Variable n("n", 0, 6);
+  schedule::Schedule s = schedule::create_schedule({f(x.shrink({{0, n.bind(3)}, {0, 5}})).uop()});
+  auto k = engine::get_kernel(s.items.back().ast, runtime::get_device("OPENCL"));
+  EXPECT_TRUE(k->global_expr[1]) << k->rendered.source;
+  EXPECT_EQ(k->rendered.source.find("for ("), std::string::npos) << k->rendered.source;
+  // at n = 0 there is nothing to launch
+  Tensor none = f(x.shrink({{0, n.bind(0)}, {0, 5}})).realize();
+  EXPECT_EQ(none.shrink({{0, 0}, {0, 5}}).numel(), 0);
   check_rows(x, [](const Tensor& t) { return t.sum(0) + t.max(0); }, "reduces on OpenCL");
   check_rows(x, [](const Tensor& t) { return t - t.max(1, true); }, "a broadcast reduce on OpenCL");
   Tensor q = Tensor::randn({2, 5}).to("OPENCL").realize();

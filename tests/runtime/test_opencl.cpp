@@ -166,6 +166,28 @@ TEST(OpenCL, LaunchErrorsNameTheKernelAndTheDeviceGoesOn) {
   run_add(*dev);
 }
 
+// Kernels are queued, not waited for: a realize of several kernels waits for none of them (the in-order queue keeps
+// their order, buffers freed meanwhile included), reading the result waits once, and the values are the CPU's
+TEST(OpenCL, LaunchesAreQueuedAndReadingWaits) {
+  NEED_OPENCL(dev);
+  auto make = [](const std::string& device) {
+    Tensor x = Tensor::arange(0, 4096, 1, dtypes::float32, device).reshape({64, 64}) / 4096;
+    Tensor h = x;
+    for (int i = 0; i < 4; i++) h = (h.matmul(x) + 1).relu().contiguous();  // a kernel each, freed as it is read
+    return h.sum(1);
+  };
+  std::vector<float> want = make("CPU").to_vector<float>();
+  Tensor t = make("OPENCL");
+  int64_t before = dev->synchronizations(), kernels = GlobalCounters::kernel_count;
+  t.realize();
+  EXPECT_GE(GlobalCounters::kernel_count - kernels, 5);
+  EXPECT_EQ(dev->synchronizations(), before) << "a launch waited";
+  std::vector<float> got = t.to_vector<float>();
+  EXPECT_GE(dev->synchronizations(), before + 1);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4f * std::abs(want[i])) << i;
+}
+
 // The child of the next test: a fresh process (a library once loaded stays loaded in a process) whose
 // TG_OPENCL_LIBRARY names no library; it checks the error and exits before any test runs.
 const bool missing_library_child = [] {
@@ -353,6 +375,16 @@ TEST(OpenCL, GroupedReductionsKeepTheValues) {
   // a matmul's k axis shared by 8 work-items
   auto mm = [&](const std::string& d) { return x(d).reshape({24, 96}).matmul(x(d).reshape({96, 24})); };
   check_opts_on_opencl(*dev, mm, {{{OptOp::GROUP, 2, 8}}, {{OptOp::GROUP, 2, 4}, {OptOp::LOCAL, 1, 4}, {OptOp::LOCAL, 0, 2}}}, 1e-4f);
+  // with UPCAST copies of the reduction: each copy keeps partial results of its own (rows, columns, matmul outputs)
+  check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).sum(1); },
+                       {{{OptOp::GROUP, 1, 16}, {OptOp::UPCAST, 0, 4}}, {{OptOp::UPCAST, 0, 3}, {OptOp::GROUPTOP, 1, 8}, {OptOp::LOCAL, 0, 2}},
+                        {{OptOp::GROUP, 1, 8}, {OptOp::UPCAST, 0, 2}, {OptOp::UNROLL, 1, 4}}},
+                       1e-5f);
+  check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).max(0); }, {{{OptOp::GROUPTOP, 0, 6}, {OptOp::UPCAST, 1, 4}}}, 0);
+  check_opts_on_opencl(*dev, mm,
+                       {{{OptOp::GROUP, 2, 8}, {OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 0, 2}},
+                        {{OptOp::UPCAST, 0, 3}, {OptOp::LOCAL, 1, 4}, {OptOp::GROUPTOP, 2, 4}}},
+                       1e-4f);
   // float16 values: partial results in local memory as float
   check_opts_on_opencl(*dev, [&](const std::string& d) { return x(d).cast(dtypes::float16).sum(1).cast(dtypes::float32); }, {{{OptOp::GROUP, 1, 16}}}, 2e-3f);
 }
@@ -365,10 +397,16 @@ TEST(OpenCL, GroupIsLegalOnlyWhereItFits) {
   codegen::LoweredKernel k = codegen::lower(s.items.back().ast, {}, dev->caps());
   EXPECT_TRUE(codegen::legal(k, {{OptOp::GROUP, 1, 16}}));
   EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 0, 16}}));                            // not a reduce axis
-  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}, {OptOp::UPCAST, 0, 4}}));     // copies share no buffer
+  EXPECT_TRUE(codegen::legal(k, {{OptOp::GROUP, 1, 16}, {OptOp::UPCAST, 0, 4}}));      // copies: slots of their own
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}, {OptOp::VECTOR, 0, 4}}));     // vector lanes: none
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}, {OptOp::VECTOR, 1, 4}}));
   EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 4}, {OptOp::GROUPTOP, 1, 4}}));    // one per kernel
   runtime::DeviceCaps small = dev->caps();
-  small.local_memory = 16 * 8 - 1;  // one float64 per work-item of the group does not fit
+  small.local_memory = 16 * 8;  // one float64 per work-item of the group fits, four copies of it do not
+  k.caps = small;
+  EXPECT_TRUE(codegen::legal(k, {{OptOp::GROUP, 1, 16}}));
+  EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}, {OptOp::UPCAST, 0, 4}}));
+  small.local_memory = 16 * 8 - 1;
   k.caps = small;
   EXPECT_FALSE(codegen::legal(k, {{OptOp::GROUP, 1, 16}}));
   codegen::LoweredKernel cpu = codegen::lower(s.items.back().ast);
