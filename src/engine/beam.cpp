@@ -37,7 +37,7 @@ std::vector<std::shared_ptr<CompiledKernel>> build_all(const uop::UOp& ast, cons
     for (size_t i; (i = next.fetch_add(1)) < cands.size();) {
       try {
         lowered[i] = codegen::lower(ast, cands[i], device.caps());
-        device.compiler().compile_cached(render_kernel(*lowered[i], "beam_candidate", device)->rendered.source);
+        device.compiler().compile_cached(render_kernel(*lowered[i], "beam_candidate", device.caps(), device.name())->rendered.source);
       } catch (const Error&) {
         lowered[i].reset();
       }

@@ -14,6 +14,7 @@
 #include "codegen/linearize.h"
 #include "codegen/lower.h"
 #include "engine/beam.h"
+#include "engine/render_check.h"
 #include "tg/context.h"
 
 namespace tg::engine {
@@ -71,8 +72,7 @@ uop::UOp count_ops(const std::vector<uop::UOp>& uops) {
 }  // namespace
 
 std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,
-                                              const runtime::Device& device) {
-  const runtime::DeviceCaps& caps = device.caps();
+                                              const runtime::DeviceCaps& caps, const std::string& device) {
   auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->opts = codegen::opts_str(lowered.opts);
@@ -81,14 +81,14 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
   codegen::LoweredKernel gridded;
   if (caps.grid) {
     gridded = lowered;
-    k->dims = codegen::to_grid(gridded, caps, device.name(), &k->global_expr);
+    k->dims = codegen::to_grid(gridded, caps, device, &k->global_expr);
     k->grid = true;
   }
   k->uops = codegen::linearize(caps.grid ? gridded : lowered);
   for (const uop::UOp& u : k->uops)  // linearize emits them sorted by name, after the buffers
     if (u.op() == uop::Ops::DEFINE_VAR) k->vars.push_back(u.arg().get<uop::VarArg>().name);
   k->dims.n_vars = k->vars.size();
-  k->n_buffers = lowered.globals.size();
+  k->n_buffers = k->dims.n_bufs = lowered.globals.size();
   uop::UOp ops = count_ops(k->uops);
   if (ops.is_const()) k->ops = const_to_int(ops.const_value());
   else k->ops_expr = ops, k->ops = ops.vmax();
@@ -107,7 +107,7 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
 }
 
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
-  std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name, device);
+  std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name, device.caps(), device.name());
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;
@@ -148,6 +148,7 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
     std::cerr << "kernel " << name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
               << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
   std::shared_ptr<const CompiledKernel> k = build_kernel(device, lowered, name);
+  check_render(ast);  // RENDER_CHECK=CUDA: the kernel compiles for CUDA too
   // under BEAM a kernel compiled without buffers to time (a caller that only wants the source) is not remembered
   if (!(beam > 0 && !bufs && !noopt && random_seed <= 0)) cache[key] = {ast, k};
   return k;

@@ -42,10 +42,10 @@ struct CompiledKernel {
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
                                                  const std::vector<runtime::Buffer*>* bufs = nullptr);
 
-// A lowered kernel (opts applied) linearized and rendered under `name` for `device` (on a grid
-// device its global loops become the launch grid), not compiled (no program).
+// A lowered kernel (opts applied) linearized and rendered under `name` for a device with `caps` (on a grid
+// device its global loops become the launch grid; `device` names it in errors), not compiled (no program).
 std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,
-                                              const runtime::Device& device);
+                                              const runtime::DeviceCaps& caps, const std::string& device);
 // A lowered kernel (opts applied) compiled and loaded under `name`, uncached (get_kernel and BEAM's candidates).
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name);
 

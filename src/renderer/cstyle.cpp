@@ -72,6 +72,7 @@ static inline uint16_t tg_f32_to_bf16(float f) {
 const CStyleLanguage& language(const std::string& dialect) {
   if (dialect == "C") return c_language();
   if (dialect == "OpenCL") return opencl_language();
+  if (dialect == "CUDA") return cuda_language();
   throw InternalError("render", "no renderer for the dialect '" + dialect + "'");
 }
 

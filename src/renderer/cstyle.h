@@ -1,5 +1,5 @@
 // Rendering linear uops as source in a C-family language (tinygrad's CStyleLanguage): cstyle.cpp writes the kernel
-// body once for every dialect, and a dialect (c.cpp, opencl.cpp) says how its language spells what differs: types,
+// body once for every dialect, and a dialect (c.cpp, opencl.cpp, cuda.cpp) says how its language spells what differs: types,
 // literals, math functions, vectors, the hardware indices of a grid, and the kernel's signature.
 #pragma once
 #include <map>
@@ -79,7 +79,8 @@ class CStyleLanguage {
 
 const CStyleLanguage& c_language();       // c.cpp
 const CStyleLanguage& opencl_language();  // opencl.cpp
-// The dialect called `dialect` (a DeviceCaps::dialect: "C", "OpenCL"); throws InternalError for an unknown one.
+const CStyleLanguage& cuda_language();    // cuda.cpp
+// The dialect called `dialect` (a DeviceCaps::dialect: "C", "OpenCL", "CUDA"); throws InternalError for an unknown one.
 const CStyleLanguage& language(const std::string& dialect);
 
 // The kernel in the dialect's language. `parallel`, when not null, is the outermost loop (a RANGE in uops): it runs

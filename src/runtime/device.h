@@ -55,11 +55,12 @@ struct DeviceCaps {
 };
 
 // Where a grid kernel runs: work-items per dimension and per work-group (local all 0: the driver picks), and how
-// many values `vars` holds (a grid kernel's parameters are its buffers, then its variables as int64).
+// many values `bufs` and `vars` hold (a grid kernel's parameters are its buffers, then its variables as int64).
 struct LaunchDims {
   std::array<int64_t, 3> global{1, 1, 1};
   std::array<int64_t, 3> local{0, 0, 0};
   size_t n_vars = 0;
+  size_t n_bufs = 0;
 };
 
 // A loaded kernel, called with its buffers (what the device's allocator returned: host pointers on the CPU,

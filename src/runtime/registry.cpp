@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "runtime/cpu.h"
+#include "runtime/cuda.h"
 #include "runtime/opencl.h"
 #include "tg/context.h"
 #include "tg/device.h"
@@ -24,6 +25,7 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> r = {
       {"CPU", {"CLANG"}, [](const std::string& n) { return std::make_unique<CPUDevice>(n); }},
       {"OPENCL", {"CL", "GPU"}, [](const std::string& n) { return std::make_unique<OpenCLDevice>(n); }},
+      {"CUDA", {}, [](const std::string& n) { return std::make_unique<CudaDevice>(n); }},
   };
   return r;
 }

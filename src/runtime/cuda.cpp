@@ -1,0 +1,308 @@
+// The CUDA device. The driver API is declared here (the types, attributes and ~25 functions used, from NVIDIA's
+// cuda.h) and loaded with dlopen: nothing of CUDA is needed to build, and the library runs where it is absent.
+// Written against the driver API's documentation; see docs/ARCHITECTURE.md for what a machine with a GPU has checked.
+#include "runtime/cuda.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "runtime/dynlib.h"
+#include "runtime/nvrtc.h"
+#include "tg/context.h"
+#include "tg/error.h"
+
+namespace tg::runtime {
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100;
+constexpr int kMaxThreadsPerBlock = 1, kMaxBlockDimX = 2, kMaxGridDimX = 5, kMaxSharedPerBlock = 8, kCcMajor = 75, kCcMinor = 76;
+constexpr int kFuncSharedSizeBytes = 1;  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+constexpr const char* kInstall = "CUDA needs an NVIDIA GPU with its driver (libcuda.so.1, from the NVIDIA driver package)";
+
+std::vector<std::string> library_names() {
+  if (const char* lib = std::getenv("TG_CUDA_LIBRARY")) return {lib};  // another driver library (tests name a missing one)
+  return {"libcuda.so.1", "libcuda.so"};
+}
+
+struct Cuda {
+  DynLib lib{"CUDA", library_names(), kInstall};
+  CUresult (*Init)(unsigned);
+  CUresult (*DriverGetVersion)(int*);
+  CUresult (*DeviceGetCount)(int*);
+  CUresult (*DeviceGet)(CUdevice*, int);
+  CUresult (*DeviceGetName)(char*, int, CUdevice);
+  CUresult (*DeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*DeviceTotalMem)(size_t*, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*MemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*ModuleLoadData)(CUmodule*, const void*);
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*FuncGetAttribute)(int*, int, CUfunction);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**, void**);
+  CUresult (*StreamCreate)(CUstream*, unsigned);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*EventCreate)(CUevent*, unsigned);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*GetErrorString)(CUresult, const char**);
+
+  Cuda() {
+#define TG_CU(field, symbol) field = lib.get<decltype(field)>(symbol)
+    TG_CU(Init, "cuInit");
+    TG_CU(DriverGetVersion, "cuDriverGetVersion");
+    TG_CU(DeviceGetCount, "cuDeviceGetCount");
+    TG_CU(DeviceGet, "cuDeviceGet");
+    TG_CU(DeviceGetName, "cuDeviceGetName");
+    TG_CU(DeviceGetAttribute, "cuDeviceGetAttribute");
+    TG_CU(DeviceTotalMem, "cuDeviceTotalMem_v2");
+    TG_CU(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    TG_CU(CtxSetCurrent, "cuCtxSetCurrent");
+    TG_CU(MemAlloc, "cuMemAlloc_v2");
+    TG_CU(MemFree, "cuMemFree_v2");
+    TG_CU(MemcpyHtoD, "cuMemcpyHtoD_v2");
+    TG_CU(MemcpyDtoH, "cuMemcpyDtoH_v2");
+    TG_CU(ModuleLoadData, "cuModuleLoadData");
+    TG_CU(ModuleGetFunction, "cuModuleGetFunction");
+    TG_CU(FuncGetAttribute, "cuFuncGetAttribute");
+    TG_CU(LaunchKernel, "cuLaunchKernel");
+    TG_CU(StreamCreate, "cuStreamCreate");
+    TG_CU(StreamSynchronize, "cuStreamSynchronize");
+    TG_CU(EventCreate, "cuEventCreate");
+    TG_CU(EventRecord, "cuEventRecord");
+    TG_CU(EventSynchronize, "cuEventSynchronize");
+    TG_CU(EventDestroy, "cuEventDestroy_v2");
+    TG_CU(GetErrorString, "cuGetErrorString");
+#undef TG_CU
+    try {  // CUDA 12.8 renamed it; older drivers have only the first name
+      EventElapsedTime = lib.get<decltype(EventElapsedTime)>("cuEventElapsedTime_v2");
+    } catch (const DeviceError&) {
+      EventElapsedTime = lib.get<decltype(EventElapsedTime)>("cuEventElapsedTime");
+    }
+  }
+};
+
+// Loaded on the first device opened; a failure is raised to every caller (and tried again)
+const Cuda& api() {
+  static std::mutex mu;
+  static Cuda* loaded = nullptr;  // never destroyed: buffers and modules may outlive every static at exit
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded) loaded = new Cuda();
+  return *loaded;
+}
+
+std::string err_str(CUresult e) {
+  const char* s = nullptr;
+  api().GetErrorString(e, &s);
+  return (s ? s : "unknown CUDA error") + std::string(" (") + std::to_string(e) + ")";
+}
+
+void check(CUresult e, const std::string& device, const std::string& what) {
+  if (e != CUDA_SUCCESS) throw DeviceError(device, what + " failed: " + err_str(e));
+}
+
+}  // namespace
+
+CudaLaunch cuda_launch_shape(const LaunchDims& dims, int64_t max_threads) {
+  CudaLaunch l;
+  bool locals = dims.local[0] > 0 || dims.local[1] > 0 || dims.local[2] > 0;
+  int64_t budget = std::min<int64_t>(max_threads, 256);  // threads per block where the kernel names none
+  for (int d = 0; d < 3; d++) {
+    int64_t global = std::max<int64_t>(dims.global[d], 1), threads = 1;
+    if (locals) threads = std::max<int64_t>(dims.local[d], 1);
+    else
+      for (int64_t t = std::min(budget, global); t >= 1; t--)
+        if (global % t == 0) {
+          threads = t;
+          break;
+        }
+    budget = std::max<int64_t>(budget / threads, 1);
+    l.threads[d] = static_cast<unsigned>(threads);
+    l.blocks[d] = static_cast<unsigned>(global / threads);
+  }
+  return l;
+}
+
+// The driver's objects of one GPU. Like OpenCL's, never released: modules and buffers live in statics that die at
+// exit while the driver tears itself down.
+struct CudaDevice::State {
+  std::string name;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  DeviceCaps caps;
+  std::string arch;  // sm_XY
+  size_t total_memory = 0;
+  // every driver call runs with the device's context current on the calling thread
+  void use() const { check(api().CtxSetCurrent(context), name, "cuCtxSetCurrent"); }
+
+  struct Alloc : Allocator {
+    State* s = nullptr;
+    size_t capacity() const override { return s->total_memory; }
+    void* raw_alloc(size_t nbytes) override {
+      s->use();
+      CUdeviceptr p = 0;
+      CUresult e = api().MemAlloc(&p, std::max<size_t>(nbytes, 1));
+      if (e == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;  // Allocator raises "out of memory: N bytes on CUDA"
+      check(e, s->name, "cuMemAlloc of " + std::to_string(nbytes) + " bytes");
+      return reinterpret_cast<void*>(p);
+    }
+    // the free waits for the stream's kernels that may still use the block (cuMemFree itself does not)
+    void raw_free(void* ptr, size_t) override {
+      s->use();
+      api().StreamSynchronize(s->stream);
+      api().MemFree(reinterpret_cast<CUdeviceptr>(ptr));
+    }
+    // copies run on the legacy stream, which waits for the device's (blocking) stream: in order with the kernels
+    void copyin(void* dst, const void* src, size_t nbytes) override {
+      if (nbytes == 0) return;
+      s->use();
+      check(api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), s->name, "copying " + std::to_string(nbytes) + " bytes to the GPU");
+    }
+    void copyout(void* dst, const void* src, size_t nbytes) override {
+      if (nbytes == 0) return;
+      s->use();
+      check(api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), s->name,
+            "copying " + std::to_string(nbytes) + " bytes from the GPU (a kernel before it may have failed)");
+    }
+  } alloc;
+  std::unique_ptr<NvrtcCompiler> build;
+};
+
+namespace {
+
+class CudaProgram : public Program {
+ public:
+  CudaProgram(CudaDevice::State& s, const std::string& function, const std::string& binary) : s_(s), name_(function) {
+    s.use();
+    CUresult e = api().ModuleLoadData(&module_, binary.data());
+    if (e == CUDA_SUCCESS) e = api().ModuleGetFunction(&function_, module_, function.c_str());
+    if (e != CUDA_SUCCESS) throw DeviceError(s.name, "loading kernel " + function + " failed: " + err_str(e));
+    int shared = 0;
+    api().FuncGetAttribute(&shared, kFuncSharedSizeBytes, function_);
+    if (shared > s.caps.local_memory)
+      throw DeviceError(s.name, "kernel " + function + " needs " + std::to_string(shared) + " bytes of shared memory; the GPU has " +
+                                    std::to_string(s.caps.local_memory) + " per block");
+  }
+
+  double operator()(void* const* bufs, const int64_t* vars, const LaunchDims& dims, bool timed) override {
+    s_.use();
+    // kernel parameters: a pointer to each argument's value (the buffers' device pointers, then the int64 variables)
+    std::vector<void*> args;
+    for (size_t i = 0; i < dims.n_bufs; i++) args.push_back(const_cast<void**>(&bufs[i]));
+    for (size_t i = 0; i < dims.n_vars; i++) args.push_back(const_cast<int64_t*>(&vars[i]));
+    CudaLaunch l = cuda_launch_shape(dims, s_.caps.max_local_size);
+    CUevent start = nullptr, end = nullptr;
+    if (timed) {
+      api().EventCreate(&start, 0), api().EventCreate(&end, 0);
+      api().EventRecord(start, s_.stream);
+    }
+    CUresult e = api().LaunchKernel(function_, l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], 0,
+                                    s_.stream, args.data(), nullptr);
+    if (e != CUDA_SUCCESS)
+      throw DeviceError(s_.name, "launching kernel " + name_ + " over blocks (" + std::to_string(l.blocks[0]) + ", " + std::to_string(l.blocks[1]) +
+                                     ", " + std::to_string(l.blocks[2]) + ") of (" + std::to_string(l.threads[0]) + ", " +
+                                     std::to_string(l.threads[1]) + ", " + std::to_string(l.threads[2]) + ") threads failed: " + err_str(e));
+    if (!timed) return 0;
+    api().EventRecord(end, s_.stream);
+    e = api().EventSynchronize(end);
+    float ms = 0;
+    if (e == CUDA_SUCCESS) api().EventElapsedTime(&ms, start, end);
+    api().EventDestroy(start), api().EventDestroy(end);
+    if (e != CUDA_SUCCESS) throw DeviceError(s_.name, "kernel " + name_ + " failed while running: " + err_str(e));
+    return ms * 1e-3;
+  }
+
+
+ private:
+  CudaDevice::State& s_;
+  std::string name_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+};
+
+}  // namespace
+
+CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make_unique<State>()) {
+  State& s = *s_;
+  s.name = this->name();
+  const Cuda& cu = api();
+  size_t colon = s.name.find(':');
+  int index = colon == std::string::npos ? 0 : std::stoi(s.name.substr(colon + 1));
+  CUresult e = cu.Init(0);
+  if (e == CUDA_ERROR_NO_DEVICE) throw DeviceError(s.name, std::string("the NVIDIA driver finds no GPU: ") + kInstall);
+  check(e, s.name, "cuInit");
+  int count = 0;
+  check(cu.DeviceGetCount(&count), s.name, "cuDeviceGetCount");
+  if (index >= count)
+    throw DeviceError(s.name, "no such GPU: this machine has " + std::to_string(count) + " (CUDA is the first, CUDA:1 the second, ...)");
+  check(cu.DeviceGet(&s.device, index), s.name, "cuDeviceGet");
+  check(cu.DevicePrimaryCtxRetain(&s.context, s.device), s.name, "cuDevicePrimaryCtxRetain");
+  s.use();
+  check(cu.StreamCreate(&s.stream, 0), s.name, "cuStreamCreate");  // a blocking stream: the legacy stream waits for it
+  auto attr = [&](int a) {
+    int v = 0;
+    check(cu.DeviceGetAttribute(&v, a, s.device), s.name, "cuDeviceGetAttribute");
+    return static_cast<int64_t>(v);
+  };
+  s.caps.dialect = "CUDA";
+  s.caps.grid = s.caps.gpu = true;
+  // work-items per grid dimension: blocks of one thread at the least (y and z blocks are the binding limit)
+  s.caps.max_global = {std::min<int64_t>(attr(kMaxGridDimX), INT32_MAX), attr(kMaxGridDimX + 1), attr(kMaxGridDimX + 2)};
+  s.caps.max_local = {attr(kMaxBlockDimX), attr(kMaxBlockDimX + 1), attr(kMaxBlockDimX + 2)};
+  s.caps.max_local_size = attr(kMaxThreadsPerBlock);
+  s.caps.local_memory = attr(kMaxSharedPerBlock);
+  s.caps.max_vector = 1;  // the CUDA dialect has no vector arithmetic
+  s.arch = "sm_" + std::to_string(attr(kCcMajor)) + std::to_string(attr(kCcMinor));
+  check(cu.DeviceTotalMem(&s.total_memory, s.device), s.name, "cuDeviceTotalMem");
+  s.alloc.s = &s;
+  s.alloc.device_name = s.name;
+  s.build = std::make_unique<NvrtcCompiler>(s.arch);
+  if (getenv_int("DEBUG") >= 1) {
+    char gpu[256] = {};
+    cu.DeviceGetName(gpu, sizeof gpu - 1, s.device);
+    int driver = 0;
+    cu.DriverGetVersion(&driver);
+    std::fprintf(stderr, "%s: %s (%s, driver %d)\n", s.name.c_str(), gpu, s.arch.c_str(), driver);
+  }
+}
+
+// see State: the driver's objects are left to the process exit, kept reachable
+CudaDevice::~CudaDevice() {
+  static auto* kept = new std::vector<std::unique_ptr<State>>();
+  kept->push_back(std::move(s_));
+}
+
+Allocator& CudaDevice::allocator() { return s_->alloc; }
+Compiler& CudaDevice::compiler() { return *s_->build; }
+const DeviceCaps& CudaDevice::caps() const { return s_->caps; }
+
+std::unique_ptr<Program> CudaDevice::load(const std::string& function, const std::string& binary) {
+  return std::make_unique<CudaProgram>(*s_, function, binary);
+}
+
+void CudaDevice::wait() {
+  s_->use();
+  CUresult e = api().StreamSynchronize(s_->stream);
+  if (e != CUDA_SUCCESS) throw DeviceError(name(), "a kernel failed while running: " + err_str(e));
+}
+
+}  // namespace tg::runtime

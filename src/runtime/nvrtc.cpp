@@ -1,0 +1,117 @@
+#include "runtime/nvrtc.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/dynlib.h"
+#include "tg/error.h"
+
+namespace tg::runtime {
+
+namespace {
+
+// nvrtc.h's declarations (CUDA 11-13): a program is an opaque handle, results an int enum (0: success)
+using nvrtcProgram = struct _nvrtcProgram*;
+using nvrtcResult = int;
+
+struct Nvrtc {
+  DynLib lib;
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*);
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetPTX)(nvrtcProgram, char*);
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
+  nvrtcResult (*Version)(int*, int*);
+  const char* (*GetErrorString)(nvrtcResult);
+
+  static std::vector<std::string> names() {
+    std::vector<std::string> n;
+    if (const char* lib = std::getenv("TG_NVRTC_LIBRARY")) n.push_back(lib);
+    for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}) n.push_back(so);
+    std::vector<std::string> dirs;
+    if (const char* cuda = std::getenv("CUDA_PATH")) dirs.push_back(cuda);
+    dirs.push_back("/usr/local/cuda");
+    for (const std::string& d : dirs)
+      for (const char* sub : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"})
+        for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) n.push_back(d + sub + so);
+    return n;
+  }
+  Nvrtc() : lib("NVRTC", names(), "install the CUDA toolkit's NVRTC (cuda-nvrtc), or set CUDA_PATH or TG_NVRTC_LIBRARY") {
+    CreateProgram = lib.get<decltype(CreateProgram)>("nvrtcCreateProgram");
+    CompileProgram = lib.get<decltype(CompileProgram)>("nvrtcCompileProgram");
+    GetProgramLogSize = lib.get<decltype(GetProgramLogSize)>("nvrtcGetProgramLogSize");
+    GetProgramLog = lib.get<decltype(GetProgramLog)>("nvrtcGetProgramLog");
+    GetCUBINSize = lib.get<decltype(GetCUBINSize)>("nvrtcGetCUBINSize");
+    GetCUBIN = lib.get<decltype(GetCUBIN)>("nvrtcGetCUBIN");
+    GetPTXSize = lib.get<decltype(GetPTXSize)>("nvrtcGetPTXSize");
+    GetPTX = lib.get<decltype(GetPTX)>("nvrtcGetPTX");
+    DestroyProgram = lib.get<decltype(DestroyProgram)>("nvrtcDestroyProgram");
+    Version = lib.get<decltype(Version)>("nvrtcVersion");
+    GetErrorString = lib.get<decltype(GetErrorString)>("nvrtcGetErrorString");
+  }
+};
+
+// Loaded once; a failure is raised to every caller and tried again (a test may change TG_NVRTC_LIBRARY)
+const Nvrtc& api() {
+  static std::mutex mu;
+  static Nvrtc* loaded = nullptr;  // never destroyed, like the library
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded) loaded = new Nvrtc();
+  return *loaded;
+}
+
+void check(const Nvrtc& n, nvrtcResult r, const char* what) {
+  if (r != 0) throw DeviceError("NVRTC", std::string(what) + " failed: " + n.GetErrorString(r));
+}
+
+}  // namespace
+
+std::string nvrtc_compile(const std::string& src, const std::string& arch) {
+  const Nvrtc& n = api();
+  nvrtcProgram prog = nullptr;
+  check(n, n.CreateProgram(&prog, src.c_str(), "kernel.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> destroy(&prog, [](nvrtcProgram* p) { api().DestroyProgram(p); });
+  std::string gpu = "--gpu-architecture=" + arch;
+  // IEEE float math (no fast math, no contraction: sums of products round as on the CPU, fmaf where one rounding
+  // is meant), C++17
+  const char* options[] = {gpu.c_str(), "--fmad=false", "--std=c++17"};
+  nvrtcResult r = n.CompileProgram(prog, 3, options);
+  if (r != 0) {
+    size_t size = 0;
+    n.GetProgramLogSize(prog, &size);
+    std::string log(size, '\0');
+    if (size) n.GetProgramLog(prog, log.data());
+    log = log.substr(0, log.find('\0'));
+    if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
+    throw CompileError("CUDA", "NVRTC rejected the kernel for " + arch + " (" + n.GetErrorString(r) + "):\n" + log + "\nsource:\n" + src);
+  }
+  bool cubin = arch.rfind("sm_", 0) == 0;
+  size_t size = 0;
+  check(n, cubin ? n.GetCUBINSize(prog, &size) : n.GetPTXSize(prog, &size), "reading the compiled size");
+  std::string binary(size, '\0');
+  check(n, cubin ? n.GetCUBIN(prog, binary.data()) : n.GetPTX(prog, binary.data()), "reading the compiled kernel");
+  return binary;
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  check(api(), api().Version(&major, &minor), "nvrtcVersion");
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool nvrtc_available() {
+  try {
+    api();
+    return true;
+  } catch (const DeviceError&) {
+    return false;
+  }
+}
+
+}  // namespace tg::runtime

@@ -1,0 +1,34 @@
+// NVRTC, NVIDIA's run-time CUDA C++ compiler (libnvrtc.so.*), opened with dlopen at first use: the CUDA device's
+// compiler, and usable without a GPU (NVRTC needs none), which is how kernels are checked for CUDA on any machine.
+#pragma once
+#include <string>
+
+#include "runtime/device.h"
+
+namespace tg::runtime {
+
+// `src` (CUDA C++) compiled for `arch` ("sm_90": a cubin for that GPU; "compute_90": PTX the driver compiles).
+// Throws tg::CompileError with NVRTC's log and the source when NVRTC rejects it, tg::DeviceError naming the
+// libraries tried when NVRTC is not installed. Searched: $TG_NVRTC_LIBRARY, then libnvrtc.so.13/12/11.2 and
+// libnvrtc.so on the loader's path, under $CUDA_PATH and /usr/local/cuda.
+std::string nvrtc_compile(const std::string& src, const std::string& arch);
+// NVRTC's version ("13.0"); throws like nvrtc_compile when it is missing.
+std::string nvrtc_version();
+// Whether NVRTC can be loaded here.
+bool nvrtc_available();
+
+// NVRTC as a Compiler for one architecture: binaries cached in memory and on disk (table "cuda"), keyed by the
+// architecture and the source, each entry stamped with NVRTC's version (another version's entry is rebuilt).
+class NvrtcCompiler : public Compiler {
+ public:
+  explicit NvrtcCompiler(std::string arch) : arch_(std::move(arch)) {}
+  std::string compile(const std::string& src) override { return nvrtc_compile(src, arch_); }
+  std::string cache_key() override { return "nvrtc " + arch_ + " --fmad=false --std=c++17"; }
+  std::string compiler_id() override { return nvrtc_available() ? "nvrtc " + nvrtc_version() : ""; }
+  std::string cache_table() const override { return "cuda"; }
+
+ private:
+  std::string arch_;
+};
+
+}  // namespace tg::runtime

@@ -1,0 +1,136 @@
+// The CUDA device: its launch shapes and, where the NVIDIA driver is missing, the error that says what to install;
+// on a machine with a GPU, hand-written kernels, variables, timing and errors (skipped where there is none). The
+// value suites run on it through ctest's cuda.* entries (DEV=CUDA).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+
+#include "runtime/buffer.h"
+#include "runtime/cuda.h"
+#include "tg/tg.h"
+
+using namespace tg;
+
+namespace {
+
+runtime::Device* cuda(std::string* why) {
+  try {
+    return &runtime::get_device("CUDA");
+  } catch (const DeviceError& e) {
+    *why = e.what();
+    return nullptr;
+  }
+}
+#define NEED_CUDA(dev)                 \
+  std::string why;                     \
+  runtime::Device* dev = cuda(&why);   \
+  if (!dev) GTEST_SKIP() << why
+
+}  // namespace
+
+TEST(Cuda, LaunchShapesDivideTheGridIntoBlocks) {
+  runtime::LaunchDims d;
+  d.global = {1000, 3, 7};
+  runtime::CudaLaunch l = runtime::cuda_launch_shape(d, 1024);  // the driver's choice: divisors, x first, 256 at most
+  EXPECT_EQ(l.threads[0], 250u);
+  EXPECT_EQ(l.blocks[0], 4u);
+  EXPECT_EQ(l.threads[1] * l.blocks[1], 3u);
+  EXPECT_EQ(l.threads[2] * l.blocks[2], 7u);
+  EXPECT_LE(l.threads[0] * l.threads[1] * l.threads[2], 256u);
+  d.global = {7919, 1, 1};  // a prime: blocks of one thread
+  l = runtime::cuda_launch_shape(d, 1024);
+  EXPECT_EQ(l.threads[0], 1u);
+  EXPECT_EQ(l.blocks[0], 7919u);
+  d.global = {64, 32, 1}, d.local = {16, 2, 1};  // the kernel's work-groups
+  l = runtime::cuda_launch_shape(d, 1024);
+  EXPECT_EQ(l.threads, (std::array<unsigned, 3>{16, 2, 1}));
+  EXPECT_EQ(l.blocks, (std::array<unsigned, 3>{4, 16, 1}));
+}
+
+// The child of the next test: a fresh process whose TG_CUDA_LIBRARY names no library (a library once loaded stays
+// loaded in a process); it checks the error, that the CPU goes on, and exits before any test runs.
+const bool missing_driver_child = [] {
+  if (!std::getenv("TG_TEST_CUDA_MISSING")) return false;
+  int status = 1;
+  try {
+    runtime::get_device("CUDA");
+    std::fprintf(stderr, "no error\n");
+  } catch (const DeviceError& e) {
+    std::string m = e.what();
+    bool says = m.find("NVIDIA driver") != std::string::npos && m.find("/nonexistent/libcuda.so.1") != std::string::npos;
+    bool cpu_goes_on = (Tensor({1.0f, 2.0f}) * 2).to_vector<float>() == std::vector<float>{2, 4};
+    std::fprintf(stderr, "%s\n", m.c_str());
+    status = says && cpu_goes_on ? 0 : 2;
+  }
+  std::fflush(stderr);
+  ::_exit(status);
+}();
+
+TEST(Cuda, WithoutTheDriverTheDeviceSaysWhatToInstall) {
+  std::string cmd = "TG_TEST_CUDA_MISSING=1 TG_CUDA_LIBRARY=/nonexistent/libcuda.so.1 DEV= /proc/" + std::to_string(::getpid()) + "/exe 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  EXPECT_NE(out.find("cannot load the driver library"), std::string::npos) << out;
+}
+
+// On a GPU: a hand-written kernel over a grid of blocks, with a variable after the buffers, timed by events
+TEST(Cuda, AHandWrittenKernelRunsWithVariablesAndTiming) {
+  NEED_CUDA(dev);
+  EXPECT_EQ(dev->caps().dialect, "CUDA");
+  const char* src = R"CU(extern "C" __global__ void axpb(float* out, const float* a, const long long b) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = a[i] * 2.0f + (float)b;
+})CU";
+  const size_t n = 1000;
+  std::vector<float> a(n);
+  std::iota(a.begin(), a.end(), -500.0f);
+  runtime::Buffer out(*dev, n, dtypes::float32), ba(*dev, n, dtypes::float32);
+  ba.copyin(a.data(), n * 4);
+  void* bufs[] = {out.ptr(), ba.ptr()};
+  int64_t vars[] = {7};
+  runtime::LaunchDims dims;
+  dims.global = {static_cast<int64_t>(n), 1, 1}, dims.n_bufs = 2, dims.n_vars = 1;
+  double t = (*dev->program("axpb", src))(bufs, vars, dims, true);
+  EXPECT_GT(t, 0.0);
+  std::vector<float> got(n);
+  out.copyout(got.data(), n * 4);
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(got[i], a[i] * 2 + 7) << i;
+}
+
+// On a GPU: tensors move between the CPU and CUDA, compute there (queued; reading waits), and match the CPU
+TEST(Cuda, TensorsComputeOnTheGpuAsOnTheCpu) {
+  NEED_CUDA(dev);
+  auto make = [](const std::string& device) {
+    Tensor x = Tensor::arange(0, 4096, 1, dtypes::float32, device).reshape({64, 64}) / 4096;
+    return (x.matmul(x.T()) + 1).relu().softmax(1).sum(0);
+  };
+  std::vector<float> want = make("CPU").to_vector<float>();
+  Tensor t = make("CUDA");
+  int64_t before = dev->synchronizations();
+  t.realize();
+  EXPECT_EQ(dev->synchronizations(), before) << "a launch waited";
+  std::vector<float> got = t.to("CPU").to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << i;
+  EXPECT_THROW(Tensor::ones({3}, dtypes::float32, "CUDA") + Tensor::ones({3}), ArgumentError);
+}
+
+// On a GPU: an allocation beyond its memory is out of memory, and the device goes on
+TEST(Cuda, AnAllocationBeyondTheGpuIsOutOfMemory) {
+  NEED_CUDA(dev);
+  try {
+    runtime::Buffer huge(*dev, size_t{1} << 50, dtypes::float32);
+    huge.ptr();
+    FAIL() << "no error";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ((Tensor({1.0f, 2.0f}).to("CUDA") * 3).to("CPU").to_vector<float>(), (std::vector<float>{3, 6}));
+}

@@ -1,0 +1,103 @@
+// CUDA C++ from the renderer, compiled by NVRTC (no GPU needed): hand-written sources, NVRTC's errors, and kernels
+// of every kind through RENDER_CHECK=CUDA. Skipped where NVRTC is missing. (The ctest entries cuda_compile.* run
+// the value suites with the check on.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/kernel_cache.h"
+#include "runtime/device.h"
+#include "runtime/nvrtc.h"
+#include "schedule/schedule.h"
+#include "tg/tg.h"
+
+using namespace tg;
+
+#define NEED_NVRTC() \
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not installed here"
+
+TEST(CudaRender, NvrtcCompilesForAGpuAndForPtx) {
+  NEED_NVRTC();
+  const char* src = "extern \"C\" __global__ void add(float* out, const float* a) { out[threadIdx.x] = a[threadIdx.x] + 1.0f; }";
+  std::string cubin = runtime::nvrtc_compile(src, "sm_90");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");  // a cubin is an ELF file
+  std::string ptx = runtime::nvrtc_compile(src, "compute_80");
+  EXPECT_NE(ptx.find(".entry add"), std::string::npos) << ptx;
+  EXPECT_FALSE(runtime::nvrtc_version().empty());
+}
+
+TEST(CudaRender, ARejectedKernelNamesTheLogAndTheSource) {
+  NEED_NVRTC();
+  std::string src = "extern \"C\" __global__ void broken(float* out) { out[0] = undefined_name; }";
+  try {
+    runtime::nvrtc_compile(src, "sm_80");
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("undefined_name"), std::string::npos) << what;  // the log names it, and the source is there
+    EXPECT_NE(what.find("sm_80"), std::string::npos) << what;
+  }
+}
+
+namespace {
+
+// The CUDA source of t's last kernel, lowered for a CUDA GPU with `opts`
+std::string cuda_source(const Tensor& t, const std::vector<codegen::Opt>& opts = {}) {
+  runtime::DeviceCaps caps;
+  caps.dialect = "CUDA";
+  caps.grid = caps.gpu = true;
+  caps.max_global = {INT32_MAX, 65535, 65535};
+  caps.max_local = {1024, 1024, 64};
+  caps.max_local_size = 1024;
+  caps.local_memory = 48 * 1024;
+  caps.max_vector = 1;
+  schedule::Schedule s = schedule::create_schedule({t.uop()});
+  codegen::LoweredKernel k = codegen::lower(s.items.back().ast, opts, caps);
+  return engine::render_kernel(k, "k", caps, "CUDA")->rendered.source;
+}
+
+}  // namespace
+
+// The dialect's pieces, each in a kernel NVRTC accepts for both architectures: grid indices, a GROUP's shared
+// array and barrier with UPCAST copies, 16-bit floats as bits, int64 and unsigned math, bit casts, NaN and inf
+// literals, bools, a symbolic size as a parameter
+TEST(CudaRender, EveryKindOfKernelCompiles) {
+  NEED_NVRTC();
+  using codegen::OptOp;
+  Tensor x = Tensor::randn({24, 96}).realize();
+  std::vector<std::pair<std::string, std::string>> kernels = {
+      {"grid", cuda_source(x * 2 + 1)},
+      {"group", cuda_source(x.sum(1), {{OptOp::GROUP, 1, 16}, {OptOp::UPCAST, 0, 4}, {OptOp::LOCAL, 0, 2}})},
+      {"half", cuda_source((x.cast(dtypes::float16) * 3).cast(dtypes::bfloat16))},
+      {"int64", cuda_source((x.cast(dtypes::int64) * 7 + (int64_t{1} << 40)) % 5 + x.cast(dtypes::uint32).cast(dtypes::int64))},
+      {"bitcast", cuda_source(x.bitcast(dtypes::int32) >> 3)},
+      {"special", cuda_source((x > 0).where((x.log() + x.exp2().sqrt() + x.sin()).maximum(Tensor(-INFINITY)), Tensor(NAN)))},
+      {"bool", cuda_source((x > 0) & (x < 1))},
+  };
+  Variable n("n", 1, 24);
+  kernels.push_back({"symbolic", cuda_source(x.shrink({{0, n.bind(5)}, {0, 96}}) + 1)});
+  for (const auto& [what, src] : kernels) {
+    EXPECT_NE(src.find("__global__"), std::string::npos) << what;
+    for (const char* arch : {"sm_80", "sm_90"}) EXPECT_NO_THROW(runtime::nvrtc_compile(src, arch)) << what << " for " << arch << "\n" << src;
+  }
+  EXPECT_NE(kernels[1].second.find("__syncthreads()"), std::string::npos) << kernels[1].second;
+  EXPECT_NE(kernels[1].second.find("__shared__"), std::string::npos) << kernels[1].second;
+  EXPECT_NE(kernels[0].second.find("blockIdx.x"), std::string::npos) << kernels[0].second;
+  EXPECT_NE(kernels.back().second.find("v_n"), std::string::npos) << kernels.back().second;
+}
+
+// RENDER_CHECK=CUDA compiles each new kernel for CUDA beside the device's own, and a kernel NVRTC rejects would raise
+TEST(CudaRender, TheRenderCheckCompilesEveryNewKernel) {
+  NEED_NVRTC();
+  Context check{{"RENDER_CHECK", "CUDA"}, {"DISABLE_COMPILER_CACHE", 1}};
+  int64_t before = runtime::compile_stats().compiled;
+  Tensor y = (Tensor::arange(0, 1000, 1, dtypes::float32) * 0.3712f).sin().sum().realize();
+  double want = 0;
+  for (int i = 0; i < 1000; i++) want += std::sin(static_cast<double>(static_cast<float>(i) * 0.3712f));
+  EXPECT_NEAR(y.item<float>(), want, 1e-3);  // the CPU computed it; the check only compiled
+  // the CPU's kernels and, per kernel, NVRTC for sm_80 and sm_90
+  EXPECT_GE(runtime::compile_stats().compiled - before, 3);
+  Context other{{"RENDER_CHECK", "METAL"}};
+  EXPECT_THROW((Tensor::arange(0, 7, 1, dtypes::float32) * 3.5f).realize(), ArgumentError);
+}
