@@ -68,10 +68,10 @@ runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, c
       if (order[i].second) group_size *= size_of(order[i].second);
     }
     DType dt = (order[first].first ? order[first].first : order[first].second).dtype();
-    if (size_expr) {
+    if (size_expr) {  // its groups' count, and the launch's work-items (the groups times their size)
       size_expr = uop::simplify(size_expr * UOp::const_(dt, group_count));
       group_count = size_expr.vmax();
-      (*symbolic_global)[d] = size_expr;
+      (*symbolic_global)[d] = group_size > 1 ? uop::simplify(size_expr * UOp::const_(dt, group_size)) : size_expr;
     }
     int64_t total = group_count * group_size;
     if (total > caps.max_global[d] || group_size > caps.max_local[d])

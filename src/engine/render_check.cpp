@@ -11,13 +11,14 @@ namespace tg::engine {
 
 namespace {
 
-// A CUDA GPU of compute capability 8.0 or 9.0 as codegen sees it: a grid of 2^31-1 x 65535 x 65535 blocks of up to
-// 1024 threads (64 in z), 48 KiB of shared memory per block without opting in to more, no vector arithmetic
+// A CUDA GPU of compute capability 8.0 or 9.0 as codegen sees it (the caps CudaDevice reads from one): a grid of
+// 2^31-1 x 65535 x 65535 blocks of up to 1024 threads (64 in z), 48 KiB of shared memory per block without opting
+// in to more, no vector arithmetic
 runtime::DeviceCaps cuda_caps() {
   runtime::DeviceCaps c;
   c.dialect = "CUDA";
   c.grid = c.gpu = true;
-  c.max_global = {INT32_MAX, 65535, 65535};
+  c.max_global = {INT32_MAX, 65535 * 1024, 65535 * 64};
   c.max_local = {1024, 1024, 64};
   c.max_local_size = 1024;
   c.local_memory = 48 * 1024;

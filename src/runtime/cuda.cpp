@@ -29,7 +29,7 @@ using CUevent = struct CUevent_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100;
 constexpr int kMaxThreadsPerBlock = 1, kMaxBlockDimX = 2, kMaxGridDimX = 5, kMaxSharedPerBlock = 8, kCcMajor = 75, kCcMinor = 76;
-constexpr int kFuncSharedSizeBytes = 1;  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+constexpr int kFuncMaxThreadsPerBlock = 0, kFuncSharedSizeBytes = 1;  // CU_FUNC_ATTRIBUTE_*
 constexpr const char* kInstall = "CUDA needs an NVIDIA GPU with its driver (libcuda.so.1, from the NVIDIA driver package)";
 
 std::vector<std::string> library_names() {
@@ -48,6 +48,7 @@ struct Cuda {
   CUresult (*DeviceTotalMem)(size_t*, CUdevice);
   CUresult (*DevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxSynchronize)();
   CUresult (*MemAlloc)(CUdeviceptr*, size_t);
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
@@ -76,6 +77,7 @@ struct Cuda {
     TG_CU(DeviceTotalMem, "cuDeviceTotalMem_v2");
     TG_CU(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     TG_CU(CtxSetCurrent, "cuCtxSetCurrent");
+    TG_CU(CtxSynchronize, "cuCtxSynchronize");
     TG_CU(MemAlloc, "cuMemAlloc_v2");
     TG_CU(MemFree, "cuMemFree_v2");
     TG_CU(MemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -121,20 +123,27 @@ void check(CUresult e, const std::string& device, const std::string& what) {
 
 }  // namespace
 
-CudaLaunch cuda_launch_shape(const LaunchDims& dims, int64_t max_threads) {
+CudaLaunch cuda_launch_shape(const LaunchDims& dims, const DeviceCaps& caps, const std::string& kernel) {
+  constexpr int64_t kMaxBlocksYZ = 65535;
   CudaLaunch l;
   bool locals = dims.local[0] > 0 || dims.local[1] > 0 || dims.local[2] > 0;
-  int64_t budget = std::min<int64_t>(max_threads, 256);  // threads per block where the kernel names none
+  int64_t used = 1;  // threads a block so far (x, then y)
   for (int d = 0; d < 3; d++) {
-    int64_t global = std::max<int64_t>(dims.global[d], 1), threads = 1;
-    if (locals) threads = std::max<int64_t>(dims.local[d], 1);
-    else
-      for (int64_t t = std::min(budget, global); t >= 1; t--)
-        if (global % t == 0) {
-          threads = t;
-          break;
-        }
-    budget = std::max<int64_t>(budget / threads, 1);
+    int64_t global = std::max<int64_t>(dims.global[d], 1), threads = locals ? std::max<int64_t>(dims.local[d], 1) : 0;
+    int64_t most_blocks = d == 0 ? INT32_MAX : kMaxBlocksYZ;
+    if (!locals) {
+      int64_t budget = std::max<int64_t>(std::min<int64_t>(caps.max_local_size, 256) / used, 1);  // where the kernel names none
+      for (int64_t t = std::min({budget, global, caps.max_local[d]}); t >= 1 && !threads; t--)
+        if (global % t == 0) threads = t;
+      int64_t room = std::min({global, caps.max_local[d], caps.max_local_size / used});
+      for (int64_t t = threads + 1; global / threads > most_blocks && t <= room; t++)
+        if (global % t == 0) threads = t;  // fewer, larger blocks where there would be too many
+    }
+    if (global % threads != 0 || global / threads > most_blocks || threads > caps.max_local[d])
+      throw DeviceError("CUDA", "kernel " + kernel + ": " + std::to_string(global) + " threads in grid dimension " + std::to_string(d) +
+                                    " cannot be split into at most " + std::to_string(most_blocks) + " blocks of at most " +
+                                    std::to_string(caps.max_local[d]) + " threads");
+    used *= threads;
     l.threads[d] = static_cast<unsigned>(threads);
     l.blocks[d] = static_cast<unsigned>(global / threads);
   }
@@ -165,10 +174,11 @@ struct CudaDevice::State {
       check(e, s->name, "cuMemAlloc of " + std::to_string(nbytes) + " bytes");
       return reinterpret_cast<void*>(p);
     }
-    // the free waits for the stream's kernels that may still use the block (cuMemFree itself does not)
+    // the free waits for the kernels and copies that may still use the block; it never throws (destructors call it,
+    // also at exit, when the driver may be gone: its errors are ignored)
     void raw_free(void* ptr, size_t) override {
-      s->use();
-      api().StreamSynchronize(s->stream);
+      if (api().CtxSetCurrent(s->context) != CUDA_SUCCESS) return;
+      api().CtxSynchronize();
       api().MemFree(reinterpret_cast<CUdeviceptr>(ptr));
     }
     // copies run on the legacy stream, which waits for the device's (blocking) stream: in order with the kernels
@@ -196,8 +206,12 @@ class CudaProgram : public Program {
     CUresult e = api().ModuleLoadData(&module_, binary.data());
     if (e == CUDA_SUCCESS) e = api().ModuleGetFunction(&function_, module_, function.c_str());
     if (e != CUDA_SUCCESS) throw DeviceError(s.name, "loading kernel " + function + " failed: " + err_str(e));
-    int shared = 0;
+    int shared = 0, threads = 0;
     api().FuncGetAttribute(&shared, kFuncSharedSizeBytes, function_);
+    // a kernel that uses many registers allows fewer threads per block than the GPU
+    caps_ = s.caps;
+    if (api().FuncGetAttribute(&threads, kFuncMaxThreadsPerBlock, function_) == CUDA_SUCCESS && threads > 0)
+      caps_.max_local_size = std::min<int64_t>(caps_.max_local_size, threads);
     if (shared > s.caps.local_memory)
       throw DeviceError(s.name, "kernel " + function + " needs " + std::to_string(shared) + " bytes of shared memory; the GPU has " +
                                     std::to_string(s.caps.local_memory) + " per block");
@@ -209,7 +223,10 @@ class CudaProgram : public Program {
     std::vector<void*> args;
     for (size_t i = 0; i < dims.n_bufs; i++) args.push_back(const_cast<void**>(&bufs[i]));
     for (size_t i = 0; i < dims.n_vars; i++) args.push_back(const_cast<int64_t*>(&vars[i]));
-    CudaLaunch l = cuda_launch_shape(dims, s_.caps.max_local_size);
+    CudaLaunch l = cuda_launch_shape(dims, caps_, name_);
+    if (int64_t(l.threads[0]) * l.threads[1] * l.threads[2] > caps_.max_local_size)
+      throw DeviceError(s_.name, "kernel " + name_ + " runs at most " + std::to_string(caps_.max_local_size) + " threads a block, not " +
+                                     std::to_string(int64_t(l.threads[0]) * l.threads[1] * l.threads[2]));
     CUevent start = nullptr, end = nullptr;
     if (timed) {
       api().EventCreate(&start, 0), api().EventCreate(&end, 0);
@@ -217,6 +234,7 @@ class CudaProgram : public Program {
     }
     CUresult e = api().LaunchKernel(function_, l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], 0,
                                     s_.stream, args.data(), nullptr);
+    if (e != CUDA_SUCCESS && timed) api().EventDestroy(start), api().EventDestroy(end);
     if (e != CUDA_SUCCESS)
       throw DeviceError(s_.name, "launching kernel " + name_ + " over blocks (" + std::to_string(l.blocks[0]) + ", " + std::to_string(l.blocks[1]) +
                                      ", " + std::to_string(l.blocks[2]) + ") of (" + std::to_string(l.threads[0]) + ", " +
@@ -234,6 +252,7 @@ class CudaProgram : public Program {
 
  private:
   CudaDevice::State& s_;
+  DeviceCaps caps_;  // the GPU's, with this kernel's own limit of threads per block
   std::string name_;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
@@ -265,9 +284,9 @@ CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make
   };
   s.caps.dialect = "CUDA";
   s.caps.grid = s.caps.gpu = true;
-  // work-items per grid dimension: blocks of one thread at the least (y and z blocks are the binding limit)
-  s.caps.max_global = {std::min<int64_t>(attr(kMaxGridDimX), INT32_MAX), attr(kMaxGridDimX + 1), attr(kMaxGridDimX + 2)};
+  // threads per grid dimension: as many blocks as the GPU allows of as many threads (our indices are int32)
   s.caps.max_local = {attr(kMaxBlockDimX), attr(kMaxBlockDimX + 1), attr(kMaxBlockDimX + 2)};
+  for (int d = 0; d < 3; d++) s.caps.max_global[d] = std::min<int64_t>(attr(kMaxGridDimX + d) * s.caps.max_local[d], INT32_MAX);
   s.caps.max_local_size = attr(kMaxThreadsPerBlock);
   s.caps.local_memory = attr(kMaxSharedPerBlock);
   s.caps.max_vector = 1;  // the CUDA dialect has no vector arithmetic

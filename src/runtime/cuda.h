@@ -29,12 +29,14 @@ class CudaDevice : public Device {
   std::unique_ptr<State> s_;
 };
 
-// The launch shape of a grid kernel on CUDA: per dimension, threads per block (the kernel's local size, or where
-// the driver would pick, the largest divisor of the dimension's work-items that keeps the block within
-// `max_threads` threads, the x dimension first) and blocks. Exposed for tests.
+// The launch shape of a grid kernel on CUDA: per dimension, threads per block and blocks, exactly covering the
+// dimension's work-items. The threads are the kernel's work-groups (LOCAL opts), or where it names none, divisors of
+// each dimension's size: the largest within 256 threads a block (x first) and the dimension's own limit (max_local),
+// larger where y or z would otherwise need more than 65535 blocks. Throws tg::DeviceError naming `kernel` where no
+// such shape exists (a y size that is a prime above 65535). Exposed for tests.
 struct CudaLaunch {
   std::array<unsigned, 3> blocks{1, 1, 1}, threads{1, 1, 1};
 };
-CudaLaunch cuda_launch_shape(const LaunchDims& dims, int64_t max_threads);
+CudaLaunch cuda_launch_shape(const LaunchDims& dims, const DeviceCaps& caps, const std::string& kernel = "kernel");
 
 }  // namespace tg::runtime

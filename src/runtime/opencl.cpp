@@ -311,6 +311,21 @@ class CLProgram : public Program {
   std::mutex mu_;
 };
 
+// Launches are queued: a program that ends without reading its last results leaves kernels in the queues, which
+// the driver must not be running while the process tears it down (PoCL aborts). At exit, before the driver's own
+// exit handlers (registered earlier, so run later), every device's queue is finished.
+void finish_at_exit(cl_command_queue queue) {
+  static std::mutex mu;
+  static auto* queues = new std::vector<cl_command_queue>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (queues->empty())
+    std::atexit([] {
+      std::lock_guard<std::mutex> lock(mu);
+      for (cl_command_queue q : *queues) api().Finish(q);  // errors: nothing is left to report them to
+    });
+  queues->push_back(queue);
+}
+
 }  // namespace
 
 OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::make_unique<State>()) {
@@ -343,6 +358,7 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   check(e, s.name, "clCreateContext");
   s.queue = cl.CreateCommandQueue(s.context, s.device, CL_QUEUE_PROFILING_ENABLE, &e);
   check(e, s.name, "clCreateCommandQueue");
+  finish_at_exit(s.queue);
 
   std::string extensions = device_string(s.device, CL_DEVICE_EXTENSIONS);
   s.caps.dialect = "OpenCL";

@@ -32,20 +32,31 @@ runtime::Device* cuda(std::string* why) {
 }  // namespace
 
 TEST(Cuda, LaunchShapesDivideTheGridIntoBlocks) {
-  runtime::LaunchDims d;
-  d.global = {1000, 3, 7};
-  runtime::CudaLaunch l = runtime::cuda_launch_shape(d, 1024);  // the driver's choice: divisors, x first, 256 at most
+  runtime::DeviceCaps gpu;  // an H100's limits
+  gpu.max_local = {1024, 1024, 64}, gpu.max_local_size = 1024;
+  auto shape = [&](std::array<int64_t, 3> global, std::array<int64_t, 3> local = {0, 0, 0}) {
+    runtime::LaunchDims d;
+    d.global = global, d.local = local;
+    return runtime::cuda_launch_shape(d, gpu);
+  };
+  runtime::CudaLaunch l = shape({1000, 3, 80});  // the driver's choice: divisors, x first, 256 threads at most
   EXPECT_EQ(l.threads[0], 250u);
   EXPECT_EQ(l.blocks[0], 4u);
   EXPECT_EQ(l.threads[1] * l.blocks[1], 3u);
-  EXPECT_EQ(l.threads[2] * l.blocks[2], 7u);
+  EXPECT_EQ(l.threads[2] * l.blocks[2], 80u);
   EXPECT_LE(l.threads[0] * l.threads[1] * l.threads[2], 256u);
-  d.global = {7919, 1, 1};  // a prime: blocks of one thread
-  l = runtime::cuda_launch_shape(d, 1024);
+  l = shape({3, 1, 80});  // z holds at most 64 threads a block
+  EXPECT_LE(l.threads[2], 64u);
+  EXPECT_EQ(l.threads[2] * l.blocks[2], 80u);
+  l = shape({7919, 1, 1});  // a prime: blocks of one thread
   EXPECT_EQ(l.threads[0], 1u);
   EXPECT_EQ(l.blocks[0], 7919u);
-  d.global = {64, 32, 1}, d.local = {16, 2, 1};  // the kernel's work-groups
-  l = runtime::cuda_launch_shape(d, 1024);
+  l = shape({256, 200000, 1});  // y past 65535 blocks: larger blocks there, within 1024 threads in all
+  EXPECT_EQ(l.threads[1] * l.blocks[1], 200000u);
+  EXPECT_LE(l.blocks[1], 65535u);
+  EXPECT_LE(l.threads[0] * l.threads[1] * l.threads[2], 1024u);
+  EXPECT_THROW(shape({1, 65537 * 2, 1}), DeviceError);  // 2 x a prime above 65535: no split into <= 65535 blocks
+  l = shape({64, 32, 1}, {16, 2, 1});  // the kernel's work-groups
   EXPECT_EQ(l.threads, (std::array<unsigned, 3>{16, 2, 1}));
   EXPECT_EQ(l.blocks, (std::array<unsigned, 3>{4, 16, 1}));
 }
