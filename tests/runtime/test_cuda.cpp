@@ -2,34 +2,17 @@
 // on a machine with a GPU, hand-written kernels, variables, timing and errors (skipped where there is none). The
 // value suites run on it through ctest's cuda.* entries (DEV=CUDA).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 
 #include "runtime/buffer.h"
 #include "runtime/cuda.h"
+#include "support/device_test.h"
 #include "tg/tg.h"
 
 using namespace tg;
 
-namespace {
-
-runtime::Device* cuda(std::string* why) {
-  try {
-    return &runtime::get_device("CUDA");
-  } catch (const DeviceError& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-#define NEED_CUDA(dev)                 \
-  std::string why;                     \
-  runtime::Device* dev = cuda(&why);   \
-  if (!dev) GTEST_SKIP() << why
-
-}  // namespace
+#define NEED_CUDA(dev) NEED_DEVICE(dev, "CUDA")
 
 TEST(Cuda, LaunchShapesDivideTheGridIntoBlocks) {
   runtime::DeviceCaps gpu;  // an H100's limits
@@ -61,34 +44,10 @@ TEST(Cuda, LaunchShapesDivideTheGridIntoBlocks) {
   EXPECT_EQ(l.blocks, (std::array<unsigned, 3>{4, 16, 1}));
 }
 
-// The child of the next test: a fresh process whose TG_CUDA_LIBRARY names no library (a library once loaded stays
-// loaded in a process); it checks the error, that the CPU goes on, and exits before any test runs.
-const bool missing_driver_child = [] {
-  if (!std::getenv("TG_TEST_CUDA_MISSING")) return false;
-  int status = 1;
-  try {
-    runtime::get_device("CUDA");
-    std::fprintf(stderr, "no error\n");
-  } catch (const DeviceError& e) {
-    std::string m = e.what();
-    bool says = m.find("NVIDIA driver") != std::string::npos && m.find("/nonexistent/libcuda.so.1") != std::string::npos;
-    bool cpu_goes_on = (Tensor({1.0f, 2.0f}) * 2).to_vector<float>() == std::vector<float>{2, 4};
-    std::fprintf(stderr, "%s\n", m.c_str());
-    status = says && cpu_goes_on ? 0 : 2;
-  }
-  std::fflush(stderr);
-  ::_exit(status);
-}();
-
 TEST(Cuda, WithoutTheDriverTheDeviceSaysWhatToInstall) {
-  std::string cmd = "TG_TEST_CUDA_MISSING=1 TG_CUDA_LIBRARY=/nonexistent/libcuda.so.1 DEV= /proc/" + std::to_string(::getpid()) + "/exe 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
-  EXPECT_NE(out.find("cannot load the driver library"), std::string::npos) << out;
+  auto [ok, out] = device_missing_in_child("CUDA", "TG_CUDA_LIBRARY=/nonexistent/libcuda.so.1",
+                                           {"cannot load the driver library", "NVIDIA driver", "/nonexistent/libcuda.so.1"});
+  EXPECT_TRUE(ok) << out;
 }
 
 // On a GPU: a hand-written kernel over a grid of blocks, with a variable after the buffers, timed by events

@@ -14,25 +14,14 @@
 #include "runtime/buffer.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/schedule.h"
+#include "support/device_test.h"
 #include "tg/tg.h"
 
 using namespace tg;
 
 namespace {
 
-// The OpenCL device, or the reason there is none (the test is then skipped).
-runtime::Device* opencl(std::string* why) {
-  try {
-    return &runtime::get_device("OPENCL");
-  } catch (const DeviceError& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-#define NEED_OPENCL(dev)                   \
-  std::string why;                         \
-  runtime::Device* dev = opencl(&why);     \
-  if (!dev) GTEST_SKIP() << why
+#define NEED_OPENCL(dev) NEED_DEVICE(dev, "OPENCL")
 
 constexpr const char* kAdd = R"CL(
 __kernel void add(__global float* restrict out, __global const float* restrict a, __global const float* restrict b) {
@@ -188,36 +177,10 @@ TEST(OpenCL, LaunchesAreQueuedAndReadingWaits) {
   for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4f * std::abs(want[i])) << i;
 }
 
-// The child of the next test: a fresh process (a library once loaded stays loaded in a process) whose
-// TG_OPENCL_LIBRARY names no library; it checks the error and exits before any test runs.
-const bool missing_library_child = [] {
-  if (!std::getenv("TG_TEST_OPENCL_MISSING")) return false;
-  int status = 1;
-  try {
-    runtime::get_device("OPENCL");
-    std::fprintf(stderr, "no error\n");
-  } catch (const DeviceError& e) {
-    std::string m = e.what();
-    bool says = m.find("apt-get install ocl-icd-libopencl1") != std::string::npos && m.find("/nonexistent/libOpenCL.so.1") != std::string::npos;
-    bool cpu_goes_on = (Tensor({1.0f, 2.0f}) * 2).to_vector<float>() == std::vector<float>{2, 4};
-    std::fprintf(stderr, "%s\n", m.c_str());
-    status = says && cpu_goes_on ? 0 : 2;
-  }
-  std::fflush(stderr);
-  ::_exit(status);
-}();
-
 TEST(OpenCL, WithoutTheLibraryTheDeviceSaysWhatToInstall) {
-  std::string cmd = "TG_TEST_OPENCL_MISSING=1 TG_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1 DEV= /proc/" +
-                    std::to_string(::getpid()) + "/exe 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = ::pclose(p);
-  EXPECT_EQ(status, 0) << out;
-  EXPECT_NE(out.find("cannot load the driver library"), std::string::npos) << out;
+  auto [ok, out] = device_missing_in_child("OPENCL", "TG_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
+                                           {"cannot load the driver library", "apt-get install ocl-icd-libopencl1", "/nonexistent/libOpenCL.so.1"});
+  EXPECT_TRUE(ok) << out;
 }
 
 TEST(OpenCL, TensorsMoveBetweenDevicesAndOpsBetweenThemRaise) {
