@@ -102,14 +102,8 @@ struct Cuda {
   }
 };
 
-// Loaded on the first device opened; a failure is raised to every caller (and tried again)
-const Cuda& api() {
-  static std::mutex mu;
-  static Cuda* loaded = nullptr;  // never destroyed: buffers and modules may outlive every static at exit
-  std::lock_guard<std::mutex> lock(mu);
-  if (!loaded) loaded = new Cuda();
-  return *loaded;
-}
+// Loaded on the first device opened (load_api: a failure is raised and tried again)
+const Cuda& api() { return load_api<Cuda>(); }
 
 std::string err_str(CUresult e) {
   const char* s = nullptr;

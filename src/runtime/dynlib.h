@@ -1,6 +1,7 @@
 // A driver library opened at run time (dlopen), so that the core links nothing of OpenCL or CUDA and runs where
 // they are absent; naming a device whose library is missing raises a DeviceError saying what to install.
 #pragma once
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,17 @@ class DynLib {
   std::string device_, path_;
   void* handle_ = nullptr;
 };
+
+// A driver's API table T (a struct whose constructor opens its DynLib and looks up its functions), made on first
+// use and never destroyed (kernels and buffers may outlive every static at exit). A failure is raised to every
+// caller and tried again on the next call (a test may name another library in between).
+template <typename T>
+const T& load_api() {
+  static std::mutex mu;
+  static T* loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded) loaded = new T();
+  return *loaded;
+}
 
 }  // namespace tg::runtime

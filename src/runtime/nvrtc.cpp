@@ -57,14 +57,8 @@ struct Nvrtc {
   }
 };
 
-// Loaded once; a failure is raised to every caller and tried again (a test may change TG_NVRTC_LIBRARY)
-const Nvrtc& api() {
-  static std::mutex mu;
-  static Nvrtc* loaded = nullptr;  // never destroyed, like the library
-  std::lock_guard<std::mutex> lock(mu);
-  if (!loaded) loaded = new Nvrtc();
-  return *loaded;
-}
+// Loaded on first use (load_api: a failure is raised and tried again; a test may change TG_NVRTC_LIBRARY)
+const Nvrtc& api() { return load_api<Nvrtc>(); }
 
 void check(const Nvrtc& n, nvrtcResult r, const char* what) {
   if (r != 0) throw DeviceError("NVRTC", std::string(what) + " failed: " + n.GetErrorString(r));

@@ -129,13 +129,7 @@ struct CL {
 
 // Loaded on the first device opened; a failure is raised to every caller (and tried again: TG_OPENCL_LIBRARY may
 // change between tests).
-const CL& api() {
-  static std::mutex mu;
-  static CL* loaded = nullptr;  // never destroyed: kernels and buffers may outlive every static at exit
-  std::lock_guard<std::mutex> lock(mu);
-  if (!loaded) loaded = new CL();
-  return *loaded;
-}
+const CL& api() { return load_api<CL>(); }
 
 void check(cl_int e, const std::string& device, const std::string& what) {
   if (e != CL_SUCCESS) throw DeviceError(device, what + " failed: " + err_str(e));
