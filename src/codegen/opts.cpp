@@ -378,6 +378,44 @@ std::vector<int64_t> loop_trips(const LoweredKernel& k, const std::vector<Opt>& 
   return trips;
 }
 
+// GPUs: every output block is a work-item, and a GPU hides its memory latency only with thousands of them in
+// flight. The CPU's register blocks (up to 16 x 4 copies) are cut to at most 4 copies per axis, then further, last
+// block first, while fewer than kGpuWorkItems work-items would be left (a 64 x 64 matmul keeps none: 1024 work-items
+// of one float4 each). tinygrad's heuristic is alike: blocks of 4 at most, and only for outputs of 1024 or more.
+// UNROLLs and VECTORs (float4 on a GPU) stay.
+void fit_blocks_to_gpu(const LoweredKernel& k, std::vector<Opt>& opts) {
+  if (!k.caps.gpu) return;
+  constexpr int64_t kGpuWorkItems = 16384, kGpuBlock = 4;
+  KernelFacts f = facts(k);
+  auto largest_divisor = [](int64_t n, int64_t most) {
+    while (n % most) most--;
+    return most;
+  };
+  auto work_items = [&]() {
+    std::vector<int64_t> trips = loop_trips(k, opts);
+    int64_t n = 1;
+    for (int64_t a : f.globals) n *= trips[static_cast<size_t>(a)];
+    return n;
+  };
+  std::vector<size_t> blocks;  // UPCASTs of global axes, in order
+  for (size_t i = 0; i < opts.size(); i++)
+    if (opts[i].op == OptOp::UPCAST && contains(f.globals, opts[i].axis)) {
+      opts[i].amount = largest_divisor(opts[i].amount, kGpuBlock);
+      blocks.push_back(i);
+    }
+  while (!blocks.empty() && work_items() < kGpuWorkItems) {
+    Opt& o = opts[blocks.back()];
+    o.amount = o.amount > 1 ? largest_divisor(o.amount, o.amount - 1) : 1;
+    if (o.amount == 1) blocks.pop_back();
+  }
+  // blocks of 1 go, and with them the PADTO that made an axis divisible by a block it no longer has
+  std::erase_if(opts, [](const Opt& o) { return o.op == OptOp::UPCAST && o.amount == 1; });
+  std::erase_if(opts, [&](const Opt& p) {
+    return p.op == OptOp::PADTO &&
+           std::none_of(opts.begin(), opts.end(), [&](const Opt& o) { return o.op == OptOp::UPCAST && o.axis == p.axis; });
+  });
+}
+
 // CPU: the one SWAP of two global loops that cuts loop_traffic the most, when it at least halves it, the inputs are
 // larger than a core's L2 (below that a re-read comes from cache anyway) and the new outermost loop still has
 // enough trips to share between threads.
@@ -415,6 +453,7 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   std::vector<Opt> opts = group_opts(k);
   if (!opts.empty()) return opts;
   opts = blocking_opts(k);
+  fit_blocks_to_gpu(k, opts);
   add_local(k, opts);
   add_swap(k, opts);
   return opts;

@@ -48,7 +48,8 @@ struct DeviceCaps {
   std::array<int64_t, 3> max_local{1, 1, 1};    // work-items per work-group dimension
   int64_t max_local_size = 1;                   // work-items per work-group, all dimensions together
   int64_t local_memory = 0;                     // bytes of local memory per work-group
-  bool half = true;                             // computes in float16 (else float16 is storage, math in float)
+  bool half = true;                             // has float16 arithmetic (kernels compute 16-bit floats in float32
+                                                // on every device, so values agree across devices; see ARCHITECTURE)
   bool fp64 = true;                             // has float64
   int64_t max_vector = 16;                      // widest float32 vector the renderer writes (1: none)
   bool gpu = false;  // many work-items per core: the heuristic shares small reductions' axes between them (GROUP)

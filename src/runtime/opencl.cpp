@@ -365,8 +365,11 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   s.caps.local_memory = static_cast<int64_t>(device_value<cl_ulong>(s.device, CL_DEVICE_LOCAL_MEM_SIZE));
   s.caps.half = extensions.find("cl_khr_fp16") != std::string::npos;
   s.caps.fp64 = extensions.find("cl_khr_fp64") != std::string::npos;
-  s.caps.max_vector = 16;
-  s.caps.gpu = (device_value<cl_ulong>(s.device, CL_DEVICE_TYPE) & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) != 0;
+  // TG_OPENCL_AS_GPU=1 gives any OpenCL device a GPU's heuristics (GROUP for small reductions, blocks that leave
+  // thousands of work-items, float4): how CI checks their values on PoCL
+  s.caps.gpu = (device_value<cl_ulong>(s.device, CL_DEVICE_TYPE) & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) != 0 ||
+               getenv_int("TG_OPENCL_AS_GPU") != 0;
+  s.caps.max_vector = s.caps.gpu ? 4 : 16;  // a GPU's vectors are registers of one work-item: float4 (tinygrad's)
   s.key = "opencl v1\n" + platform_string(s.platform, CL_PLATFORM_NAME) + " " + platform_string(s.platform, CL_PLATFORM_VERSION) + "\n" +
           device_string(s.device, CL_DEVICE_NAME) + "\n" + device_string(s.device, CL_DEVICE_VERSION) + " driver " +
           device_string(s.device, CL_DRIVER_VERSION) + "\n" + kBuildOptions;

@@ -384,3 +384,31 @@ TEST(OpenCL, GroupIsLegalOnlyWhereItFits) {
   gpu.gpu = false;
   EXPECT_EQ(codegen::opts_str(codegen::choose_opts(codegen::lower(ws.items.back().ast, {}, gpu))).find("GROUP"), std::string::npos);
 }
+
+// On a GPU every output block is a work-item: the CPU's register blocks shrink to at most 4 copies per axis, and
+// further while fewer than 16384 work-items would be left (float4 vectors stay)
+TEST(OpenCL, GpuBlocksLeaveThousandsOfWorkItems) {
+  NEED_OPENCL(dev);
+  using codegen::OptOp;
+  auto matmul_opts = [&](int64_t n, bool gpu) {
+    Tensor a = Tensor::ones({n, n}, dtypes::float32, "OPENCL").contiguous().realize();
+    Tensor b = Tensor::ones({n, n}, dtypes::float32, "OPENCL").contiguous().realize();
+    schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
+    runtime::DeviceCaps caps = dev->caps();
+    caps.gpu = gpu;
+    if (gpu) caps.max_vector = 4;  // a GPU's float4 (PoCL's device says 16)
+    codegen::LoweredKernel k = codegen::lower(s.items.back().ast, {}, caps);
+    std::vector<codegen::Opt> opts = codegen::choose_opts(k);
+    EXPECT_TRUE(codegen::legal(k, opts)) << codegen::opts_str(opts);
+    int64_t work_items = n * n, most = 1;  // the outputs over the global axes' UPCAST/VECTOR lanes
+    for (const codegen::Opt& o : opts)
+      if ((o.op == OptOp::UPCAST || o.op == OptOp::VECTOR) && o.axis < 2) work_items /= o.amount, most = std::max(most, o.amount);
+    return std::pair{work_items, most};
+  };
+  EXPECT_EQ(matmul_opts(64, true).first, 64 * 64 / 4);  // a float4 and no block: 4096 outputs are too few already
+  auto [items, most] = matmul_opts(512, true);
+  EXPECT_GE(items, 16384);
+  EXPECT_LE(most, 4);
+  EXPECT_LT(items, 512 * 512);  // blocked all the same
+  EXPECT_LT(matmul_opts(64, false).first, 64 * 64 / 16);  // a CPU blocks the small one: few loops, many copies
+}
