@@ -244,8 +244,11 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     if (n > 0 && score >= best) vector_axis = a, width = n, best = score;
   }
   if (f.reduced.empty()) {
-    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2
-    if (f.libm && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
+    // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2 and on loads under
+    // a gate (a cat's halves, a pad: each a select per element; one of two (64, 27, 27) halves ran 3x slower
+    // than an add of the same size)
+    bool gated = vector_axis >= 0 && std::any_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, vector_axis); });
+    if ((f.libm || gated) && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
     return {};
   }
   std::vector<Opt> opts;
