@@ -168,6 +168,9 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
         k.full_shape[i] = std::max(k.full_shape[i], s.max());
       }
       wide = wide || st.needs_int64();
+      if (k.stacked.empty()) k.stacked.assign(st.ndim(), false);
+      if (st.views().size() > 1)
+        for (size_t i = 0; i < st.ndim(); i++) k.stacked[i] = k.stacked[i] || st.views().back().strides[i] != Dim(0);
     }
     if (u.op() == Ops::REDUCE_AXIS)
       for (int64_t a : uop::get_reduce_arg(u).axes)
@@ -249,13 +252,16 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
     ranges[i] = uop::simplify(idx);
   }
   // a PADTO axis' extra positions read its last real one (the index clamped: no gate inside the loops, and only
-  // values the kernel computes anyway) and store nothing (gated)
+  // values the kernel computes anyway) and store nothing (gated). On the vector axis the reads are gated instead:
+  // clamped, the lanes' addresses would not be contiguous, and the vector load is one load when every lane is
+  // inside (a 1x1 conv's 1000 or 116 output channels as vectors of 16)
   std::vector<UOp> reads = ranges;
-  UOp padded_gate;
+  UOp padded_gate, vector_inside;
   for (size_t i = 0; i < ndim; i++)
     if (real[i] < k.full_shape[i]) {
       UOp inside = ranges[i] < UOp::const_(idx_dt, real[i]);
-      reads[i] = inside.where(ranges[i], UOp::const_(idx_dt, real[i] - 1));
+      if (static_cast<int64_t>(i) == vector_axis) vector_inside = inside;
+      else reads[i] = inside.where(ranges[i], UOp::const_(idx_dt, real[i] - 1));
       padded_gate = padded_gate ? padded_gate & inside : inside;
     }
   auto indexed = [&](const UOp& view, bool store = false) {
@@ -287,6 +293,10 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       case Ops::DEFINE_GLOBAL: r = u; break;
       case Ops::LOAD: {
         auto [idx, valid] = indexed(u.src(1));
+        if (vector_inside) {
+          std::vector<UOp> on = idx.toposort();
+          if (std::find(on.begin(), on.end(), vector_lane) != on.end()) valid = valid & vector_inside;
+        }
         std::vector<UOp> isrc{u.src(0), idx};
         if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) isrc.push_back(valid);
         r = UOp::make(Ops::LOAD, u.dtype(), {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc)});

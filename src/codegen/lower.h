@@ -30,6 +30,10 @@ struct LoweredKernel {
   std::vector<int64_t> loop_order;   // the axes' loops, outermost first (SWAP changes it); every axis once
   bool vectorized = false;           // whether a VECTOR opt made vector code (else its lanes are copies)
   runtime::DeviceCaps caps;          // what the device offers (which opts are legal; grid devices: LOCAL)
+  // per axis: whether some VIEW reads it through a stack of Views (a channel shuffle's pixels). Its index math
+  // divides a flat index that simplifies only within the axis' size: padded past it, the addresses become per-lane
+  // math
+  std::vector<bool> stacked;
   // whether some loop size is symbolic: its RANGE ends at an expression over the variables, which the launch
   // passes; no opt applies to such an axis
   bool symbolic() const;

@@ -332,8 +332,8 @@ TEST(Opts, SwappedLoopsKeepTheValues) {
 }
 
 TEST(Opts, PaddedAxesKeepTheValues) {
-  // rows padded 12 -> 16 and blocked by 8; columns padded 12 -> 16 as the vector (clamped reads gathered, stores
-  // gated per lane); both at once
+  // rows padded 12 -> 16 and blocked by 8; columns padded 12 -> 16 as the vector (reads gated per lane: one vector
+  // load where every lane is inside; stores gated per lane); both at once
   check_matmul_with({{OptOp::PADTO, 0, 8}, {OptOp::UPCAST, 0, 8}}, 12, false);
   check_matmul_with({{OptOp::PADTO, 1, 16}, {OptOp::VECTOR, 1, 16}}, 12, true);
   check_matmul_with({{OptOp::PADTO, 0, 5}, {OptOp::PADTO, 1, 8}, {OptOp::VECTOR, 1, 4}, {OptOp::UPCAST, 1, 2}, {OptOp::UPCAST, 0, 5}, {OptOp::SWAP, 0, 1}}, 13, true);
@@ -367,6 +367,36 @@ TEST(Opts, APrimeRowCountIsPaddedAndNeverReadPast) {
     auto kernel = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"));
     EXPECT_NE(kernel->rendered.source.find("if ("), std::string::npos) << "the stores of the padded rows are gated";
     std::vector<float> got = a.matmul(b).to_vector<float>(), bv = b.to_vector<float>();
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double want = 0;
+        for (int64_t r = 0; r < k; r++) want += double(av[i * k + r]) * bv[r * n + j];
+        ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << "," << j;
+      }
+  }
+  munmap(mem, span + page);
+}
+
+TEST(Opts, AColumnCountWithoutAWideDivisorIsPaddedToAVectorAndNeverReadPast) {
+  // 100 output columns (squeezenet's 1000 classes, shufflenet's 116 channels): vectors of 4 by divisibility, or of
+  // 16 over the columns padded to 112. The padded lanes read nothing: B ends where an inaccessible page begins, and
+  // its last row's padded lanes would read past it
+  const int64_t m = 24, k = 64, n = 100;
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes = k * n * 4, span = (bytes + page - 1) / page * page;
+  void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE), 0);
+  float* bv = reinterpret_cast<float*>(static_cast<char*>(mem) + span - bytes);
+  for (int64_t i = 0; i < k * n; i++) bv[i] = static_cast<float>((i * 5) % 11) * 0.25f - 1.25f;
+  {
+    Tensor a = Tensor::rand({m, k}).realize(), b = Tensor::from_blob(bv, {k, n});
+    schedule::Schedule s = schedule::create_schedule({a.matmul(b).uop()});
+    ASSERT_EQ(s.items.size(), 1u);
+    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items[0].ast));
+    ASSERT_GE(opts.size(), 2u);
+    EXPECT_EQ(codegen::opts_str({opts[0], opts[1]}), "PADTO(1,16) VECTOR(1,16)") << codegen::opts_str(opts);
+    EXPECT_TRUE(codegen::lower(s.items[0].ast, opts).vectorized) << codegen::opts_str(opts);
+    std::vector<float> got = a.matmul(b).to_vector<float>(), av = a.to_vector<float>();
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) {
         double want = 0;
