@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -210,14 +211,15 @@ TEST(Onnx, RandomOpsHaveTheirDistributions) {
   EXPECT_NEAR(dropped / n, 0.25, 5 * std::sqrt(0.25 * 0.75 / n));
 }
 
-// Truncated and mutated copies of real models (ONNX's test data, where installed): each loads or raises a tg::Error.
-TEST(Onnx, LoaderSurvivesTruncatedAndMutatedFiles) {
+// Truncated and mutated copies of real models (ONNX's test data, where installed): each loads or raises a tg::Error,
+// and one that loads runs on the test's own inputs or raises a tg::Error (a mutated attribute, shape or type)
+TEST(Onnx, LoaderAndRunSurviveTruncatedAndMutatedFiles) {
   const fs::path data = "/usr/share/libonnx-testdata/data";
   std::vector<fs::path> models = {data / "node/test_conv_with_strides_padding/model.onnx", data / "node/test_lstm_with_peepholes/model.onnx",
                                   data / "node/test_if_seq/model.onnx", data / "pytorch-converted/test_Conv2d_groups/model.onnx"};
   if (!fs::exists(models[0])) GTEST_SKIP() << "no ONNX test data (Debian: apt-get install libonnx-testdata)";
   std::mt19937 rng(1234);
-  int loaded = 0, refused = 0;
+  int loaded = 0, refused = 0, ran = 0, run_refused = 0;
   for (const fs::path& src : models) {
     if (!fs::exists(src)) continue;
     std::ifstream in(src, std::ios::binary);
@@ -238,16 +240,35 @@ TEST(Onnx, LoaderSurvivesTruncatedAndMutatedFiles) {
       variants.push_back(m);
     }
     for (size_t k = 0; k < variants.size(); k++) {
+      std::optional<tg::onnx::Model> model;
       try {
-        load_bytes(variants[k], "fuzz");
+        model = load_bytes(variants[k], "fuzz");
         loaded++;
       } catch (const tg::Error&) {
         refused++;
       } catch (const std::exception& e) {
         ADD_FAILURE() << src << " variant " << k << ": not a tg::Error: " << e.what();
       }
+      if (!model) continue;
+      try {
+        std::map<std::string, tg::onnx::Value> inputs;
+        for (size_t i = 0; i < model->inputs().size(); i++) {
+          fs::path pb = src.parent_path() / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb");
+          if (fs::exists(pb)) inputs[model->inputs()[i].name] = tg::onnx::load_value_proto(pb.string(), model->inputs()[i]);
+        }
+        for (auto& [name, v] : model->run_values(inputs))
+          for (Tensor t : v.is_tensor() ? std::vector<Tensor>{v.tensor()} : v.is_sequence() ? v.sequence() : std::vector<Tensor>{})
+            t.realize();
+        ran++;
+      } catch (const tg::Error&) {
+        run_refused++;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << src << " variant " << k << " run: not a tg::Error: " << e.what();
+      }
     }
   }
   EXPECT_GT(refused, 0);
-  std::printf("loader fuzz: %d variants loaded, %d refused with a tg::Error\n", loaded, refused);
+  EXPECT_GT(ran, 0);
+  std::printf("loader fuzz: %d variants loaded, %d refused with a tg::Error; of those loaded %d ran, %d refused\n", loaded,
+              refused, ran, run_refused);
 }
