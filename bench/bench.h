@@ -41,5 +41,6 @@ int elementwise(const Args& args);
 int reduce(const Args& args);
 int softmax(const Args& args);
 int mnist_step(const Args& args);
+int peak(const Args& args);
 
 }  // namespace tg::bench

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tinygrad.cpp next to PyTorch on the same workloads, in the same run: one line per measurement with both times
-# and the ratio (> 1: we are faster).
+# and the ratio (> 1: we are faster), and ours as a share of the machine's limit it comes nearest (tg_bench peak:
+# the FMA peak of every core, or their copy bandwidth; a kernel with several streams may pass 100% of the copy's).
 #   bench/compare.sh                       every workload at its default size
 #   bench/compare.sh matmul 2048           one workload with tg_bench's arguments
 #   ROUNDS=3 bench/compare.sh conv         tg and torch alternating three times: the median of each side
@@ -32,7 +33,13 @@ fi
 # shared machine the load changes from minute to minute; alternating exposes both sides to the same load)
 ROUNDS=${ROUNDS:-1}
 other=${VS:-torch}
-printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "${DEV:-CPU} ms" "$other ms" ratio "(GFLOP/s or GB/s: ${DEV:-CPU} / $other)"
+# the machine's limits (tg_bench peak: the float32 FMA peak of every core, their copy bandwidth): each figure of ours
+# is also printed as its share of the limit it comes nearest
+limits=$(./build/bin/tg_bench peak)
+peak_gflops=$(echo "$limits" | sed -n 's/.*cores", "gflops": \([0-9.]*\).*/\1/p')
+peak_gbs=$(echo "$limits" | sed -n 's/.*"gbs": \([0-9.]*\).*/\1/p')
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores: float32 FMA peak $peak_gflops GFLOP/s, copy $peak_gbs GB/s"
+printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "${DEV:-CPU} ms" "$other ms" ratio "(GFLOP/s or GB/s: ${DEV:-CPU} / $other, ours as % of the peak)"
 for r in "${runs[@]}"; do
   tg_out="" torch_out=""
   for _ in $(seq "$ROUNDS"); do
@@ -55,11 +62,15 @@ def rounds(text):  # per measurement (in order of its first round), the line of 
 def median(ds):  # the line with the median time
   return sorted(ds, key=lambda d: d["median_ms"])[len(ds) // 2]
 tgs, pts = rounds(sys.argv[1]), rounds(sys.argv[2])
+limit = {"gflops": float(sys.argv[3] or 0), "gbs": float(sys.argv[4] or 0)}
 for key, runs in tgs.items():
   tg, pt = median(runs), median(pts[key])
   rate = next((k for k in ("gflops", "gbs") if k in tg), None)
   extra = "%.1f / %.1f %s" % (tg[rate], pt[rate], "GFLOP/s" if rate == "gflops" else "GB/s") if rate else ""
+  # bound by whichever limit it is nearest (an add has GFLOP/s too, but its bytes are what limit it)
+  shares = [tg[k] / limit[k] for k in limit if k in tg and limit[k] > 0]
+  if shares: extra += " (%.0f%%)" % (100 * max(shares))
   print("%-14s %-34s %12.3f %12.3f %8.3f   %s" % (tg["name"], tg["shape"], tg["median_ms"], pt["median_ms"],
                                                   pt["median_ms"] / tg["median_ms"], extra))
-' "$tg_out" "$torch_out"
+' "$tg_out" "$torch_out" "$peak_gflops" "$peak_gbs"
 done

@@ -12,6 +12,7 @@
 //   tg_bench reduce [--n N]          sum of N float32, as a vector and as 4096 rows or columns
 //   tg_bench softmax [--rows R --cols C]
 //   tg_bench mnist_step [--batch B]  one beautiful_mnist training step under TinyJit
+//   tg_bench peak                    the machine's float32 FMA peak (one core, every core) and copy bandwidth
 // bench/compare.sh runs the kernel workloads next to PyTorch's.
 #include <cstring>
 #include <iostream>
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
     std::cerr << "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
                  "             schedule [--ops N], compile [--kernels N], first_result,\n"
                  "             mlp_backward [--layers N --width W --batch B], matmul [N], conv [--batch B],\n"
-                 "             elementwise [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B]\n";
+                 "             elementwise [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
+                 "             peak\n";
     return argc < 2 ? 1 : 0;
   }
   std::string what = argv[1];
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   if (what == "reduce") return tg::bench::reduce(args);
   if (what == "softmax") return tg::bench::softmax(args);
   if (what == "mnist_step") return tg::bench::mnist_step(args);
+  if (what == "peak") return tg::bench::peak(args);
   std::cerr << "tg_bench: unknown workload '" << what << "'\n";
   return 1;
 }
