@@ -346,15 +346,42 @@ TEST(Opts, PaddedAxesKeepTheValues) {
   EXPECT_THROW(codegen::lower(ast, {{OptOp::PADTO, 2, 8}}), InternalError);
 }
 
+// `n` floats that end where an inaccessible page begins: a kernel reading past them crashes the test (data is null
+// when the pages cannot be mapped)
+struct FloatsBeforeAGuardPage {
+  float* data = nullptr;
+  void* mem = MAP_FAILED;
+  size_t mapped = 0;
+  explicit FloatsBeforeAGuardPage(int64_t n) {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes = static_cast<size_t>(n) * 4;
+    size_t span = (bytes + page - 1) / page * page;
+    mapped = span + page;
+    mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem != MAP_FAILED && mprotect(static_cast<char*>(mem) + span, page, PROT_NONE) == 0)
+      data = reinterpret_cast<float*>(static_cast<char*>(mem) + span - bytes);
+  }
+  ~FloatsBeforeAGuardPage() {
+    if (mem != MAP_FAILED) munmap(mem, mapped);
+  }
+};
+
+// got == a (m x k) @ b (k x n), row-major, each within 1e-4 of a float64 sum
+void expect_matmul(const std::vector<float>& got, const float* a, const float* b, int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double want = 0;
+      for (int64_t r = 0; r < k; r++) want += double(a[i * k + r]) * b[r * n + j];
+      ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << "," << j;
+    }
+}
+
 TEST(Opts, APrimeRowCountIsPaddedAndNeverReadPast) {
   // 197 rows (vit's tokens; a prime, so no divisor to block by): the heuristic pads to a multiple of its block and
   // the extra rows read row 196 again. A ends where an inaccessible page begins: a read past it would crash here
   const int64_t m = 197, k = 64, n = 48;
-  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes = m * k * 4, span = (bytes + page - 1) / page * page;
-  void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(mem, MAP_FAILED);
-  ASSERT_EQ(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE), 0);
-  float* av = reinterpret_cast<float*>(static_cast<char*>(mem) + span - bytes);
+  FloatsBeforeAGuardPage guarded(m * k);
+  ASSERT_NE(guarded.data, nullptr);
+  float* av = guarded.data;
   for (int64_t i = 0; i < m * k; i++) av[i] = static_cast<float>((i * 7) % 13) * 0.25f - 1.5f;
   {
     Tensor a = Tensor::from_blob(av, {m, k}), b = Tensor::rand({k, n}).realize();
@@ -366,15 +393,9 @@ TEST(Opts, APrimeRowCountIsPaddedAndNeverReadPast) {
     EXPECT_EQ(pad->axis, 0);
     auto kernel = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"));
     EXPECT_NE(kernel->rendered.source.find("if ("), std::string::npos) << "the stores of the padded rows are gated";
-    std::vector<float> got = a.matmul(b).to_vector<float>(), bv = b.to_vector<float>();
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double want = 0;
-        for (int64_t r = 0; r < k; r++) want += double(av[i * k + r]) * bv[r * n + j];
-        ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << "," << j;
-      }
+    std::vector<float> bv = b.to_vector<float>();
+    expect_matmul(a.matmul(b).to_vector<float>(), av, bv.data(), m, k, n);
   }
-  munmap(mem, span + page);
 }
 
 TEST(Opts, AColumnCountWithoutAWideDivisorIsPaddedToAVectorAndNeverReadPast) {
@@ -382,11 +403,9 @@ TEST(Opts, AColumnCountWithoutAWideDivisorIsPaddedToAVectorAndNeverReadPast) {
   // 16 over the columns padded to 112. The padded lanes read nothing: B ends where an inaccessible page begins, and
   // its last row's padded lanes would read past it
   const int64_t m = 24, k = 64, n = 100;
-  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes = k * n * 4, span = (bytes + page - 1) / page * page;
-  void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(mem, MAP_FAILED);
-  ASSERT_EQ(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE), 0);
-  float* bv = reinterpret_cast<float*>(static_cast<char*>(mem) + span - bytes);
+  FloatsBeforeAGuardPage guarded(k * n);
+  ASSERT_NE(guarded.data, nullptr);
+  float* bv = guarded.data;
   for (int64_t i = 0; i < k * n; i++) bv[i] = static_cast<float>((i * 5) % 11) * 0.25f - 1.25f;
   {
     Tensor a = Tensor::rand({m, k}).realize(), b = Tensor::from_blob(bv, {k, n});
@@ -396,15 +415,9 @@ TEST(Opts, AColumnCountWithoutAWideDivisorIsPaddedToAVectorAndNeverReadPast) {
     ASSERT_GE(opts.size(), 2u);
     EXPECT_EQ(codegen::opts_str({opts[0], opts[1]}), "PADTO(1,16) VECTOR(1,16)") << codegen::opts_str(opts);
     EXPECT_TRUE(codegen::lower(s.items[0].ast, opts).vectorized) << codegen::opts_str(opts);
-    std::vector<float> got = a.matmul(b).to_vector<float>(), av = a.to_vector<float>();
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double want = 0;
-        for (int64_t r = 0; r < k; r++) want += double(av[i * k + r]) * bv[r * n + j];
-        ASSERT_NEAR(got[i * n + j], want, 1e-4) << i << "," << j;
-      }
+    std::vector<float> av = a.to_vector<float>();
+    expect_matmul(a.matmul(b).to_vector<float>(), av.data(), bv, m, k, n);
   }
-  munmap(mem, span + page);
 }
 
 TEST(Opts, ARowReadInRunsAcrossATransposeIsStillAVector) {
