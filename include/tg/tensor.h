@@ -435,9 +435,12 @@ class Tensor {
   // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values.
   void setitem(const std::vector<Index>& indices, const Tensor& value, Loc where = Loc::current());
   void setitem(const std::vector<Index>& indices, double value, Loc where = Loc::current());
-  // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it. Lazy: the new value
-  // is computed when this tensor is next realized (with whatever else is realized then); tensors computed from the
-  // old value keep it.
+  // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it, and tensors computed
+  // from the old values keep them. A realized tensor, or a view of one (cache.shrink(...).assign(row)), is written
+  // in place at once: one kernel stores x through the view into the buffer, and every view of that buffer sees the
+  // new values, as in PyTorch (an expanded or padded view cannot be written: ArgumentError). Otherwise, and for a
+  // whole realized tensor whose x reads its old value (w.assign(w - lr * g)), it is lazy: computed when this tensor
+  // is next realized, with whatever else is realized then. No gradient flows through an assign.
   Tensor& assign(const Tensor& x, Loc where = Loc::current());
   // This tensor (and every handle to it) becomes x itself, with no copy and no cast (tinygrad's replace). The shape,
   // dtype and device must match: a tensor's dtype and device are fixed when it is made, so in C++ a tensor moved to

@@ -232,11 +232,16 @@ void JitState::find_invariant_steps() {
   for (const Tracked& tr : tracked)
     if (tr.updated()) varies[tr.slot_before] = varies[tr.slot_after] = true;
   invariant.assign(steps.size(), false);
-  for (size_t i = 0; i < steps.size(); i++) {
-    const std::vector<size_t>& sl = steps[i].slots;
-    invariant[i] = !varies[sl[0]] && steps[i].var_index.empty() &&
-                   std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; });
-    if (!invariant[i]) varies[sl[0]] = true;
+  // until nothing changes: a buffer written in place by a later step (an assign into a view) also varies for the
+  // steps before it, which read what the previous call wrote
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < steps.size(); i++) {
+      const std::vector<size_t>& sl = steps[i].slots;
+      invariant[i] = !varies[sl[0]] && steps[i].var_index.empty() &&
+                     std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; });
+      if (!invariant[i] && !varies[sl[0]]) varies[sl[0]] = changed = true;
+    }
   }
 }
 

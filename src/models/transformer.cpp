@@ -76,7 +76,8 @@ Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only
 }
 
 // softmax(q k^T / sqrt(head_dim)) v over the cached positions up to each query's own. The new keys and values are
-// written into the cache first (realized, as tinygrad's llama does), so the attention reads one buffer.
+// written into the cache first (in place, where the positions are known when building; realized, as tinygrad's
+// llama does), so the attention reads one buffer.
 Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc where) {
   const int64_t B = x.q.shape()[0], C = cache_context_, KV = config_.n_kv_heads, D = config_.head_dim, T = p.count;
   Tensor q = x.q.transpose(1, 2), k = x.k.transpose(1, 2), v = x.v.transpose(1, 2);  // (B, heads, T, D)
@@ -89,24 +90,26 @@ Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc w
   Tensor& cv = cache_v_[layer];
   int64_t seen;  // how many cached positions the attention reads
   Tensor mask;   // (T, seen): query i sees key j
-  if (p.at) {  // decode: one position, known only when the kernels run
+  if (p.at_symbolic) {  // decode at a bound position: its row written in place, then only the rows so far are read,
+                        // all of which the one query sees (no mask)
+    const Dim& at = *p.at_symbolic;
+    DimRanges row{{0, B}, {0, KV}, {at, at + 1}, {0, D}}, rows{{0, B}, {0, KV}, {0, at + 1}, {0, D}};
+    ck.shrink(row).assign(k);
+    cv.shrink(row).assign(v);
+    return attention(q, ck.shrink(rows), cv.shrink(rows), Tensor());
+  }
+  if (p.at) {  // decode: one position, known only when the kernels run: the cache rewritten where the slot is it
     Tensor here = slot == *p.at;
     ck.assign(here.where(k, ck));
     cv.assign(here.where(v, cv));
+    Tensor::realize({ck, cv});
     seen = C;
     mask = slot.reshape({1, C}) <= *p.at;
-  } else {
-    Tensor here = (slot >= static_cast<int>(p.start)) & (slot < static_cast<int>(p.start + T));
-    std::vector<std::pair<int64_t, int64_t>> at{{0, 0}, {0, 0}, {p.start, C - p.start - T}, {0, 0}};
-    ck.assign(here.where(k.pad(at), ck));
-    cv.assign(here.where(v.pad(at), cv));
+  } else {  // rows start .. start + T written in place
+    ck.shrink({{0, B}, {0, KV}, {p.start, p.start + T}, {0, D}}).assign(k);
+    cv.shrink({{0, B}, {0, KV}, {p.start, p.start + T}, {0, D}}).assign(v);
     seen = p.start + T;
     mask = positions(0, seen).reshape({1, seen}) <= positions(p.start, seen).reshape({T, 1});
-  }
-  Tensor::realize({ck, cv});
-  if (p.at_symbolic) {  // only the rows so far, all of which the one query sees: no mask
-    DimRanges rows{{0, B}, {0, KV}, {0, *p.at_symbolic + 1}, {0, D}};
-    return attention(q, ck.shrink(rows), cv.shrink(rows), Tensor());
   }
   std::vector<std::pair<int64_t, int64_t>> rows{{0, B}, {0, KV}, {0, seen}, {0, D}};
   return attention(q, ck.shrink(rows), cv.shrink(rows), mask);

@@ -15,7 +15,8 @@ using uop::Ops;
 using uop::UOp;
 
 bool passes_through(Ops op) {
-  return op == Ops::DETACH || op == Ops::CONTIGUOUS || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::CUSTOM_GRAD;
+  return op == Ops::DETACH || op == Ops::CONTIGUOUS || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::CUSTOM_GRAD ||
+         op == Ops::ASSIGN;
 }
 
 const UOp& movement_base(const UOp& u) {
@@ -47,8 +48,9 @@ using Users = std::unordered_map<const uop::UOpNode*, std::vector<const UOp*>>; 
 // Ops a reduce's kernel can compute after the reduce, in the same loops: elementwise, reshapes, pass-throughs.
 bool fuses_after_reduce(const UOp& u) { return ALU().contains(u.op()) || u.op() == Ops::RESHAPE || passes_through(u.op()); }
 
-// How many of u's sources a kernel computes: CUSTOM_GRAD computes src 0 only (the others feed its gradient rule).
-size_t computed_sources(const UOp& u) { return u.op() == Ops::CUSTOM_GRAD ? 1 : u.src().size(); }
+// How many of u's sources a kernel computes: CUSTOM_GRAD computes src 0 only (the others feed its gradient rule),
+// ASSIGN too (src 1 only says where the value goes).
+size_t computed_sources(const UOp& u) { return u.op() == Ops::CUSTOM_GRAD || u.op() == Ops::ASSIGN ? 1 : u.src().size(); }
 
 constexpr int64_t kMaxRecomputedOps = 32, kPadCost = kMaxRecomputedOps / 2;
 

@@ -18,8 +18,8 @@ struct Grouping {
 
 Grouping group(const std::vector<uop::UOp>& outputs);
 
-// Ops whose value is their first source's (DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD, CUSTOM_GRAD): a kernel computes
-// that source; they differ only in where the value is stored or how it differentiates.
+// Ops whose value is their first source's (DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD, CUSTOM_GRAD, ASSIGN): a kernel
+// computes that source; they differ only in where the value is stored or how it differentiates.
 bool passes_through(uop::Ops op);
 // Movement ops (and DETACH, which changes no value) down to the node they move.
 const uop::UOp& movement_base(const uop::UOp& u);

@@ -59,6 +59,21 @@ ShapeTracker movement_st(const UOp& m, uop::VarVals* vals) {
   return apply_movement(ShapeTracker::from_shape(unbound(m.src(0).sym_shape(), vals)), m, vals);
 }
 
+}  // namespace
+
+ShapeTracker target_view(const UOp& target, uop::VarVals* vals) {
+  std::vector<const UOp*> chain;
+  const UOp* x = &target;
+  while (Movement().contains(x->op()) || x->op() == Ops::DETACH) chain.push_back(x), x = &x->src(0);
+  if (x->op() != Ops::BUFFER) throw InternalError("schedule", "an ASSIGN's target is not a view of a buffer");
+  ShapeTracker t = ShapeTracker::from_shape({Dim(uop::get_buffer_arg(*x).size)});
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    if ((*it)->op() != Ops::DETACH) t = apply_movement(t, **it, vals);
+  return t.simplify();
+}
+
+namespace {
+
 struct PairHash {
   size_t operator()(const std::pair<const void*, const void*>& p) const {
     return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
@@ -78,8 +93,9 @@ class Builder {
     // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order
     const UOp& out_node = fused_.empty() ? root_ : g_.reduces.at(root_.get())[0];
     ShapeTracker out_st = ShapeTracker::from_shape(unbound(out_node.sym_shape(), &vals_));
-    // a symbolic output is stored laid out at its largest sizes (buffer_as_node)
+    // a symbolic output is stored laid out at its largest sizes (buffer_as_node); an ASSIGN's through its target
     ShapeTracker store_st = out_node.symbolic_shape() ? max_layout(out_node, &vals_) : out_st;
+    if (root_.op() == Ops::ASSIGN) store_st = target_view(root_.src(1), &vals_).reshape(unbound(out_node.sym_shape(), &vals_));
     UOp value = value_of(root_, out_st);
     UOp store = UOp::make(Ops::STORE, dtypes::void_, {globals_[0], shape::view_uop(store_st), value});
     k.ast = UOp::sink({store});

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "schedule/grouping.h"
+#include "shape/shapetracker.h"
 #include "uop/sint.h"
 
 namespace tg::schedule {
@@ -14,8 +15,11 @@ struct KernelAST {
   uop::VarVals var_vals;       // the values of the variables its VIEWs hold (unbound in the AST)
 };
 
-// The kernel that computes `root` into `out`. `buffers` maps every realized node scheduled before this one (and
-// only those) to its BUFFER.
+// The view through which `target`, movement ops over a BUFFER, reads that buffer (variables unbound into *vals).
+shape::ShapeTracker target_view(const uop::UOp& target, uop::VarVals* vals);
+
+// The kernel that computes `root` into `out` (an ASSIGN: into its target's buffer, through the target's view).
+// `buffers` maps every realized node scheduled before this one (and only those) to its BUFFER.
 KernelAST build_kernel(const uop::UOp& root, const uop::UOp& out, const Grouping& g,
                        const std::unordered_map<const uop::UOpNode*, uop::UOp>& buffers);
 

@@ -88,9 +88,11 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
         continue;
       }
     }
-    UOp out = new_buffer(*device.at(u.get()), u.dtype(), size);
+    // an ASSIGN writes into its target's buffer, which live tensors already read: nothing becomes anything
+    bool in_place = u.op() == Ops::ASSIGN;
+    UOp out = in_place ? movement_base(u.src(1)) : new_buffer(*device.at(u.get()), u.dtype(), size);
     buffers[u.get()] = out;
-    s.becomes.push_back({u, buffer_as_node(out, u)});
+    if (!in_place) s.becomes.push_back({u, buffer_as_node(out, u)});
     if (size == 0) continue;  // nothing to compute
     if (u.op() == Ops::COPY) {
       UOp src = plain_buffer(u.src(0));

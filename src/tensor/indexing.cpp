@@ -1,4 +1,4 @@
-// Indexing: x[...] with ints, slices, newaxis, ellipsis and integer tensors; setitem and assign; masked_fill and
+// Indexing: x[...] with ints, slices, newaxis, ellipsis and integer tensors; setitem; masked_fill and
 // masked_select; one_hot.
 //
 // Basic indexing is movement only (flip, shrink, a pad+reshape for steps, reshape). Tensor indices select by
@@ -292,25 +292,6 @@ void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc
 
 void Tensor::setitem(const std::vector<Index>& indices, double value, Loc where) {
   setitem(indices, Tensor(value, dtype(), device(), where), where);
-}
-
-Tensor& Tensor::assign(const Tensor& x, Loc where) {
-  if (x.shape() != shape())
-    throw ShapeError("assign", "cannot assign shape " + shape_str(x.shape()) + " to a tensor of shape " + shape_str(shape()), where);
-  if (x.device() != device()) throw ArgumentError("assign", "value on " + x.device() + " for a tensor on " + device(), where);
-  // lazy: this tensor's graph becomes x's, which may read this tensor's old value (buffers are never written in
-  // place); CONTIGUOUS gives it a buffer of its own when realized, even when x is a constant
-  impl_->set_uop(x.cast(dtype(), where).contiguous(where).uop());
-  return *this;
-}
-
-Tensor& Tensor::replace(const Tensor& x, Loc where) {
-  if (x.shape() != shape() || x.dtype() != dtype() || x.device() != device())
-    throw ArgumentError("replace", "needs the same shape, dtype and device: " + shape_str(x.shape()) + " " + x.dtype().name() +
-                                       " on " + x.device() + " for " + shape_str(shape()) + " " + dtype().name() + " on " +
-                                       device() + " (a tensor's dtype and device are fixed; assign casts)", where);
-  impl_->set_uop(x.uop());
-  return *this;
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value, Loc where) const {

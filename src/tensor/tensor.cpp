@@ -4,6 +4,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/realize.h"
 #include "runtime/device.h"
@@ -76,6 +77,29 @@ std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> live_tensors() {
   std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> out;
   std::lock_guard lock(registry_mutex());
   for (TensorImpl* t = registry_head; t; t = t->next) out.emplace_back(t->weak_from_this(), t->uop());
+  return out;
+}
+
+std::vector<Tensor> lazy_readers(const UOp& buffer) {
+  std::vector<std::shared_ptr<TensorImpl>> lazy;
+  std::vector<UOp> graphs;
+  {
+    std::lock_guard lock(registry_mutex());
+    for (TensorImpl* t = registry_head; t; t = t->next)
+      if (!schedule::is_realized_form(t->uop()))
+        if (auto p = t->weak_from_this().lock()) lazy.push_back(std::move(p)), graphs.push_back(lazy.back()->uop());
+  }
+  // one walk over all the graphs (they share most of their nodes): which nodes read the buffer
+  std::unordered_set<const uop::UOpNode*> reads{buffer.get()};
+  for (const UOp& u : UOp::sink(graphs).toposort())
+    for (const UOp& s : u.src())
+      if (reads.count(s.get())) {
+        reads.insert(u.get());
+        break;
+      }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < lazy.size(); i++)
+    if (reads.count(graphs[i].get())) out.push_back(handle(lazy[i]));
   return out;
 }
 
@@ -294,7 +318,14 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
   std::vector<UOp> outs;
   for (const Tensor& t : tensors)
     if (!schedule::is_realized_form(t.uop())) outs.push_back(t.uop());
+  std::vector<const detail::TensorImpl*> named;
+  for (const Tensor& t : tensors) named.push_back(&t.impl());
+  detail::realize_graphs(outs, named);
+}
+
+void detail::realize_graphs(const std::vector<UOp>& outs, const std::vector<const TensorImpl*>& tensors) {
   if (outs.empty()) return;
+  auto lock = detail::realize_lock();
   schedule::Schedule s = schedule::create_schedule(outs);
   // live tensors point at the new buffers before they are filled, so that running can free every buffer no tensor
   // holds after its last use (a deep backward's intermediates); on failure the tensors get their graphs back
@@ -306,10 +337,9 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
     detail::restore_graphs(saved);
     if (e.is_user_error() || e.kind() == ErrorKind::Internal) throw;
     // a failed compile or launch: say which of the user's tensors it was computing (the first one made at a known line)
-    for (const Tensor& t : tensors)
-      if (t.impl_->created.line())
-        rethrow_with_note(e, "\n(while realizing the tensor of shape " + tensor::shape_str(t.shape()) + " made here)",
-                          t.impl_->created);
+    for (const detail::TensorImpl* t : tensors)
+      if (t->created.line())
+        rethrow_with_note(e, "\n(while realizing the tensor of shape " + tensor::shape_str(t->shape) + " made here)", t->created);
     throw;
   } catch (...) {  // std::bad_alloc and the like
     detail::restore_graphs(saved);

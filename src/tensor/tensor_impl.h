@@ -54,6 +54,12 @@ SavedGraphs apply_becomes(const std::vector<std::pair<uop::UOp, uop::UOp>>& beco
 void restore_graphs(const SavedGraphs& saved);
 // Every live tensor with its graph (TinyJit's snapshot before a capture).
 std::vector<std::pair<std::weak_ptr<TensorImpl>, uop::UOp>> live_tensors();
+// Realizes the graphs `outs` as one schedule; a failed compile or launch names the first of `tensors` made at a
+// known line (the user's tensors being computed).
+void realize_graphs(const std::vector<uop::UOp>& outs, const std::vector<const TensorImpl*>& tensors);
+// The live tensors not yet realized whose graphs read `buffer` (an in-place write realizes them first: they keep
+// the values they were made from).
+std::vector<Tensor> lazy_readers(const uop::UOp& buffer);
 // Every live tensor with requires_grad set (backward() picks those in its graph).
 std::vector<Tensor> tensors_requiring_grad();
 
