@@ -19,7 +19,8 @@
 //  - The outputs are realized at the end of each call. A replay writes them into the same buffers: read an output
 //    before the next call, or copy it.
 //  - Tensors that exist before the call and that the function updates with assign() (parameters, optimizer state,
-//    batchnorm statistics, the random number generator's counter) are updated by every replay. Tensors it only
+//    batchnorm statistics, the random number generator's counter) are updated by every replay, as are buffers it
+//    writes in place (cache.shrink(row).assign(k): a KV cache's row at a bound position). Tensors it only
 //    reads (weights in eval, a learning rate, a dataset) are read again at every replay, so changing the learning
 //    rate between calls (`opt.lr.assign(...)`) takes effect.
 //  - Host code in the function does not run on replays: no printing, no item(), no control flow that depends on

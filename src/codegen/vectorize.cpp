@@ -145,13 +145,24 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
             for (int64_t l = 0; l < n; l++) isrc.push_back(at_lane(idx.src(2), lane, l));
           else if (gated) isrc.push_back(idx.src(2));
           out[u.get()] = UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
-        } else if (moves_by(idx.src(1), lane, n, 2) && !(gated && dep[idx.src(2).get()])) {
+        } else if (moves_by(idx.src(1), lane, n, 2)) {
           // two elements per lane (a stride-2 pool's or conv's window column): the span base .. base + 2n - 2 as
-          // two vector loads that end at the last lane's element (none past it), and their even elements
+          // two vector loads that end at the last lane's element (none past it), and their even elements. Under a
+          // gate per lane (a padded vector axis: 27 pooled columns as 7 vectors of 4), span element j is read under
+          // its lane's gate, an odd one (between two lanes, unused) under both neighbours'
           UOp first = at_lane(idx.src(1), lane, 0);
+          bool lane_gates = gated && dep[idx.src(2).get()];
           auto part = [&](int64_t offset) {
             std::vector<UOp> isrc{idx.src(0), uop::simplify(first + UOp::const_(first.dtype(), offset))};
-            if (gated) isrc.push_back(idx.src(2));
+            bool open = true;  // every element's gate holds: no gate at all
+            for (int64_t e = 0; lane_gates && e < n; e++) {
+              int64_t j = offset + e;
+              UOp g = at_lane(idx.src(2), lane, j / 2);
+              isrc.push_back(j % 2 ? uop::simplify(g & at_lane(idx.src(2), lane, j / 2 + 1)) : g);
+              open = open && isrc.back().is_const() && const_to_int(isrc.back().const_value());
+            }
+            if (lane_gates && open) isrc.resize(2);
+            else if (gated && !lane_gates) isrc.push_back(idx.src(2));
             return UOp::make(Ops::LOAD, vec, {UOp::make(Ops::INDEX, idx.dtype(), isrc)});
           };
           UOp lo = part(0), hi = part(n - 1);
