@@ -14,12 +14,6 @@ using uop::UOp;
 
 namespace {
 
-bool mentions(const UOp& u, const UOp& r) {
-  for (const UOp& n : u.toposort())
-    if (n == r) return true;
-  return false;
-}
-
 // `a == b` as the simplifier leaves it: (a != b) != true
 std::optional<std::pair<UOp, UOp>> equality(const UOp& c) {
   if (c.op() != Ops::CMPNE || !c.src(1).is_const() || !c.src(1).dtype().is_bool() || !tg::const_to_int(c.src(1).const_value()) ||
@@ -34,7 +28,7 @@ bool is_zero(const UOp& u) { return u.is_const() && tg::const_to_double(u.const_
 UOp gate_loads(const UOp& x, const UOp& r, const UOp& valid) {
   std::vector<std::pair<UOp, UOp>> gated;
   for (const UOp& n : x.toposort()) {
-    if (n.op() != Ops::INDEX || !mentions(n.src(1), r)) continue;
+    if (n.op() != Ops::INDEX || !n.src(1).contains(r)) continue;
     std::vector<UOp> src = n.src();
     if (src.size() > 2) src[2] = src[2] & valid;
     else src.push_back(valid);
@@ -68,8 +62,8 @@ std::optional<UOp> fold(const UOp& red) {
         return *x == r;
       };
       std::optional<UOp> e;
-      if (is_r(eq->second) && !mentions(eq->first, r)) e = eq->first;
-      else if (is_r(eq->first) && !mentions(eq->second, r)) e = eq->second;
+      if (is_r(eq->second) && !eq->first.contains(r)) e = eq->first;
+      else if (is_r(eq->first) && !eq->second.contains(r)) e = eq->second;
       if (!e) continue;
       // the bounds in int64: an unsigned index has no -1 (a uint64 past INT64_MAX turns negative: out of range)
       UOp wide = e->dtype() == dtypes::int64 ? *e : e->cast(dtypes::int64);

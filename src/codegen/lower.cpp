@@ -293,10 +293,7 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       case Ops::DEFINE_GLOBAL: r = u; break;
       case Ops::LOAD: {
         auto [idx, valid] = indexed(u.src(1));
-        if (vector_inside) {
-          std::vector<UOp> on = idx.toposort();
-          if (std::find(on.begin(), on.end(), vector_lane) != on.end()) valid = valid & vector_inside;
-        }
+        if (vector_inside && idx.contains(vector_lane)) valid = valid & vector_inside;
         std::vector<UOp> isrc{u.src(0), idx};
         if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) isrc.push_back(valid);
         r = UOp::make(Ops::LOAD, u.dtype(), {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc)});

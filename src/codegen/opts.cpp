@@ -42,8 +42,7 @@ struct KernelFacts {
 bool gated_along(const KernelFacts& f, const UOp& index, int64_t a) {
   auto it = f.ranges.find(a);
   if (it == f.ranges.end() || index.src().size() < 3) return false;
-  std::vector<UOp> gate = index.src(2).toposort();
-  return std::find(gate.begin(), gate.end(), it->second) != gate.end();
+  return index.src(2).contains(it->second);
 }
 
 // How far an access' address moves per step of axis a, in elements: 0 (invariant), 1 (contiguous), another

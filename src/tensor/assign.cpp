@@ -18,12 +18,6 @@ using uop::UOp;
 
 namespace {
 
-bool reads(const UOp& graph, const UOp& node) {
-  for (const UOp& u : graph.toposort())
-    if (u == node) return true;
-  return false;
-}
-
 // A view that holds each of its elements once (no expand repeats one, no pad makes one up) can be written through
 void check_writable(const UOp& target, const Shape& shape, SourceLocation where) {
   uop::VarVals vals;
@@ -47,7 +41,7 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
   Tensor value = x.cast(dtype(), where);
   UOp target = uop();
   const UOp& buffer = schedule::movement_base(target);
-  if (buffer.op() != Ops::BUFFER || (schedule::plain_buffer(target) && reads(value.uop(), buffer))) {
+  if (buffer.op() != Ops::BUFFER || (schedule::plain_buffer(target) && value.uop().contains(buffer))) {
     // lazy: this tensor's graph becomes x's; CONTIGUOUS gives it a buffer of its own when realized, even when x is
     // a constant
     impl_->set_uop(value.contiguous(where).uop());

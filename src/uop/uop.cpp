@@ -233,6 +233,12 @@ std::vector<UOp> UOp::toposort() const {
   return out;
 }
 
+bool UOp::contains(const UOp& node) const {
+  for (const UOp& u : toposort())
+    if (u == node) return true;
+  return false;
+}
+
 std::vector<UOp> substitute(const std::vector<UOp>& roots, const std::vector<std::pair<UOp, UOp>>& replacements) {
   std::unordered_map<const UOpNode*, UOp> map;
   for (const auto& [from, to] : replacements) map[from.get()] = to;

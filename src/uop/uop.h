@@ -67,6 +67,7 @@ class UOp {
   int64_t vmin() const;
   int64_t vmax() const;
   std::vector<UOp> toposort() const;  // every node once, sources before users; iterative
+  bool contains(const UOp& node) const;  // whether node is this one or below it
   std::string render() const;         // C-like: "((idx1*10)+idx0)"
   // The shape of a tensor-level node (BUFFER, CONST, IOTA, movement, REDUCE_AXIS, ALU over those ...), inferred
   // from the sources and args and cached. The Tensor layer validates shapes before it builds a node. shape() is

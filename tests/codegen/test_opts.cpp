@@ -128,6 +128,23 @@ TEST(Opts, AnElementwiseKernelWithGatedLoadsIsVectorized) {
   EXPECT_TRUE(codegen::choose_opts(codegen::lower(s.items.back().ast)).empty());
 }
 
+// got == a 3x3 max pool with stride 2 of x (channels x in x in) into channels x out x out, by a plain loop; NaN wins
+void expect_max_pool_3x3_stride_2(const std::vector<float>& got, const float* x, int channels, int in, int out) {
+  for (int c = 0; c < channels; c++)
+    for (int i = 0; i < out; i++)
+      for (int j = 0; j < out; j++) {
+        float want = -INFINITY;
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++) {
+            float v = x[(c * in + 2 * i + a) * in + 2 * j + b];
+            want = std::isnan(v) || std::isnan(want) ? NAN : std::max(want, v);
+          }
+        float g = got[(c * out + i) * out + j];
+        if (std::isnan(want)) EXPECT_TRUE(std::isnan(g)) << c << " " << i << " " << j;
+        else EXPECT_EQ(g, want) << c << " " << i << " " << j;
+      }
+}
+
 TEST(Opts, AStride2PoolVectorizesOverItsOutputColumns) {
   // a 3x3 max pool with stride 2 (resnet's, squeezenet's): each output column reads input columns two apart, so
   // the vector over output columns loads two vectors of the span and takes their even elements. Checked against a
@@ -144,20 +161,7 @@ TEST(Opts, AStride2PoolVectorizesOverItsOutputColumns) {
   EXPECT_EQ(opts[0].op, OptOp::VECTOR) << codegen::opts_str(opts);
   EXPECT_EQ(k.full_shape[opts[0].axis], 16) << codegen::opts_str(opts);
   EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
-  std::vector<float> got = y.to_vector<float>();
-  for (int c = 0; c < 4; c++)
-    for (int i = 0; i < 16; i++)
-      for (int j = 0; j < 16; j++) {
-        float want = -INFINITY;
-        for (int a = 0; a < 3; a++)
-          for (int b = 0; b < 3; b++) {
-            float v = xv[(c * 33 + 2 * i + a) * 33 + 2 * j + b];
-            want = std::isnan(v) || std::isnan(want) ? NAN : std::max(want, v);
-          }
-        float g = got[(c * 16 + i) * 16 + j];
-        if (std::isnan(want)) EXPECT_TRUE(std::isnan(g)) << c << " " << i << " " << j;
-        else EXPECT_EQ(g, want) << c << " " << i << " " << j;
-      }
+  expect_max_pool_3x3_stride_2(y.to_vector<float>(), xv.data(), 4, 33, 16);
 }
 
 TEST(Opts, DimensionsReadAsOneLoopAsOne) {
@@ -441,20 +445,7 @@ TEST(Opts, AStride2PoolWithAnOddOutputWidthIsPaddedToVectorsAndNeverReadPast) {
   ASSERT_NE(vec, opts.end()) << codegen::opts_str(opts);
   EXPECT_EQ(k.full_shape[vec->axis], 27) << codegen::opts_str(opts);
   EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
-  std::vector<float> got = y.to_vector<float>();
-  for (int c = 0; c < 3; c++)
-    for (int i = 0; i < 27; i++)
-      for (int j = 0; j < 27; j++) {
-        float want = -INFINITY;
-        for (int a = 0; a < 3; a++)
-          for (int b = 0; b < 3; b++) {
-            float v = xv[(c * 55 + 2 * i + a) * 55 + 2 * j + b];
-            want = std::isnan(v) || std::isnan(want) ? NAN : std::max(want, v);
-          }
-        float g = got[(c * 27 + i) * 27 + j];
-        if (std::isnan(want)) EXPECT_TRUE(std::isnan(g)) << c << " " << i << " " << j;
-        else EXPECT_EQ(g, want) << c << " " << i << " " << j;
-      }
+  expect_max_pool_3x3_stride_2(y.to_vector<float>(), xv, 3, 55, 27);
 }
 
 TEST(Opts, ARowReadInRunsAcrossATransposeIsStillAVector) {
