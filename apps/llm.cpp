@@ -128,9 +128,9 @@ int main(int argc, char** argv) try {
       throw tg::ArgumentError("llm", "token " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(model->config().vocab_size));
 
   tg::llm::Generator gen(*model, max_context, jit);
-  tg::llm::Sampler sample(sampling);
+  tg::llm::Sampler sampler(sampling);  // picks each token on the device: only the token comes back
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> logits = gen.prefill(tokens);
+  int32_t next = gen.next(tokens, sampler);
   double prefill_s = seconds_since(t0), decode_s = 0;
   // the text streams as the decoded whole minus what was printed (a token's text can depend on its neighbours)
   std::vector<int32_t> all = tokens;
@@ -139,7 +139,6 @@ int main(int argc, char** argv) try {
   const std::vector<int32_t>& eos = model->config().eos_token_ids;
   int64_t generated = 0, timed = 0;
   while (generated < max_new) {
-    int32_t next = sample(logits);
     if (std::find(eos.begin(), eos.end(), next) != eos.end()) break;
     all.push_back(next);
     if (print_tokens) {
@@ -152,7 +151,7 @@ int main(int argc, char** argv) try {
     std::fflush(stdout);
     if (++generated == max_new) break;
     auto t1 = std::chrono::steady_clock::now();
-    logits = gen.step(next);
+    next = gen.next({next}, sampler);
     if (generated > 2) decode_s += seconds_since(t1), timed++;  // the first two steps run and capture TinyJit
   }
   std::printf("\n");

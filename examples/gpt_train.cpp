@@ -116,13 +116,12 @@ int main(int argc, char** argv) try {
   // a sample, continuing the first bytes of a held-out line
   tg::NoGradGuard no_grad;
   tg::llm::Generator gen(*model, ctx);
-  tg::llm::Sampler sample({env_double("TEMPERATURE", 0.8), 0, 0.95, static_cast<uint64_t>(env_int("SEED", 1))});
+  tg::llm::Sampler sampler({env_double("TEMPERATURE", 0.8), 0, 0.95, static_cast<uint64_t>(env_int("SEED", 1))});
   std::string prompt = text.substr(split + text.substr(split).find('\n') + 1, 8), out = prompt;
-  std::vector<float> logits = gen.prefill(std::vector<int32_t>(prompt.begin(), prompt.end()));
+  int32_t next = gen.next(std::vector<int32_t>(prompt.begin(), prompt.end()), sampler);
   for (int64_t i = 0, n = std::min<int64_t>(env_int("SAMPLE", 120), ctx - 8); i < n; i++) {
-    int32_t next = sample(logits);
     out += static_cast<char>(next);
-    if (i + 1 < n) logits = gen.step(next);
+    if (i + 1 < n) next = gen.next({next}, sampler);
   }
   std::printf("sample:\n%s\n", out.c_str());
   std::printf("held-out loss %.3f nats/byte, unigram entropy %.3f: %s\n", val_loss, unigram,

@@ -5,6 +5,10 @@
 //   tg::llm::Generator gen(*model);                        // a KV cache of the model's context, TinyJit decode
 //   std::vector<float> logits = gen.prefill({464, 3290});  // the prompt's tokens; logits of the next one
 //   for (int i = 0; i < 32; i++) logits = gen.step(tg::llm::argmax(logits));
+// or, picking each token on the device (only the token comes back):
+//   tg::llm::Sampler sampler({.temperature = 0.8, .top_k = 40, .top_p = 0.95, .seed = 1});
+//   int32_t next = gen.next({464, 3290}, sampler);
+//   for (int i = 0; i < 32; i++) next = gen.next({next}, sampler);
 //
 // Architectures: "gpt2" (GPT2LMHeadModel's names, with or without the "transformer." prefix) and "llama"
 // (LlamaForCausalLM's: LLaMA 2 and 3, Mistral-style grouped-query attention, tied or untied head). Weights keep the
@@ -110,6 +114,37 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
 // errors. With Tokenizer::from_gguf on the same file's metadata, the file is parsed once for both.
 std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& source, Loc where = Loc::current());
 
+// Picking the next token from logits: greedy when temperature is 0; otherwise softmax(logits / temperature)
+// restricted to the top_k most likely tokens (0: all; tokens tied with the k-th are kept, as Hugging Face's
+// TopKLogitsWarper) and then to the most likely tokens whose probability reaches top_p (ties at the boundary kept),
+// drawn with uniform numbers from a generator seeded with `seed`.
+struct SamplingOptions {
+  double temperature = 0;
+  int64_t top_k = 0;
+  double top_p = 1;
+  uint64_t seed = 0;
+};
+
+// Sampling on the device the logits are on: a few small reduction kernels per token (the k-th largest logit and
+// the top_p boundary found by a radix search on their bits, the draw by one on the cumulative probability), so only
+// the chosen token leaves the device. The uniform draws come from the host generator, one per row and call.
+class Sampler {
+ public:
+  explicit Sampler(SamplingOptions options = {});
+  const SamplingOptions& options() const { return options_; }
+  // The next token of each row of logits (..., vocab), int32 (...), lazy, on the logits' device.
+  Tensor operator()(const Tensor& logits, Loc where = Loc::current());
+  int32_t operator()(const std::vector<float>& logits, Loc where = Loc::current());  // host logits, one row
+  // The two halves of operator(), for a step that TinyJit replays: draws() gives this call's uniform numbers in
+  // [0, 1) (shape `rows`) to pass as an input; pick() is a pure function of the logits and those draws.
+  Tensor draws(const Shape& rows, const std::string& device);
+  Tensor pick(const Tensor& logits, const Tensor& u, Loc where = Loc::current()) const;
+
+ private:
+  SamplingOptions options_;
+  std::mt19937_64 rng_;
+};
+
 // Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode() with
 // the position as a bound Variable too, under TinyJit (captured on the second step, replayed for every later
 // position with no compile or schedule, each step reading the cache up to its position).
@@ -122,34 +157,22 @@ class Generator {
   // Feeds tokens at the next positions; returns the logits (vocab) of the token after them.
   std::vector<float> prefill(const std::vector<int32_t>& tokens, Loc where = Loc::current());
   std::vector<float> step(int32_t token, Loc where = Loc::current());
+  // Feeds tokens (the prompt, then each new token) and returns the next one, picked on the device by `sampler`:
+  // the logits never leave it, and one token's step (decode and pick) is one TinyJit replay. A sampler with other
+  // options than the last call's is captured anew.
+  int32_t next(const std::vector<int32_t>& tokens, Sampler& sampler, Loc where = Loc::current());
   int64_t position() const { return pos_; }
   int64_t max_context() const { return model_.cache_context(); }
 
  private:
+  Tensor feed(const std::vector<int32_t>& tokens, const char* op, Loc where);  // tokens (1, n) on the device
   Transformer& model_;
   int64_t pos_ = 0;
-  std::unique_ptr<TinyJit<Tensor>> decode_;
+  std::unique_ptr<TinyJit<Tensor>> decode_, decode_pick_;
+  SamplingOptions picked_with_;  // the options decode_pick_ was captured with
   Variable start_pos_;  // the position decode() reads the cache up to, rebound at every step
 };
 
-// Picking the next token from logits: greedy when temperature is 0; otherwise softmax(logits / temperature)
-// restricted to the top_k most likely tokens (0: all) and to the smallest set whose probability reaches top_p, then
-// drawn from a generator seeded with `seed`.
-struct SamplingOptions {
-  double temperature = 0;
-  int64_t top_k = 0;
-  double top_p = 1;
-  uint64_t seed = 0;
-};
-class Sampler {
- public:
-  explicit Sampler(SamplingOptions options = {}) : options_(options), rng_(options.seed) {}
-  int32_t operator()(const std::vector<float>& logits);
-
- private:
-  SamplingOptions options_;
-  std::mt19937_64 rng_;
-};
 int32_t argmax(const std::vector<float>& logits);  // the first of the largest
 
 }  // namespace tg::llm

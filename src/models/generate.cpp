@@ -1,8 +1,5 @@
-// Generation: the prompt through forward(), each new token through decode() under TinyJit, and picking the next
-// token from the logits on the host (a vocabulary's worth of floats per token).
-#include <algorithm>
-#include <cmath>
-#include <numeric>
+// Generation: the prompt through forward(), each new token through decode() under TinyJit; the next token either
+// picked by the caller from the logits brought to the host, or picked on the device (sample.cpp) in the same step.
 
 #include "models/models.h"
 
@@ -24,18 +21,24 @@ Generator::Generator(Transformer& model, int64_t max_context, bool jit)
     });
 }
 
+Tensor Generator::feed(const std::vector<int32_t>& tokens, const char* op, Loc where) {
+  if (tokens.empty()) throw ArgumentError(op, "no tokens", where);
+  if (pos_ + static_cast<int64_t>(tokens.size()) > model_.cache_context())
+    throw ArgumentError(op, "the cache's context of " + std::to_string(model_.cache_context()) + " tokens is full" +
+                                (pos_ ? " (" + std::to_string(pos_) + " tokens in it, " + std::to_string(tokens.size()) + " more given)" : ""),
+                        where);
+  return Tensor(tokens, {1, static_cast<int64_t>(tokens.size())}, model_.device(), where);
+}
+
 std::vector<float> Generator::prefill(const std::vector<int32_t>& tokens, Loc where) {
-  if (tokens.empty()) throw ArgumentError("Generator::prefill", "no tokens", where);
-  Tensor t(tokens, {1, static_cast<int64_t>(tokens.size())}, model_.device(), where);
+  Tensor t = feed(tokens, "Generator::prefill", where);
   std::vector<float> logits = model_.forward(t, pos_, true, where).to_vector<float>();
   pos_ += static_cast<int64_t>(tokens.size());
   return logits;
 }
 
 std::vector<float> Generator::step(int32_t token, Loc where) {
-  if (pos_ >= model_.cache_context())
-    throw ArgumentError("Generator::step", "the cache's context of " + std::to_string(model_.cache_context()) + " tokens is full", where);
-  Tensor t(std::vector<int32_t>{token}, {1, 1}, model_.device(), where);
+  Tensor t = feed({token}, "Generator::step", where);
   Tensor pos(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where);
   Dim at = start_pos_.bind(pos_, where);
   Tensor logits = decode_ ? (*decode_)({t, pos}, {at}, where) : model_.decode(t, pos, at, where);
@@ -43,30 +46,28 @@ std::vector<float> Generator::step(int32_t token, Loc where) {
   return logits.to_vector<float>();
 }
 
-int32_t argmax(const std::vector<float>& logits) {
-  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-}
-
-int32_t Sampler::operator()(const std::vector<float>& logits) {
-  if (options_.temperature <= 0 || logits.size() < 2) return argmax(logits);
-  std::vector<int32_t> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  size_t keep = options_.top_k > 0 ? std::min<size_t>(static_cast<size_t>(options_.top_k), order.size()) : order.size();
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), by_logit);
-  order.resize(keep);
-  // softmax of the kept logits / temperature, then the smallest prefix whose probability reaches top_p
-  std::vector<double> p(keep);
-  double top = logits[order[0]], total = 0;
-  for (size_t i = 0; i < keep; i++) total += p[i] = std::exp((logits[order[i]] - top) / options_.temperature);
-  if (options_.top_p < 1) {
-    double acc = 0;
-    size_t n = 0;
-    while (n < keep && acc < options_.top_p * total) acc += p[n++];
-    p.resize(std::max<size_t>(n, 1));
+int32_t Generator::next(const std::vector<int32_t>& tokens, Sampler& sampler, Loc where) {
+  Tensor t = feed(tokens, "Generator::next", where);
+  Tensor u = sampler.draws({1}, model_.device());
+  Tensor token;
+  if (tokens.size() > 1) {  // a prompt
+    token = sampler.pick(model_.forward(t, pos_, true, where).reshape({1, model_.config().vocab_size}), u, where);
+  } else {
+    Tensor pos(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where);
+    Dim at = start_pos_.bind(pos_, where);
+    const SamplingOptions& o = sampler.options();
+    if (decode_ && (!decode_pick_ || o.temperature != picked_with_.temperature || o.top_k != picked_with_.top_k ||
+                    o.top_p != picked_with_.top_p)) {
+      picked_with_ = o;
+      decode_pick_ = std::make_unique<TinyJit<Tensor>>([this, picker = Sampler(o)](const std::vector<Tensor>& in,
+                                                                                   const std::vector<Dim>& vars) {
+        return picker.pick(model_.decode(in[0], in[1], vars[0]), in[2]).realize();
+      });
+    }
+    token = decode_ ? (*decode_pick_)({t, pos, u}, {at}, where) : sampler.pick(model_.decode(t, pos, at, where), u, where);
   }
-  std::discrete_distribution<size_t> pick(p.begin(), p.end());
-  return order[pick(rng_)];
+  pos_ += static_cast<int64_t>(tokens.size());
+  return token.to_vector<int32_t>()[0];
 }
 
 }  // namespace tg::llm

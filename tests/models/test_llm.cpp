@@ -2,9 +2,13 @@
 // random weights, the cache and the TinyJit replay, sampling statistics, and every bad input naming what is wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
+#include <optional>
+#include <random>
 
 #include "support/expect_error.h"
 #include "support/scratch.h"
@@ -179,29 +183,151 @@ TEST(Llm, JitReplaysEveryPosition) {
                                   {"context of 20 tokens is full"}, "test_llm.cpp");
 }
 
+namespace {
+
+// The host reference of Sampler::pick for one row, in double with sorts: the token whose cumulative probability
+// (in vocabulary order, over the kept tokens) first passes u * total. nullopt when u or the top_p boundary lies
+// within rounding of a boundary, where float32 sums in another order may decide either way.
+std::optional<int32_t> reference_pick(const std::vector<float>& logits, double u, const llm::SamplingOptions& o) {
+  size_t v = logits.size();
+  std::vector<float> sorted(logits);
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  float kth = o.top_k > 0 && static_cast<size_t>(o.top_k) < v ? sorted[static_cast<size_t>(o.top_k) - 1] : sorted.back();
+  std::vector<double> p(v, 0.0);
+  for (size_t i = 0; i < v; i++)  // tokens tied with the k-th are kept
+    if (logits[i] >= kth) p[i] = std::exp((double(logits[i]) - sorted[0]) / o.temperature);
+  double total = std::accumulate(p.begin(), p.end(), 0.0);
+  if (o.top_p < 1) {  // the most likely tokens whose mass reaches top_p, and every token tied with the last of them
+    std::vector<double> desc(p);
+    std::sort(desc.begin(), desc.end(), std::greater<>());
+    double acc = 0, edge = 0;
+    for (double q : desc) {
+      if (std::fabs(acc - o.top_p * total) < 1e-5 * total) return std::nullopt;
+      acc += q, edge = q;
+      if (acc >= o.top_p * total) break;
+    }
+    for (double& q : p) q = q >= edge ? q : 0;
+    total = std::accumulate(p.begin(), p.end(), 0.0);
+  }
+  double acc = 0, goal = u * total;
+  for (size_t i = 0; i < v; i++) {
+    if (p[i] == 0) continue;
+    if (std::fabs(acc - goal) < 1e-5 * total || std::fabs(acc + p[i] - goal) < 1e-5 * total) return std::nullopt;
+    if ((acc += p[i]) > goal) return static_cast<int32_t>(i);
+  }
+  return std::nullopt;
+}
+
+// programs looked up through the compiler caches so far: a TinyJit replay looks up none
+int64_t compile_lookups() {
+  const tg::runtime::CompileStats& s = tg::runtime::compile_stats();
+  return s.compiled + s.disk_hits + s.memory_hits;
+}
+
+}  // namespace
+
+// The device sampler picks the token a host reference with sorts picks, from the same uniform draws: the inverse
+// of the cumulative probability, after top-k (ties with the k-th kept) and top-p, at several temperatures.
+TEST(Llm, SamplerPicksWhatAHostReferencePicks) {
+  const int64_t rows = 48, vocab = 1000;  // not a power of two: the index search's last candidates are past the end
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0, 3);
+  std::uniform_real_distribution<float> uniform(0, 1);
+  std::vector<float> logits(static_cast<size_t>(rows * vocab)), u(static_cast<size_t>(rows));
+  for (size_t i = 0; i < logits.size(); i++) {
+    logits[i] = normal(rng);
+    if (i >= logits.size() / 2) logits[i] = std::round(logits[i] * 2) / 2;  // half the rows full of ties
+  }
+  for (float& x : u) x = uniform(rng);
+  Tensor lt(logits, {rows, vocab}), ut(u, {rows});
+  for (llm::SamplingOptions o : {llm::SamplingOptions{1.0, 0, 1, 0}, llm::SamplingOptions{0.7, 50, 1, 0},
+                                 llm::SamplingOptions{1.3, 0, 0.9, 0}, llm::SamplingOptions{1.0, 20, 0.5, 0},
+                                 llm::SamplingOptions{0.5, 1, 1, 0}}) {
+    std::vector<int32_t> got = llm::Sampler(o).pick(lt, ut).to_vector<int32_t>();
+    int checked = 0;
+    for (size_t r = 0; r < static_cast<size_t>(rows); r++) {
+      std::vector<float> row(logits.begin() + static_cast<std::ptrdiff_t>(r * vocab), logits.begin() + static_cast<std::ptrdiff_t>((r + 1) * vocab));
+      std::optional<int32_t> want = reference_pick(row, u[r], o);
+      if (!want) continue;
+      checked++;
+      EXPECT_EQ(got[r], *want) << "row " << r << ", temperature " << o.temperature << ", top_k " << o.top_k << ", top_p " << o.top_p;
+    }
+    EXPECT_GE(checked, rows * 9 / 10) << "rows away from a rounding boundary";
+  }
+}
+
 TEST(Llm, SamplerIsGreedyAtZeroTemperatureAndFollowsTheDistribution) {
   std::vector<float> logits{0.5f, 2.0f, -1.0f, 2.0f};
   EXPECT_EQ(llm::argmax(logits), 1);
   EXPECT_EQ(llm::Sampler()(logits), 1);
-  EXPECT_EQ(llm::Sampler({1.0, 1, 1, 7})(logits), 1);      // top_k 1: the first of the largest
-  EXPECT_EQ(llm::Sampler({1.0, 0, 0.01, 7})(logits), 1);   // top_p tiny: the most likely only
-  // probabilities 0.5, 0.3, 0.2: each count within 5 standard deviations of n p
+  EXPECT_EQ(llm::Sampler({1.0, 1, 1, 7})(logits) % 2, 1);  // top_k 1: one of the two largest (tied)
+  EXPECT_EQ(llm::Sampler({1.0, 0, 0.01, 7})(logits) % 2, 1);  // top_p tiny: the most likely only (both, tied)
+  // probabilities 0.5, 0.3, 0.2, as many rows at once: each count within 5 standard deviations of n p
+  const int64_t n = 20000;
   std::vector<float> p{std::log(0.5f), std::log(0.3f), std::log(0.2f)};
-  llm::Sampler draw({1.0, 0, 1, 42});
-  const int n = 20000;
+  Tensor rows = Tensor(p, {1, 3}).expand({n, 3});
+  std::vector<int32_t> drawn = llm::Sampler({1.0, 0, 1, 42})(rows).to_vector<int32_t>();
   std::vector<int> count(3);
-  for (int i = 0; i < n; i++) count[static_cast<size_t>(draw(p))]++;
+  for (int32_t t : drawn) count[static_cast<size_t>(t)]++;
   for (size_t k = 0; k < 3; k++) {
     double want = n * std::exp(p[k]), sd = std::sqrt(want * (1 - std::exp(p[k])));
     EXPECT_NEAR(count[k], want, 5 * sd) << "token " << k;
   }
   // top_k 2 never draws the third; top_p 0.7 keeps 0.5 + 0.3 (the smallest set reaching 0.7)
   for (auto options : {llm::SamplingOptions{1.0, 2, 1, 5}, llm::SamplingOptions{1.0, 0, 0.7, 5}}) {
-    llm::Sampler s(options);
-    for (int i = 0; i < 2000; i++) EXPECT_NE(s(p), 2);
+    std::vector<int32_t> some = llm::Sampler(options)(rows).to_vector<int32_t>();
+    EXPECT_EQ(std::count(some.begin(), some.end(), 2), 0);
+    EXPECT_GT(std::count(some.begin(), some.end(), 1), n / 4);  // 3/8 of the draws
   }
-  llm::Sampler a({0.8, 0, 0.9, 9}), b({0.8, 0, 0.9, 9});  // the same seed, the same draws
-  for (int i = 0; i < 100; i++) EXPECT_EQ(a(p), b(p));
+  // the same seed, the same draws; another seed, others
+  llm::Sampler a({0.8, 0, 0.9, 9}), b({0.8, 0, 0.9, 9}), c({0.8, 0, 0.9, 10});
+  const Tensor& few = rows;
+  std::vector<int32_t> from_a = a(few).to_vector<int32_t>();
+  EXPECT_EQ(from_a, b(few).to_vector<int32_t>());
+  EXPECT_NE(from_a, c(few).to_vector<int32_t>());
+  EXPECT_NE(from_a, a(few).to_vector<int32_t>());  // the next call draws new numbers
+  // bad input names the sampler and the shapes
+  expect_error<tg::ShapeError>([&] { llm::Sampler(llm::SamplingOptions{1.0, 0, 1, 0}).pick(few, Tensor::zeros({3})); },
+                               "Sampler", {"one uniform draw per row", "(20000, 3)", "(3,)"}, "test_llm.cpp");
+  expect_error<tg::ShapeError>([&] { llm::Sampler()(Tensor::zeros({2, 0})); }, "Sampler", {"with a vocabulary", "(2, 0)"},
+                               "test_llm.cpp");
+  expect_error<tg::ShapeError>([&] { llm::Sampler()(Tensor(1.0f)); }, "Sampler", {"got a scalar"}, "test_llm.cpp");
+}
+
+// Generator::next picks on the device inside the decode step: greedily it continues as argmax of step()'s logits,
+// and sampled it draws the same tokens with and without TinyJit, whose replays compile nothing.
+TEST(Llm, GeneratorPicksTheNextTokenOnTheDevice) {
+  Tensor::manual_seed(6);
+  auto model = llm::make_model(tiny("llama"));
+  std::vector<int32_t> greedy;
+  {
+    llm::Generator gen(*model, 20);
+    std::vector<float> logits = gen.prefill({3, 1, 4});
+    for (int i = 0; i < 8; i++) greedy.push_back(llm::argmax(logits)), logits = gen.step(greedy.back());
+  }
+  for (bool jit : {false, true}) {
+    llm::Generator gen(*model, 20, jit);
+    llm::Sampler pick_greedy;
+    std::vector<int32_t> got{gen.next({3, 1, 4}, pick_greedy)};
+    for (int i = 1; i < 8; i++) got.push_back(gen.next({got.back()}, pick_greedy));
+    EXPECT_EQ(got, greedy) << "jit " << jit;
+  }
+  std::vector<std::vector<int32_t>> sampled;
+  for (bool jit : {false, true}) {
+    llm::Generator gen(*model, 20, jit);
+    llm::Sampler sampler({1.5, 10, 0.95, 11});
+    std::vector<int32_t> got{gen.next({3, 1, 4}, sampler)};
+    for (int i = 1; i < 12; i++) {
+      int64_t looked_up = compile_lookups();
+      got.push_back(gen.next({got.back()}, sampler));
+      if (jit && i > 2) {
+        EXPECT_EQ(compile_lookups(), looked_up) << "a replayed step compiled, step " << i;
+      }
+    }
+    sampled.push_back(got);
+  }
+  EXPECT_EQ(sampled[0], sampled[1]);
+  EXPECT_NE(std::vector<int32_t>(sampled[0].begin(), sampled[0].begin() + 8), greedy);  // it does sample
 }
 
 TEST(Llm, LoadsAFolderAndNamesWhatIsWrong) {
