@@ -8,9 +8,12 @@
 // merges.txt, or the GGUF file's tokenizer.ggml.* metadata) --prompt is encoded and the text is streamed as it is
 // generated; --print-tokens (or a model without a tokenizer) prints the new token ids on one line instead.
 // Generation stops after --max-new tokens or at the config's eos_token_id. --bench adds a line "prefill N tok/s,
-// decode N tok/s" (decode timed from the third new token on: the first two run and capture TinyJit). --max-context sets the KV cache's length (default: the prompt plus --max-new, at most
-// the model's context); decode reads the whole cache, so a shorter one is faster.
+// decode N tok/s" (decode timed from the third new token on: the first two run and capture TinyJit). --max-context
+// sets the KV cache's length. By default it is the prompt plus --max-new rounded up to a power of two (at least 512,
+// at most the model's context): the kernels depend on the cache's length but not on the prompt's, so runs in the
+// same bucket reuse the compiled kernels (cached on disk), and a step reads only the cached positions so far.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -119,7 +122,8 @@ int main(int argc, char** argv) try {
   print_tokens = print_tokens || !tok;
 
   int64_t needed = static_cast<int64_t>(tokens.size()) + max_new;
-  if (max_context == 0) max_context = std::min(needed, model->config().max_context);
+  if (max_context == 0) max_context = std::min(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(needed, 512))),
+                                                static_cast<uint64_t>(model->config().max_context));
   if (needed > max_context)
     throw tg::ArgumentError("llm", std::to_string(tokens.size()) + " prompt tokens and " + std::to_string(max_new) +
                                        " new ones do not fit a context of " + std::to_string(max_context));

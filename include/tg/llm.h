@@ -74,15 +74,22 @@ class Transformer : public nn::Module {
   // reads only the cached positions 0 .. start_pos, and every position still runs the same kernels (each over the
   // rows so far), so TinyJit replays it with the Variable rebound.
   Tensor decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where = Loc::current());
+  // Several tokens per sequence (B, T) at positions pos .. pos + T - 1 the same way (pos also as start_pos, bound,
+  // its range within the cache's context - T): logits (B, vocab) of the token at index `last` (a 0-d int32 tensor)
+  // of each row. Every position runs the same kernels, so a prompt fed in chunks of one length (the last chunk
+  // padded: what it writes past `last` is overwritten before it is read) compiles once for every prompt length.
+  Tensor decode_chunk(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, const Tensor& last,
+                      Loc where = Loc::current());
 
  protected:
   // What an architecture provides: the token (and learned position) embedding, a block's attention inputs and its
   // output projection, its feed-forward part, and the final norm and head.
   struct Positions {  // the positions of a call: a range known when building (forward) or a tensor (decode)
     int64_t start = 0, count = 0;
-    std::optional<Tensor> at;  // decode: 0-d int32
+    std::optional<Tensor> at;  // decode: the count positions, (count) int32
     bool cached = true;        // false: logits(), attention within the call's tokens only
-    std::optional<Dim> at_symbolic = std::nullopt;  // decode: the same position as a bound Variable (reads only the rows so far)
+    std::optional<Dim> at_symbolic = std::nullopt;  // decode: the first position as a bound Variable (reads only the rows so far)
+    std::optional<Tensor> last = std::nullopt;      // decode_chunk: the index of the position whose logits are wanted
   };
   struct QKV { Tensor q, k, v; };  // (B, T, heads, head_dim) each; rotary embeddings already applied
   virtual Tensor embed(const Tensor& tokens, const Positions& p) const = 0;
@@ -96,7 +103,8 @@ class Transformer : public nn::Module {
 
  private:
   Tensor run(const Tensor& tokens, const Positions& p, bool last_only, Loc where);
-  Tensor decode_at(const Tensor& tokens, const Tensor& pos, const std::optional<Dim>& start_pos, Loc where);  // both decodes
+  Tensor decode_at(const Tensor& tokens, const Tensor& pos, const std::optional<Dim>& start_pos,
+                   const std::optional<Tensor>& last, Loc where);  // the decodes
   Tensor attend(size_t layer, const QKV& x, const Positions& p, Loc where);
   Tensor attention(const Tensor& q, Tensor keys, Tensor values, const Tensor& mask) const;
   std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, kv_heads, cache_context, head_dim), float32
@@ -145,9 +153,10 @@ class Sampler {
   std::mt19937_64 rng_;
 };
 
-// Generation for one sequence: prefill() runs the prompt through forward(), step() one token through decode() with
-// the position as a bound Variable too, under TinyJit (captured on the second step, replayed for every later
-// position with no compile or schedule, each step reading the cache up to its position).
+// Generation for one sequence: prefill() runs the prompt through decode_chunk() in chunks of kPromptChunk tokens
+// (one set of kernels for every prompt length and position), step() one token through decode() with the position
+// as a bound Variable too; both under TinyJit (captured on the second call, replayed for every later position with
+// no compile or schedule, each call reading the cache up to its position).
 // A Generator owns the model's cache (it allocates it): use one Generator per model at a time; a new one replaces
 // the cache, and the old one must not be stepped again.
 class Generator {
@@ -165,12 +174,21 @@ class Generator {
   int64_t max_context() const { return model_.cache_context(); }
 
  private:
-  Tensor feed(const std::vector<int32_t>& tokens, const char* op, Loc where);  // tokens (1, n) on the device
+  static constexpr int64_t kPromptChunk = 32;
+  struct StepInputs {  // a decode step's: the token (1, 1), its position as a 0-d tensor and as the bound Variable
+    Tensor token, pos;
+    Dim at;
+  };
+  void check_room(size_t n, const char* op, Loc where) const;                    // n more tokens fit the cache
+  StepInputs step_inputs(int32_t token, const char* op, Loc where);             // checked, added to history_
+  Tensor prompt(const std::vector<int32_t>& tokens, const char* op, Loc where);  // their last logits (1, vocab)
   Transformer& model_;
-  int64_t pos_ = 0;
-  std::unique_ptr<TinyJit<Tensor>> decode_, decode_pick_;
+  int64_t pos_ = 0, chunk_;  // chunk_: the prompt chunk's length (kPromptChunk, or half a shorter cache's context)
+  std::vector<int32_t> history_;  // the tokens in the cache: a last chunk that would pass its end starts earlier
+  std::unique_ptr<TinyJit<Tensor>> decode_, decode_pick_, chunk_jit_;
   SamplingOptions picked_with_;  // the options decode_pick_ was captured with
   Variable start_pos_;  // the position decode() reads the cache up to, rebound at every step
+  Variable chunk_start_;  // a prompt chunk's first position
 };
 
 int32_t argmax(const std::vector<float>& logits);  // the first of the largest

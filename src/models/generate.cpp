@@ -14,59 +14,87 @@ int64_t last_position(Transformer& model, int64_t max_context) {
 }  // namespace
 
 Generator::Generator(Transformer& model, int64_t max_context, bool jit)
-    : model_(model), start_pos_("start_pos", 0, last_position(model, max_context)) {
-  if (jit)
-    decode_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
-      return model_.decode(in[0], in[1], vars[0]).realize();
-    });
+    : model_(model),
+      chunk_(std::max<int64_t>(1, std::min(kPromptChunk, (last_position(model, max_context) + 1) / 2))),
+      start_pos_("start_pos", 0, model.cache_context() - 1),
+      chunk_start_("chunk_start", 0, model.cache_context() - chunk_) {
+  if (!jit) return;
+  decode_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
+    return model_.decode(in[0], in[1], vars[0]).realize();
+  });
+  chunk_jit_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
+    return model_.decode_chunk(in[0], in[1], vars[0], in[2]).realize();
+  });
 }
 
-Tensor Generator::feed(const std::vector<int32_t>& tokens, const char* op, Loc where) {
-  if (tokens.empty()) throw ArgumentError(op, "no tokens", where);
-  if (pos_ + static_cast<int64_t>(tokens.size()) > model_.cache_context())
+void Generator::check_room(size_t n, const char* op, Loc where) const {
+  if (n == 0) throw ArgumentError(op, "no tokens", where);
+  if (pos_ + static_cast<int64_t>(n) > model_.cache_context())
     throw ArgumentError(op, "the cache's context of " + std::to_string(model_.cache_context()) + " tokens is full" +
-                                (pos_ ? " (" + std::to_string(pos_) + " tokens in it, " + std::to_string(tokens.size()) + " more given)" : ""),
+                                (pos_ ? " (" + std::to_string(pos_) + " tokens in it, " + std::to_string(n) + " more given)" : ""),
                         where);
-  return Tensor(tokens, {1, static_cast<int64_t>(tokens.size())}, model_.device(), where);
 }
 
-std::vector<float> Generator::prefill(const std::vector<int32_t>& tokens, Loc where) {
-  Tensor t = feed(tokens, "Generator::prefill", where);
-  std::vector<float> logits = model_.forward(t, pos_, true, where).to_vector<float>();
-  pos_ += static_cast<int64_t>(tokens.size());
+Generator::StepInputs Generator::step_inputs(int32_t token, const char* op, Loc where) {
+  check_room(1, op, where);
+  history_.resize(static_cast<size_t>(pos_)), history_.push_back(token);
+  return {Tensor(std::vector<int32_t>{token}, {1, 1}, model_.device(), where),
+          Tensor(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where), start_pos_.bind(pos_, where)};
+}
+
+// The prompt in chunks of chunk_ tokens from pos_, the last one padded; a chunk that would pass the cache's end
+// starts earlier instead, again over tokens already in it (their keys and values come out the same).
+Tensor Generator::prompt(const std::vector<int32_t>& tokens, const char* op, Loc where) {
+  check_room(tokens.size(), op, where);
+  history_.resize(static_cast<size_t>(pos_));
+  history_.insert(history_.end(), tokens.begin(), tokens.end());
+  const int64_t end = pos_ + static_cast<int64_t>(tokens.size()), context = model_.cache_context();
+  Tensor logits;
+  for (int64_t next = pos_; next < end;) {
+    int64_t start = std::min(next, context - chunk_), stop = std::min(start + chunk_, end);
+    std::vector<int32_t> chunk(history_.begin() + start, history_.begin() + stop);
+    chunk.resize(static_cast<size_t>(chunk_), 0);
+    Tensor t(chunk, {1, chunk_}, model_.device(), where);
+    Tensor pos(std::vector<int32_t>{static_cast<int32_t>(start)}, {}, model_.device(), where);
+    Tensor last(std::vector<int32_t>{static_cast<int32_t>(stop - 1 - start)}, {}, model_.device(), where);
+    if (chunk_jit_ && context > chunk_) {
+      logits = (*chunk_jit_)({t, pos, last}, {chunk_start_.bind(start, where)}, where);
+    } else {  // a context of one chunk has one position for it: a constant, no Variable
+      logits = model_.decode_chunk(t, pos, context > chunk_ ? chunk_start_.bind(start, where) : Dim(0), last, where);
+    }
+    next = stop;
+  }
+  pos_ = end;
   return logits;
 }
 
+std::vector<float> Generator::prefill(const std::vector<int32_t>& tokens, Loc where) {
+  return prompt(tokens, "Generator::prefill", where).to_vector<float>();
+}
+
 std::vector<float> Generator::step(int32_t token, Loc where) {
-  Tensor t = feed({token}, "Generator::step", where);
-  Tensor pos(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where);
-  Dim at = start_pos_.bind(pos_, where);
-  Tensor logits = decode_ ? (*decode_)({t, pos}, {at}, where) : model_.decode(t, pos, at, where);
+  StepInputs in = step_inputs(token, "Generator::step", where);
+  Tensor logits = decode_ ? (*decode_)({in.token, in.pos}, {in.at}, where) : model_.decode(in.token, in.pos, in.at, where);
   pos_++;
   return logits.to_vector<float>();
 }
 
 int32_t Generator::next(const std::vector<int32_t>& tokens, Sampler& sampler, Loc where) {
-  Tensor t = feed(tokens, "Generator::next", where);
   Tensor u = sampler.draws({1}, model_.device());
-  Tensor token;
-  if (tokens.size() > 1) {  // a prompt
-    token = sampler.pick(model_.forward(t, pos_, true, where).reshape({1, model_.config().vocab_size}), u, where);
-  } else {
-    Tensor pos(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where);
-    Dim at = start_pos_.bind(pos_, where);
-    const SamplingOptions& o = sampler.options();
-    if (decode_ && (!decode_pick_ || o.temperature != picked_with_.temperature || o.top_k != picked_with_.top_k ||
-                    o.top_p != picked_with_.top_p)) {
-      picked_with_ = o;
-      decode_pick_ = std::make_unique<TinyJit<Tensor>>([this, picker = Sampler(o)](const std::vector<Tensor>& in,
-                                                                                   const std::vector<Dim>& vars) {
-        return picker.pick(model_.decode(in[0], in[1], vars[0]), in[2]).realize();
-      });
-    }
-    token = decode_ ? (*decode_pick_)({t, pos, u}, {at}, where) : sampler.pick(model_.decode(t, pos, at, where), u, where);
+  if (tokens.size() != 1) return sampler.pick(prompt(tokens, "Generator::next", where), u, where).to_vector<int32_t>()[0];
+  StepInputs in = step_inputs(tokens[0], "Generator::next", where);
+  const SamplingOptions& o = sampler.options();
+  if (decode_ && (!decode_pick_ || o.temperature != picked_with_.temperature || o.top_k != picked_with_.top_k ||
+                  o.top_p != picked_with_.top_p)) {
+    picked_with_ = o;
+    decode_pick_ = std::make_unique<TinyJit<Tensor>>([this, picker = Sampler(o)](const std::vector<Tensor>& in,
+                                                                                 const std::vector<Dim>& vars) {
+      return picker.pick(model_.decode(in[0], in[1], vars[0]), in[2]).realize();
+    });
   }
-  pos_ += static_cast<int64_t>(tokens.size());
+  Tensor token = decode_ ? (*decode_pick_)({in.token, in.pos, u}, {in.at}, where)
+                         : sampler.pick(model_.decode(in.token, in.pos, in.at, where), u, where);
+  pos_++;
   return token.to_vector<int32_t>()[0];
 }
 

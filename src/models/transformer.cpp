@@ -40,23 +40,34 @@ Tensor Transformer::logits(const Tensor& tokens, Loc where) {
   return run(tokens, Positions{0, tokens.shape()[1], std::nullopt, false}, false, where);
 }
 
-Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) { return decode_at(tokens, pos, std::nullopt, where); }
-
-Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where) {
-  return decode_at(tokens, pos, start_pos, where);
+Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, Loc where) {
+  return decode_at(tokens, pos, std::nullopt, std::nullopt, where);
 }
 
-Tensor Transformer::decode_at(const Tensor& tokens, const Tensor& pos, const std::optional<Dim>& start_pos, Loc where) {
-  if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
-    throw ShapeError(kOp + std::string(" decode"), "tokens must be (batch, 1), not " + shape_str(tokens.shape()), where);
-  if (pos.ndim() != 0 || pos.dtype() != dtypes::int32)
-    throw ArgumentError(kOp + std::string(" decode"), "pos must be a 0-d int32 tensor", where);
+Tensor Transformer::decode(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, Loc where) {
+  return decode_at(tokens, pos, start_pos, std::nullopt, where);
+}
+
+Tensor Transformer::decode_chunk(const Tensor& tokens, const Tensor& pos, const Dim& start_pos, const Tensor& last, Loc where) {
+  if (last.ndim() != 0 || last.dtype() != dtypes::int32)
+    throw ArgumentError(kOp + std::string(" decode_chunk"), "last must be a 0-d int32 tensor", where);
+  return decode_at(tokens, pos, start_pos, last, where);
+}
+
+Tensor Transformer::decode_at(const Tensor& tokens, const Tensor& pos, const std::optional<Dim>& start_pos,
+                              const std::optional<Tensor>& last, Loc where) {
+  const std::string op = kOp + std::string(last ? " decode_chunk" : " decode");
+  if (tokens.ndim() != 2 || tokens.shape()[1] < 1 || (!last && tokens.shape()[1] != 1))
+    throw ShapeError(op, std::string("tokens must be (batch, ") + (last ? "length" : "1") + "), not " + shape_str(tokens.shape()), where);
+  if (pos.ndim() != 0 || pos.dtype() != dtypes::int32) throw ArgumentError(op, "pos must be a 0-d int32 tensor", where);
   if (cache_context_ == 0) allocate_cache(tokens.shape()[0], 0, where);
-  if (start_pos && (start_pos->min() < 0 || start_pos->max() >= cache_context_))
-    throw ArgumentError(kOp + std::string(" decode"), "start_pos " + start_pos->str() + " ranges over [" + std::to_string(start_pos->min()) +
-                                                       ", " + std::to_string(start_pos->max()) + "], past the cache's " +
-                                                       std::to_string(cache_context_) + " positions", where);
-  return run(tokens, Positions{0, 1, pos, true, start_pos}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
+  const int64_t T = tokens.shape()[1];
+  if (start_pos && (start_pos->min() < 0 || start_pos->max() + T > cache_context_))
+    throw ArgumentError(op, "start_pos " + start_pos->str() + " ranges over [" + std::to_string(start_pos->min()) + ", " +
+                                std::to_string(start_pos->max()) + "]: " + std::to_string(T) + " tokens from there pass the cache's " +
+                                std::to_string(cache_context_) + " positions", where);
+  Tensor at = pos + Tensor::arange(0, static_cast<double>(T), 1, dtypes::int32, pos.device());
+  return run(tokens, Positions{0, T, at, true, start_pos, last}, true, where).reshape({tokens.shape()[0], config_.vocab_size});
 }
 
 Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only, Loc where) {
@@ -71,7 +82,12 @@ Tensor Transformer::run(const Tensor& tokens, const Positions& p, bool last_only
     h = (h + attention_output(layer, attend(layer, attention_inputs(layer, h, p), p, where))).contiguous();
     h = (h + feed_forward(layer, h)).contiguous();
   }
-  if (last_only && p.count > 1) h = h.shrink({{0, h.shape()[0]}, {p.count - 1, p.count}, {0, h.shape()[2]}});
+  if (p.last) {  // the row at index last, of a count known only when the kernels run
+    Tensor row = Tensor::arange(0, static_cast<double>(p.count), 1, dtypes::int32, h.device()) == *p.last;
+    h = row.reshape({1, p.count, 1}).where(h, 0.0f).sum(1, true);
+  } else if (last_only && p.count > 1) {
+    h = h.shrink({{0, h.shape()[0]}, {p.count - 1, p.count}, {0, h.shape()[2]}});
+  }
   return head(h);
 }
 
@@ -90,13 +106,14 @@ Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc w
   Tensor& cv = cache_v_[layer];
   int64_t seen;  // how many cached positions the attention reads
   Tensor mask;   // (T, seen): query i sees key j
-  if (p.at_symbolic) {  // decode at a bound position: its row written in place, then only the rows so far are read,
-                        // all of which the one query sees (no mask)
+  if (p.at_symbolic) {  // decode at a bound position: its rows written in place, then only the rows so far are read
     const Dim& at = *p.at_symbolic;
-    DimRanges row{{0, B}, {0, KV}, {at, at + 1}, {0, D}}, rows{{0, B}, {0, KV}, {0, at + 1}, {0, D}};
-    ck.shrink(row).assign(k);
-    cv.shrink(row).assign(v);
-    return attention(q, ck.shrink(rows), cv.shrink(rows), Tensor());
+    DimRanges written{{0, B}, {0, KV}, {at, at + T}, {0, D}}, rows{{0, B}, {0, KV}, {0, at + T}, {0, D}};
+    ck.shrink(written).assign(k);
+    cv.shrink(written).assign(v);
+    // one query sees every row so far; of several, query i sees the rows up to at + i
+    if (T > 1) mask = (slot.reshape({1, C}) <= p.at->reshape({T, 1})).shrink({{0, T}, {0, at + T}});
+    return attention(q, ck.shrink(rows), cv.shrink(rows), mask);
   }
   if (p.at) {  // decode: one position, known only when the kernels run: the cache rewritten where the slot is it
     Tensor here = slot == *p.at;

@@ -51,6 +51,12 @@ std::string write(const std::string& name, const std::string& text) {
   return path;
 }
 
+// programs looked up through the compiler caches so far: a TinyJit replay looks up none
+int64_t compile_lookups() {
+  const tg::runtime::CompileStats& s = tg::runtime::compile_stats();
+  return s.compiled + s.disk_hits + s.memory_hits;
+}
+
 const char* kGpt2Config = R"({"model_type": "gpt2", "vocab_size": 50, "n_positions": 24, "n_embd": 32, "n_layer": 2, "n_head": 4,
                           "n_inner": 64})";
 
@@ -71,6 +77,40 @@ TEST(Llm, DecodeWithTheCacheEqualsTheWholeSequence) {
       model->allocate_cache(1);
       Tensor whole = model->forward(Tensor(seq, {1, static_cast<int64_t>(seq.size())}), 0);
       expect_close(logits, last_row(whole), arch + (jit ? " jit" : ""));
+    }
+}
+
+// A prompt goes in as chunks of one length from any position (the last padded, or started earlier where it would
+// pass the cache's end): the logits after it equal forward() of the whole sequence, for prompts of every length,
+// and after the first prompts no new length compiles anything.
+TEST(Llm, PromptsOfAnyLengthRunTheSameChunkKernels) {
+  for (std::string arch : {"gpt2", "llama"})
+    for (bool jit : {false, true}) {
+      Tensor::manual_seed(2);
+      auto model = llm::make_model(tiny(arch));  // context 24: chunks of 12
+      std::vector<int32_t> seq;
+      for (int32_t i = 0; i < 24; i++) seq.push_back((i * 7 + 3) % 50);
+      std::vector<std::vector<float>> want(seq.size() + 1);
+      model->allocate_cache(1);
+      Tensor whole = model->forward(Tensor(seq, {1, 24}), 0).realize();
+      int64_t looked_up = 0;
+      // (start, length): one chunk, two, one past a chunk, a prompt ending at the cache's end, a prompt after steps
+      std::vector<std::pair<int64_t, int64_t>> cases{{0, 5}, {0, 12}, {0, 13}, {3, 21}, {0, 1}, {7, 9}, {20, 4}};
+      for (size_t c = 0; c < cases.size(); c++) {
+        auto [start, length] = cases[c];
+        llm::Generator gen(*model, 0, jit);
+        if (start > 0) gen.prefill(std::vector<int32_t>(seq.begin(), seq.begin() + start));
+        if (c == 3) looked_up = compile_lookups();  // every form has run (and been captured) by now
+        std::vector<float> logits = gen.prefill(std::vector<int32_t>(seq.begin() + start, seq.begin() + start + length));
+        EXPECT_EQ(gen.position(), start + length);
+        std::vector<float> all = whole.to_vector<float>();
+        size_t v = 50, row = static_cast<size_t>(start + length - 1);
+        expect_close(logits, std::vector<float>(all.begin() + row * v, all.begin() + (row + 1) * v),
+                     arch + (jit ? " jit" : "") + " prompt of " + std::to_string(length) + " at " + std::to_string(start));
+      }
+      if (jit) {
+        EXPECT_EQ(compile_lookups(), looked_up) << arch << ": a new prompt length compiled";
+      }
     }
 }
 
@@ -216,12 +256,6 @@ std::optional<int32_t> reference_pick(const std::vector<float>& logits, double u
     if ((acc += p[i]) > goal) return static_cast<int32_t>(i);
   }
   return std::nullopt;
-}
-
-// programs looked up through the compiler caches so far: a TinyJit replay looks up none
-int64_t compile_lookups() {
-  const tg::runtime::CompileStats& s = tg::runtime::compile_stats();
-  return s.compiled + s.disk_hits + s.memory_hits;
 }
 
 }  // namespace
