@@ -16,6 +16,10 @@
 //  - Inputs are the tensors passed in the call. They are realized (as contiguous buffers) before the function sees
 //    them, and a replay runs the kernels on the new inputs' buffers. Each call must pass the same number of inputs
 //    with the same shapes, dtypes and devices as the first: a call that changes one raises an ArgumentError.
+//    An input with a symbolic size, a view of a realized buffer (`x.shrink({{0, n.bind(k)}, {0, 4}})`), is passed
+//    as that view: the kernels read its buffer through it, and its variables join the call's vars with the values
+//    it binds, so one capture serves every size within the variable's range (the view and its variables must be
+//    the first call's; a value outside the range raises when it is bound).
 //  - The outputs are realized at the end of each call. A replay writes them into the same buffers: read an output
 //    before the next call, or copy it.
 //  - Tensors that exist before the call and that the function updates with assign() (parameters, optimizer state,

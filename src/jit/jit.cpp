@@ -19,6 +19,7 @@
 #include "engine/realize.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
+#include "schedule/kernel_ast.h"
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
 #include "uop/buffer_arg.h"
@@ -33,9 +34,11 @@ namespace detail {
 namespace {
 
 struct Signature {
-  Shape shape;
+  std::string shape;  // with symbolic sizes as their variables: "(n, 4)"
   DType dtype;
   std::string device;
+  std::optional<shape::ShapeTracker> view;  // a view input's: how it reads its buffer, variables unbound
+  bool operator==(const Signature& o) const { return shape == o.shape && dtype == o.dtype && device == o.device && view == o.view; }
 };
 
 // A kernel launch (or, with no kernel, a copy [0] <- [1]) over buffer slots.
@@ -58,7 +61,20 @@ UOp base_buffer(const UOp& u) {
   return b.op() == uop::Ops::BUFFER ? b : UOp();
 }
 
-std::string sig_str(const Signature& s) { return tensor::shape_str(s.shape) + " " + s.dtype.name() + " on " + s.device; }
+std::string sig_str(const Signature& s) {
+  return s.shape + " " + s.dtype.name() + " on " + s.device + (s.view ? " viewing a buffer as " + s.view->repr() : "");
+}
+
+// A view input: movement ops over a realized buffer with variables in them (x.shrink({{0, n.bind(5)}, ...})). The
+// steps read its buffer through the view, so a replay takes the new input's buffer and the variables' values.
+bool is_view_input(const Tensor& t) {
+  if (!base_buffer(t.uop()) || schedule::plain_buffer(t.uop())) return false;
+  uop::VarVals vals;
+  schedule::target_view(t.uop(), &vals);
+  return !vals.vals.empty();
+}
+// the buffer a replay puts in the input's place: the input's own, or a view input's base
+UOp input_buffer(const Tensor& t) { return is_view_input(t) ? base_buffer(t.uop()) : schedule::plain_buffer(t.uop()); }
 
 }  // namespace
 
@@ -100,7 +116,12 @@ struct JitState {
     std::vector<Signature> sig;
     for (const Tensor& t : inputs) {
       if (!t.defined()) throw ArgumentError("TinyJit", "input " + std::to_string(sig.size()) + " is an empty Tensor handle", where);
-      sig.push_back({t.shape(), t.dtype(), t.device()});
+      uop::VarVals vals;
+      std::vector<Dim> dims;
+      for (const Dim& d : t.sym_shape()) dims.push_back(uop::unbind(d, &vals, where));
+      std::optional<shape::ShapeTracker> view;
+      if (is_view_input(t)) view = schedule::target_view(t.uop(), &vals);
+      sig.push_back({uop::dims_str(dims), t.dtype(), t.device(), view});
     }
     if (calls == 0) {
       signature = sig;
@@ -110,14 +131,16 @@ struct JitState {
       throw ArgumentError("TinyJit", "called with " + std::to_string(sig.size()) + " inputs, the first call had " +
                                          std::to_string(signature.size()), where);
     for (size_t i = 0; i < sig.size(); i++)
-      if (sig[i].shape != signature[i].shape || sig[i].dtype != signature[i].dtype || sig[i].device != signature[i].device)
+      if (!(sig[i] == signature[i]))
         throw ArgumentError("TinyJit", "input " + std::to_string(i) + " is " + sig_str(sig[i]) + ", the first call had " +
                                            sig_str(signature[i]) +
-                                           ": inputs must keep their shapes, dtypes and devices (use another TinyJit)", where);
+                                           ": inputs must keep their shapes (a symbolic size may take other values of "
+                                           "its variable), dtypes, devices and views (use another TinyJit)", where);
   }
 
-  // Each var must be exactly a bound Variable, with the first call's names and ranges in the same order.
-  void check_vars(const std::vector<Dim>& vars, SourceLocation where) {
+  // Each var must be exactly a bound Variable, with the first call's names and ranges in the same order. The view
+  // inputs' variables join them (a value the vars give too must agree).
+  void check_vars(const std::vector<Dim>& vars, const std::vector<Tensor>& inputs, SourceLocation where) {
     uop::VarVals vals;
     std::vector<uop::VarArg> args;
     for (size_t j = 0; j < vars.size(); j++) {
@@ -128,6 +151,15 @@ struct JitState {
       if (vals.find(bound->first.name)) throw ArgumentError("TinyJit", "the variable " + bound->first.name + " is passed twice", where);
       vals.add(bound->first, bound->second, where);
       args.push_back(bound->first);
+    }
+    for (const Tensor& t : inputs) {
+      if (!is_view_input(t)) continue;
+      uop::VarVals of_input;
+      schedule::target_view(t.uop(), &of_input);
+      for (const auto& [var, value] : of_input.vals) {
+        if (!vals.find(var.name)) args.push_back(var);
+        vals.add(var, value, where);  // raises where the vars or another input bound it to another value
+      }
     }
     if (calls > 0 && args != var_args) {
       auto names = [](const std::vector<uop::VarArg>& a) {
@@ -147,8 +179,8 @@ struct JitState {
     for (const Tensor& t : inputs) {
       Tensor x = t;
       x.realize();
-      if (x.numel() > 0 && !schedule::plain_buffer(x.uop())) x = x.contiguous(where).realize();
-      if (UOp b = schedule::plain_buffer(x.uop()); b && !seen.insert(b.get()).second)
+      if (!is_view_input(x) && x.numel() > 0 && !schedule::plain_buffer(x.uop())) x = x.contiguous(where).realize();
+      if (UOp b = input_buffer(x); b && !seen.insert(b.get()).second)
         throw ArgumentError("TinyJit", "input " + std::to_string(in.size()) + " is the same buffer as an earlier input", where);
       in.push_back(x);
     }
@@ -249,7 +281,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   auto before = live_tensors();
   int64_t first_new_id = uop::next_buffer_id();
   std::vector<UOp> in_bufs;  // before the call: an input handle may be assigned inside (an error, found below)
-  for (const Tensor& t : in) in_bufs.push_back(schedule::plain_buffer(t.uop()));
+  for (const Tensor& t : in) in_bufs.push_back(input_buffer(t));
   std::vector<schedule::ScheduleItem> items;
   std::vector<Tensor> out;
   {
@@ -342,7 +374,7 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
   std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
   for (size_t i = 0; i < in.size(); i++)
     if (input_slots[i]) {
-      UOp b = schedule::plain_buffer(in[i].uop());
+      UOp b = input_buffer(in[i]);
       cur[*input_slots[i]] = &schedule::buffer_of(b);
       moved.emplace_back(slots[*input_slots[i]], b);
     }
@@ -424,8 +456,8 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, const s
   if (engine::capturing())
     throw ArgumentError("TinyJit", "called while another TinyJit captures: nested TinyJits are not supported", where);
   s.check_signature(inputs, where);
-  s.check_vars(vars, where);
   std::vector<Tensor> in = s.prepare_inputs(inputs, where);
+  s.check_vars(vars, in, where);
   std::vector<Tensor> out;
   if (s.captured) out = s.replay(in, where);
   else if (s.calls == 0) out = s.run(in, where);

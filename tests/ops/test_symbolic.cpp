@@ -12,6 +12,7 @@
 #include <tg/tg.h>
 
 #include "engine/kernel_cache.h"
+#include "support/expect_error.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "schedule/schedule_cache.h"
@@ -268,6 +269,46 @@ TEST(SymbolicShapes, TinyJitReplaysAtEveryValueOfItsVariables) {
   EXPECT_THROW(jit({x}, {Variable("n", 1, 8).bind(2)}), ArgumentError);
   EXPECT_THROW(jit({x}, {v.bind(2) + 1}), ArgumentError);
   EXPECT_THROW(jit({x}, {v.bind(2), v.bind(3)}), ArgumentError);
+}
+
+// An input with a symbolic size (a view of a realized buffer, x.shrink({{0, n.bind(k)}, ...})): TinyJit reads its
+// buffer through the view and takes the variable's value from it, so one capture serves every size in range; the
+// view and its variables must stay what they were at the first call.
+TEST(SymbolicShapes, TinyJitTakesInputsOfASymbolicSize) {
+  Tensor x = Tensor::randn({9, 4}).realize(), y = Tensor::randn({9, 4}).realize(), w = Tensor::randn({4, 3}).realize();
+  Variable v("n", 1, 9);
+  TinyJit<std::vector<Tensor>> jit([&](const std::vector<Tensor>& in) {
+    Tensor rows = (in[0] * 2.0f).matmul(w), total = in[0].sum(0);  // a symbolic output and a concrete one
+    Tensor::realize({rows, total});
+    return std::vector<Tensor>{rows, total};
+  });
+  int call = 0;
+  for (int64_t n : {3, 2, 9, 5, 1, 7}) {
+    const Tensor& src = call % 2 ? y : x;  // the replay reads whichever buffer the input views
+    int64_t kernels = GlobalCounters::kernel_count, compiled = runtime::compile_stats().compiled;
+    std::vector<Tensor> out = jit({src.shrink({{0, v.bind(n)}, {0, 4}})});
+    if (++call > 2) {
+      EXPECT_EQ(GlobalCounters::kernel_count - kernels, static_cast<int64_t>(jit.kernel_count())) << "n=" << n;
+      EXPECT_EQ(runtime::compile_stats().compiled, compiled) << "a replay compiled, n=" << n;
+    }
+    EXPECT_EQ(out[0].sym_shape()[0], v.bind(n));
+    Tensor rows = src.shrink({{0, n}, {0, 4}});
+    expect_near(read(out[0].shrink({{0, n}, {0, 3}})), read((rows * 2.0f).matmul(w)), "rows at n=" + std::to_string(n));
+    expect_near(read(out[1]), read(rows.sum(0)), "total at n=" + std::to_string(n));
+  }
+  EXPECT_TRUE(jit.captured());
+  // another view of the buffer, a concrete size, another variable: not the first call's input
+  const int line = __LINE__ + 1;
+  tg::testing::expect_error<ArgumentError>([&] { jit({x.shrink({{0, v.bind(4)}, {0, 4}}).flip({1})}); }, "TinyJit",
+                                           {"input 0", "viewing a buffer as", "the first call had (n, 4) float32"},
+                                           "test_symbolic.cpp", line);
+  EXPECT_THROW(jit({x.shrink({{0, 4}, {0, 4}})}), ArgumentError);
+  EXPECT_THROW(jit({x.shrink({{0, Variable("m", 1, 9).bind(4)}, {0, 4}})}), ArgumentError);
+  EXPECT_THROW((void)x.shrink({{0, v.bind(10)}, {0, 4}}), ArgumentError);  // outside the variable's range
+  // the variable passed as a var too must agree with the input
+  TinyJit<Tensor> both([&](const std::vector<Tensor>& in, const std::vector<Dim>&) { return in[0].sum(0).realize(); });
+  EXPECT_NO_THROW(both({x.shrink({{0, v.bind(3)}, {0, 4}})}, {v.bind(3)}));
+  EXPECT_THROW(both({x.shrink({{0, v.bind(3)}, {0, 4}})}, {v.bind(4)}), ArgumentError);
 }
 
 TEST(SymbolicShapes, OnOpenCLAsOnTheCPU) {
