@@ -131,6 +131,10 @@ int main(int argc, char** argv) try {
     if (t >= model->config().vocab_size)
       throw tg::ArgumentError("llm", "token " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(model->config().vocab_size));
 
+  // the weights read from the file now (they are copied on first use), so that the prefill's time is its own
+  std::vector<tg::Tensor> weights;
+  for (auto& [name, w] : tg::get_state_dict(*model)) weights.push_back(w);
+  tg::load_now(weights);
   tg::llm::Generator gen(*model, max_context, jit);
   tg::llm::Sampler sampler(sampling);  // picks each token on the device: only the token comes back
   auto t0 = std::chrono::steady_clock::now();

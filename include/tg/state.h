@@ -35,6 +35,10 @@ void safe_save(const StateDict& dict, const std::string& path, const std::map<st
 // truncated or malformed file, a header that points outside the file, or a dtype we lack (the 8-bit floats) raise
 // tg::ArgumentError naming the file and the tensor; nothing is read out of bounds.
 StateDict safe_load(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
+// Copies the bytes of loaded tensors that are still waiting for their first use (safe_load, gguf_load, torch_load,
+// load_npy) into device memory now, so that the first computation reading them pays no copy (a benchmark timing
+// a model's first call, a server before its first request). Other tensors are left as they are.
+void load_now(const std::vector<Tensor>& tensors);
 // The "__metadata__" strings of a safetensors file.
 std::map<std::string, std::string> safe_load_metadata(const std::string& path, SourceLocation where = SourceLocation::current());
 

@@ -1,5 +1,8 @@
 #include <set>
 
+#include "runtime/buffer.h"
+#include "schedule/buffer_uop.h"
+#include "schedule/grouping.h"
 #include "tensor/tensor_impl.h"
 #include "tg/state.h"
 
@@ -60,6 +63,14 @@ void load_state_dict(nn::Module& model, const StateDict& state, bool strict, Sou
   for (auto& [name, t] : mine)
     if (auto it = state.find(name); it != state.end()) loaded.push_back(t.assign(it->second, where));
   Tensor::realize(loaded);
+}
+
+void load_now(const std::vector<Tensor>& tensors) {
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    const uop::UOp& base = schedule::movement_base(t.uop());
+    if (base.op() == uop::Ops::BUFFER) schedule::buffer_of(base).ptr();  // a lazily filled buffer copies its bytes here
+  }
 }
 
 }  // namespace tg

@@ -105,6 +105,19 @@ TEST(Safetensors, LoadingCopiesOnFirstUse) {
   EXPECT_GE(GlobalCounters::mem_used - before, 3 * 5 * 7 * 4);
 }
 
+// load_now copies what is still waiting (through a view too), and leaves lazy computations and empty handles alone
+TEST(Safetensors, LoadNowCopiesWhatIsWaiting) {
+  StateDict d = safe_load(kNumpyFile);
+  Tensor big = d.at("f32.big"), lazy = big + 1;
+  std::vector<float> want = safe_load(kNumpyFile).at("f32.big").to_vector<float>();
+  int64_t before = GlobalCounters::mem_used;
+  load_now({big.reshape({-1}).shrink({{2, 9}}), lazy, Tensor()});
+  EXPECT_EQ(GlobalCounters::mem_used - before, 3 * 5 * 7 * 4);  // the view's buffer, whole; the lazy sum not run
+  load_now({big});  // already there: nothing more
+  EXPECT_EQ(GlobalCounters::mem_used - before, 3 * 5 * 7 * 4);
+  EXPECT_EQ(big.to_vector<float>(), want);
+}
+
 TEST(Safetensors, ModelStateSurvivesSaveAndLoad) {
   struct Net : nn::Module {
     nn::Linear l1{3, 4};
