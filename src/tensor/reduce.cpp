@@ -78,22 +78,44 @@ std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<in
     return {};
   int64_t cap = int64_t{1} << std::clamp<int64_t>(getenv_int("REDUCEOP_SPLIT_SIZE", 22), 0, 40);
   int64_t most = std::min<int64_t>(256, cap / out_size);
-  for (int64_t a : ax)
-    for (int64_t d = most; d >= 8; d--) {
-      if (x.shape()[a] % d != 0) continue;
-      // the chunks of axis a become a new axis 0; every original axis j moves to j + 1
-      Shape split = x.shape();
-      split[a] /= d;
-      split.insert(split.begin() + a, d);
-      std::vector<int64_t> order{a}, inner;
-      for (int64_t j = 0; j < static_cast<int64_t>(split.size()); j++)
-        if (j != a) order.push_back(j);
-      for (int64_t j : ax) inner.push_back(j + 1);
-      Tensor chunks = x.reshape(split, where).permute(order, where);
-      // the partial results flattened to (d, outputs): the second kernel loops over one contiguous axis of outputs
-      Tensor partial = reduce_node(chunks, op, inner, where).contiguous(where).reshape({d, out_size}, where);
-      return reduce_node(partial, op, {0}, where).reshape(out, where);
+  if (most < 8) return {};
+  // axis a in d chunks, padded with the reduction's identity to d * (n + pad) / d elements first
+  auto split_along = [&](int64_t a, int64_t d, int64_t pad) {
+    Tensor xp = x;
+    if (pad) {
+      std::vector<std::pair<int64_t, int64_t>> padding(static_cast<size_t>(x.ndim()), {0, 0});
+      padding[static_cast<size_t>(a)].second = pad;
+      xp = x.pad(padding, op == Ops::MUL ? 1.0 : 0.0, where);
     }
+    // the chunks of axis a become a new axis 0; every original axis j moves to j + 1
+    Shape split = xp.shape();
+    split[a] /= d;
+    split.insert(split.begin() + a, d);
+    std::vector<int64_t> order{a}, inner;
+    for (int64_t j = 0; j < static_cast<int64_t>(split.size()); j++)
+      if (j != a) order.push_back(j);
+    for (int64_t j : ax) inner.push_back(j + 1);
+    Tensor chunks = xp.reshape(split, where).permute(order, where);
+    // the partial results flattened to (d, outputs): the second kernel loops over one contiguous axis of outputs
+    Tensor partial = reduce_node(chunks, op, inner, where).contiguous(where).reshape({d, out_size}, where);
+    return reduce_node(partial, op, {0}, where).reshape(out, where);
+  };
+  // Chunks whose length is a whole number of vectors: the first kernel's loop over a chunk then runs as vectors,
+  // not as one chain of dependent adds. A length with no such divisor (GPT-2's vocabulary, 50257 = 29 x 1733) is
+  // padded to one, when that adds at most 1/16 of it; otherwise any divisor will do.
+  constexpr int64_t kLanes = 16;
+  for (int64_t a : ax)
+    for (int64_t d = most; d >= 8; d--)
+      if (x.shape()[a] % (d * kLanes) == 0) return split_along(a, d, 0);
+  for (int64_t a : ax) {
+    int64_t n = x.shape()[a], best = 0, best_pad = n / kLanes + 1;
+    for (int64_t d = most; d >= 8; d--)
+      if (int64_t pad = (n + d * kLanes - 1) / (d * kLanes) * (d * kLanes) - n; pad < best_pad) best = d, best_pad = pad;
+    if (best && n / best >= kLanes) return split_along(a, best, best_pad);
+  }
+  for (int64_t a : ax)
+    for (int64_t d = most; d >= 8; d--)
+      if (x.shape()[a] % d == 0) return split_along(a, d, 0);
   return {};
 }
 

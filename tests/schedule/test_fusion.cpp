@@ -219,9 +219,21 @@ TEST(Fusion, ALargeReduceRunsAsPartialResultsThenTheirReduce) {
     Context off{{"SPLIT_REDUCEOP", 0}};
     EXPECT_EQ(kernels_for(x.sum()), 1);
   }
-  // a prime length has no chunk count that divides it: one kernel
-  EXPECT_EQ(kernels_for(Tensor::ones({32771}).contiguous().sum()), 2);  // the ones, then the sum
+  // a prime length has no chunk count that divides it: padded with zeros (ones for a product) to chunks of whole
+  // vectors, then split
+  EXPECT_EQ(kernels_for(Tensor::ones({32771}).contiguous().sum()), 3);  // the ones, then the two stages
   EXPECT_EQ(Tensor::ones({32771}).contiguous().sum().item<float>(), 32771.0f);
+  Tensor near_one = (Tensor::rand({32771}) * 1e-4f + 1.0f).realize();
+  std::vector<float> nv = near_one.to_vector<float>();
+  double product = 1;
+  for (float v : nv) product *= v;
+  EXPECT_EQ(kernels_for(near_one.prod()), 2);
+  EXPECT_NEAR(near_one.prod().item<float>(), product, 1e-3 * product);
+  Tensor logits = Tensor::randn({50257}).realize();  // GPT-2's vocabulary, 29 x 1733
+  std::vector<float> lv = logits.to_vector<float>();
+  double lsum = 0;
+  for (float v : lv) lsum += v;
+  EXPECT_NEAR(logits.sum().item<float>(), lsum, 1e-2);
 }
 
 TEST(Fusion, MatmulIsOneKernel) {
