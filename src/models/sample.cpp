@@ -8,7 +8,8 @@
 //    least top_p of the mass;
 //  - the draw: the token where the cumulative probability passes u * total, as the largest index t whose tokens
 //    before it carry at most that much.
-// A vocabulary of 50k tokens costs about 40 such kernels (some ms on a CPU, less than a host sort of the logits).
+// GPT-2's 50257 tokens with top-k and top-p: about 130 small kernels, 0.3-0.9 ms a token on a CPU under TinyJit
+// (a host sort of the logits for top-p alone took 9 ms).
 #include <bit>
 #include <cmath>
 
