@@ -1,5 +1,6 @@
-// Generation: the prompt through forward(), each new token through decode() under TinyJit; the next token either
-// picked by the caller from the logits brought to the host, or picked on the device (sample.cpp) in the same step.
+// Generation: the prompt through decode_chunk() in chunks, each new token through decode(), both under TinyJit; the
+// next token either picked by the caller from the logits brought to the host, or picked on the device (sample.cpp)
+// in the same step.
 
 #include "models/models.h"
 
@@ -80,9 +81,12 @@ std::vector<float> Generator::step(int32_t token, Loc where) {
 }
 
 int32_t Generator::next(const std::vector<int32_t>& tokens, Sampler& sampler, Loc where) {
-  Tensor u = sampler.draws({1}, model_.device());
-  if (tokens.size() != 1) return sampler.pick(prompt(tokens, "Generator::next", where), u, where).to_vector<int32_t>()[0];
+  if (tokens.size() != 1) {
+    Tensor logits = prompt(tokens, "Generator::next", where);
+    return sampler.pick(logits, sampler.draws({1}, model_.device()), where).to_vector<int32_t>()[0];
+  }
   StepInputs in = step_inputs(tokens[0], "Generator::next", where);
+  Tensor u = sampler.draws({1}, model_.device());
   const SamplingOptions& o = sampler.options();
   if (decode_ && (!decode_pick_ || o.temperature != picked_with_.temperature || o.top_k != picked_with_.top_k ||
                   o.top_p != picked_with_.top_p)) {
