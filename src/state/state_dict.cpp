@@ -68,7 +68,7 @@ void load_state_dict(nn::Module& model, const StateDict& state, bool strict, Sou
 void load_now(const std::vector<Tensor>& tensors) {
   for (const Tensor& t : tensors) {
     if (!t.defined()) continue;
-    const uop::UOp& base = schedule::movement_base(t.uop());
+    uop::UOp graph = t.uop(), base = schedule::movement_base(graph);  // movement_base refers into graph: keep it
     if (base.op() == uop::Ops::BUFFER) schedule::buffer_of(base).ptr();  // a lazily filled buffer copies its bytes here
   }
 }
