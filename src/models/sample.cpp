@@ -78,9 +78,9 @@ Tensor Sampler::pick(const Tensor& logits, const Tensor& u, Loc where) const try
     return t.reshape({n, t.shape()[1], padded / kLanes, kLanes}).sum(2).sum(2);
   };
   if (options_.top_k > 0 && options_.top_k < vocab) {
-    Tensor key = pad(order_key(x)).unsqueeze(1);
-    Tensor kth = largest_passing(n, 32, dev, [&](const Tensor& c) { return total((key >= c).cast(dtypes::int32)) >= options_.top_k; });
-    x = (order_key(x) >= kth).where(x, -INFINITY);
+    Tensor key = order_key(x), padded_key = pad(key).unsqueeze(1);
+    Tensor kth = largest_passing(n, 32, dev, [&](const Tensor& c) { return total((padded_key >= c).cast(dtypes::int32)) >= options_.top_k; });
+    x = (key >= kth).where(x, -INFINITY);
   }
   Tensor e = pad(((x - x.max(1, true)) / options_.temperature).exp());  // unnormalized probabilities, the largest 1
   if (options_.top_p < 1) {
