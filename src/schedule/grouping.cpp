@@ -1,9 +1,12 @@
 #include "schedule/grouping.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "schedule/schedule.h"
+#include "shape/shapetracker.h"
 #include "shape/view.h"
 #include "uop/reduce_arg.h"
 
@@ -143,10 +146,10 @@ void realize_shared_work(Grouping& g, const Users& users) {
   }
 }
 
-// The realized node that every use of r flows into through unrealized elementwise ops, reshapes and pass-through
-// ops (DETACH too: every value computed under NoGradGuard is one), or null.
-const UOp* fusion_root(const UOp& r, const Grouping& g,
-                       const Users& users) {
+// The realized node that every use of r flows into through unrealized elementwise ops, reshapes, permutes and
+// pass-through ops (DETACH too: every value computed under NoGradGuard is one), or null. `region` gets the nodes
+// on the way (not r, not the root).
+const UOp* fusion_root(const UOp& r, const Grouping& g, const Users& users, std::vector<const UOp*>* region) {
   const UOp* root = nullptr;
   std::vector<const UOp*> todo{&r};
   std::unordered_set<const uop::UOpNode*> seen{r.get()};
@@ -156,12 +159,74 @@ const UOp* fusion_root(const UOp& r, const Grouping& g,
     auto it = users.find(cur->get());
     if (it == users.end()) return nullptr;
     for (const UOp* next : it->second) {
-      if (!fuses_after_reduce(*next) || (g.realized(*next) && root && root != next)) return nullptr;
+      bool fuses = fuses_after_reduce(*next) || next->op() == Ops::PERMUTE;
+      if (!fuses || (g.realized(*next) && root && root != next)) return nullptr;
       if (g.realized(*next)) root = next;
-      else if (seen.insert(next->get()).second) todo.push_back(next);
+      else if (seen.insert(next->get()).second) todo.push_back(next), region->push_back(next);
     }
   }
   return root;
+}
+
+// The order of r's dims in which root, computed from r through `region` (elementwise ops, reshapes, permutes), holds
+// its values: root = reshape(permute(r, order)). Empty when that is r's own order; nullopt when no order of r's dims
+// gives root (two paths that move r differently, a symbolic size, an ASSIGN, which stores through its target).
+std::optional<std::vector<int64_t>> stored_order(const UOp& r, const UOp& root, std::vector<const UOp*> region,
+                                                 const std::unordered_map<const uop::UOpNode*, size_t>& order) {
+  bool moved = root.op() == Ops::PERMUTE;
+  for (const UOp* u : region) moved = moved || u->op() == Ops::PERMUTE;
+  if (!moved) return std::vector<int64_t>{};
+  if (r.symbolic_shape() || root.symbolic_shape() || root.op() == Ops::ASSIGN) return std::nullopt;
+  // each node's view of r: its positions -> r's flat index
+  region.push_back(&root);
+  std::sort(region.begin(), region.end(), [&](const UOp* a, const UOp* b) { return order.at(a->get()) < order.at(b->get()); });
+  std::unordered_map<const uop::UOpNode*, shape::ShapeTracker> view{{r.get(), shape::ShapeTracker::from_shape(r.sym_shape())}};
+  for (const UOp* u : region) {
+    if (u->symbolic_shape()) return std::nullopt;
+    std::optional<shape::ShapeTracker> v;
+    for (size_t i = 0; i < computed_sources(*u); i++) {
+      auto it = view.find(u->src(i).get());
+      if (it == view.end()) continue;
+      shape::ShapeTracker s = it->second;
+      if (u->op() == Ops::RESHAPE) s = s.reshape(u->sym_shape()).simplify();
+      if (u->op() == Ops::PERMUTE) s = s.permute(u->arg().get<std::vector<int64_t>>()).simplify();
+      if (v && !(*v == s)) return std::nullopt;
+      v = s;
+    }
+    if (!v) return std::nullopt;
+    view.emplace(u->get(), *v);
+  }
+  const shape::ShapeTracker& m = view.at(root.get());
+  if (m.views().size() != 1 || m.views()[0].mask || !(m.views()[0].offset == 0)) return std::nullopt;
+  // each dim of root is a run of r's dims (merged by reshapes): the one whose stride it has, and those before it
+  std::vector<int64_t> rs = shape::ints(r.sym_shape(), "schedule"), q;
+  std::vector<int64_t> rstride = shape::ints(shape::strides_for_shape(r.sym_shape()), "schedule");
+  std::vector<bool> used(rs.size(), false);
+  const shape::View& v = m.views()[0];
+  for (size_t i = 0; i < v.shape.size(); i++) {
+    int64_t size = v.shape[i].concrete("schedule"), stride = v.strides[i].concrete("schedule");
+    if (size == 1) continue;
+    int64_t last = -1;
+    for (size_t j = 0; j < rs.size() && last < 0; j++)
+      if (rs[j] > 1 && !used[j] && rstride[j] == stride) last = static_cast<int64_t>(j);
+    if (last < 0) return std::nullopt;
+    std::vector<int64_t> run;
+    int64_t covered = 1;
+    for (int64_t j = last; j >= 0 && covered < size; j--) {
+      if (rs[j] == 1) continue;
+      if (used[j]) return std::nullopt;
+      run.insert(run.begin(), j), covered *= rs[j], used[j] = true;
+    }
+    if (covered != size) return std::nullopt;
+    q.insert(q.end(), run.begin(), run.end());
+  }
+  for (size_t j = 0; j < rs.size(); j++)
+    if (!used[j]) q.push_back(static_cast<int64_t>(j));  // size 1 (the reduced dims): innermost
+  shape::ShapeTracker check = shape::ShapeTracker::from_shape(r.sym_shape()).permute(q).reshape(root.sym_shape()).simplify();
+  if (!(check == m)) return std::nullopt;
+  for (size_t j = 0; j < q.size(); j++)
+    if (q[j] != static_cast<int64_t>(j)) return q;
+  return std::vector<int64_t>{};
 }
 
 // Where the elementwise epilogue of a reduce stored on its own ends: the last node of the unrealized elementwise
@@ -259,16 +324,21 @@ Grouping group(const std::vector<UOp>& outputs) {
       g.reduces[r.get()].push_back(r);
       continue;
     }
-    const UOp* root = fusion_root(r, g, users);
-    // every reduce in one kernel shares the loop space: the same input shape and axes
-    std::vector<UOp>* fused = root ? &g.reduces[root->get()] : nullptr;
+    std::vector<const UOp*> region;
+    const UOp* root = fusion_root(r, g, users, &region);
+    std::optional<std::vector<int64_t>> loops = root ? stored_order(r, *root, region, order) : std::nullopt;
+    // every reduce in one kernel shares the loop space: the same input shape and axes, in the same order
+    std::vector<UOp>* fused = loops ? &g.reduces[root->get()] : nullptr;
     if (fused && !fused->empty()) {
       const UOp& first = fused->front();
-      if (first.src(0).sym_shape() != r.src(0).sym_shape() || uop::get_reduce_arg(first).axes != uop::get_reduce_arg(r).axes)
+      auto it = g.loop_order.find(root->get());
+      if (first.src(0).sym_shape() != r.src(0).sym_shape() || uop::get_reduce_arg(first).axes != uop::get_reduce_arg(r).axes ||
+          *loops != (it == g.loop_order.end() ? std::vector<int64_t>{} : it->second))
         fused = nullptr;
     }
     if (fused) {
       fused->push_back(r);
+      if (!loops->empty()) g.loop_order[root->get()] = *loops;
     } else {
       g.realize.insert(r.get());
       g.reduces[r.get()].push_back(r);

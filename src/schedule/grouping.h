@@ -13,6 +13,9 @@ struct Grouping {
   std::unordered_set<const uop::UOpNode*> realize;         // nodes that get their own buffer
   // per realized node: the reduces computed inside its kernel (a realized reduce lists itself)
   std::unordered_map<const uop::UOpNode*, std::vector<uop::UOp>> reduces;
+  // per realized node whose reduces reach it through a permute: the order of the reduces' dims that its kernel loops
+  // in, so that it stores the node's values in order (the node is a reshape of the reduce permuted by it)
+  std::unordered_map<const uop::UOpNode*, std::vector<int64_t>> loop_order;
   bool realized(const uop::UOp& u) const { return realize.count(u.get()) != 0; }
 };
 

@@ -1,7 +1,10 @@
 #include "schedule/kernel_ast.h"
 
+#include <algorithm>
+
 #include "shape/view_arg.h"
 #include "uop/buffer_arg.h"
+#include "uop/reduce_arg.h"
 
 namespace tg::schedule {
 
@@ -85,14 +88,17 @@ class Builder {
   Builder(const UOp& root, const Grouping& g, const std::unordered_map<const uop::UOpNode*, UOp>& buffers)
       : root_(root), g_(g), buffers_(buffers) {
     for (const UOp& r : g.reduces.count(root.get()) ? g.reduces.at(root.get()) : std::vector<UOp>{}) fused_.push_back(r.get());
+    if (auto it = g.loop_order.find(root.get()); it != g.loop_order.end()) order_ = it->second;
   }
 
   KernelAST build(const UOp& out) {
     KernelAST k;
     global(out);
-    // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order
+    // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order or,
+    // when a permute comes after the reduces, in the order of the dims that stores the root's values in order
     const UOp& out_node = fused_.empty() ? root_ : g_.reduces.at(root_.get())[0];
     ShapeTracker out_st = ShapeTracker::from_shape(unbound(out_node.sym_shape(), &vals_));
+    if (!order_.empty()) out_st = ShapeTracker::from_shape(out_st.permute(order_).shape());
     // a symbolic output is stored laid out at its largest sizes (buffer_as_node); an ASSIGN's through its target
     ShapeTracker store_st = out_node.symbolic_shape() ? max_layout(out_node, &vals_) : out_st;
     if (root_.op() == Ops::ASSIGN) store_st = target_view(root_.src(1), &vals_).reshape(unbound(out_node.sym_shape(), &vals_));
@@ -166,8 +172,10 @@ class Builder {
       case Ops::REDUCE_AXIS: {
         if (!is_fused_reduce(u)) throw InternalError("schedule", "a reduce that is neither fused nor realized");
         ShapeTracker mine = ShapeTracker::from_shape(unbound(u.sym_shape(), &vals_));
+        ShapeTracker input = ShapeTracker::from_shape(unbound(u.src(0).sym_shape(), &vals_));
+        if (!order_.empty()) mine = mine.permute(order_).simplify(), input = input.permute(order_);
         if (!(st.simplify() == mine)) throw InternalError("schedule", "a fused reduce read through " + st.repr());
-        return {{u.src(0), ShapeTracker::from_shape(unbound(u.src(0).sym_shape(), &vals_))}};
+        return {{u.src(0), input}};
       }
 
       default: {
@@ -199,7 +207,14 @@ class Builder {
       // a constant keeps its VIEW: it carries the padding mask, and the loop sizes when a reduce sums the constant
       case Ops::CONST: return UOp::make(Ops::CONST, u.dtype(), {view}, u.arg());
       case Ops::IOTA: return UOp::make(Ops::IOTA, u.dtype(), {view});
-      case Ops::REDUCE_AXIS: return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
+      case Ops::REDUCE_AXIS: {
+        if (order_.empty()) return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
+        const uop::ReduceArg& ra = uop::get_reduce_arg(u);  // the reduced axes where the loop order puts them
+        std::vector<int64_t> axes;
+        for (size_t j = 0; j < order_.size(); j++)
+          if (std::find(ra.axes.begin(), ra.axes.end(), order_[j]) != ra.axes.end()) axes.push_back(static_cast<int64_t>(j));
+        return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, uop::reduce_arg(ra.op, axes));
+      }
 
       default: return UOp::make(u.op(), u.dtype(), kids, u.arg());
     }
@@ -245,6 +260,7 @@ class Builder {
   const Grouping& g_;
   const std::unordered_map<const uop::UOpNode*, UOp>& buffers_;
   std::vector<const void*> fused_;
+  std::vector<int64_t> order_;  // the loop order of the reduces' dims, when not their own (Grouping::loop_order)
   std::vector<UOp> bufs_, globals_;
   std::unordered_map<const void*, int64_t> index_;
   std::unordered_map<Key, UOp, PairHash> memo_;

@@ -42,12 +42,15 @@ void check_positive(const std::vector<int64_t>& v, const char* what, const char*
     if (x <= 0) throw ArgumentError(op, std::string(what) + " must be positive, got " + tensor::list_str(v), where);
 }
 
-// Sliding windows over the last k.size() dims: (..., i...) -> (..., o..., k...), o = ceil((i - d(k-1)) / s).
+// Sliding windows over the k.size() dims before the last `trail`: (..., i..., t...) -> (..., o..., k..., t...),
+// o = ceil((i - d(k-1)) / s). The trailing dims ride along (channels-last windows keep the channel innermost).
 Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& d,
-            const char* op, SourceLocation where) {
-  size_t n = k.size(), lead = x.ndim() - n;
+            const char* op, SourceLocation where, size_t trail = 0) {
+  size_t n = k.size(), lead = x.ndim() - n - trail;
   Shape keep(x.shape().begin(), x.shape().begin() + static_cast<int64_t>(lead));
-  std::vector<int64_t> i(x.shape().end() - static_cast<int64_t>(n), x.shape().end()), o(n);
+  Shape tail(x.shape().end() - static_cast<int64_t>(trail), x.shape().end());
+  auto spatial = x.shape().begin() + static_cast<int64_t>(lead);
+  std::vector<int64_t> i(spatial, spatial + static_cast<int64_t>(n)), o(n);
   for (size_t j = 0; j < n; j++) {
     if (static_cast<__int128>(d[j]) * (k[j] - 1) + 1 > i[j])  // in 128 bits: any positive sizes are legal arguments
       throw ShapeError(op, "the window (kernel " + tensor::list_str(k) + ", dilation " + tensor::list_str(d) + ") is larger than the input " +
@@ -58,12 +61,19 @@ Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<in
     Pairs b;
     for (int64_t v : keep) b.push_back({0, v});
     b.insert(b.end(), inner.begin(), inner.end());
+    for (int64_t v : tail) b.push_back({0, v});
     return b;
   };
   auto shape_with = [&](const std::vector<int64_t>& inner) {
     Shape s2 = keep;
     s2.insert(s2.end(), inner.begin(), inner.end());
+    s2.insert(s2.end(), tail.begin(), tail.end());
     return s2;
+  };
+  // the permutation's trailing part: the t dims stay last, after 2n dims (o and k in some order)
+  auto with_tail = [&](std::vector<int64_t> perm) {
+    for (size_t j = 0; j < trail; j++) perm.push_back(static_cast<int64_t>(lead + 2 * n + j));
+    return perm;
   };
   std::vector<int64_t> perm;
   for (size_t j = 0; j < lead; j++) perm.push_back(static_cast<int64_t>(j));
@@ -82,7 +92,7 @@ Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<in
     Tensor r = x.pad(grow, 0, where).shrink(box(cut), where).reshape(shape_with(split), where).shrink(box(first_k), where);
     for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j));
     for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j + 1));
-    return r.permute(perm, where);
+    return r.permute(with_tail(perm), where);
   }
   // overlapping or dilated windows: tile each dim so that row w of a (k, L) reshape, L = i*f + d, starts at
   // element w*d (w*L = w*d mod i); then position p of row w is element p + w*d, and taking p = 0, s, 2s ...
@@ -99,11 +109,12 @@ Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<in
     first.insert(first.end(), {{0, k[j]}, {0, o[j]}, {0, 1}});
     cols.insert(cols.end(), {k[j], o[j]});
   }
+  reps.resize(x.ndim(), 1);
   Tensor r = x.repeat(reps, where).shrink(box(to_rows), where).reshape(shape_with(rows), where);
   r = r.shrink(box(to_cols), where).reshape(shape_with(stride_split), where).shrink(box(first), where).reshape(shape_with(cols), where);
   for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j + 1));
   for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(lead + 2 * j));
-  return r.permute(perm, where);
+  return r.permute(with_tail(perm), where);
 }
 
 // Padding for pooling with ceil_mode: PyTorch's output size, with the last window starting inside the input or
@@ -128,6 +139,44 @@ Pairs full_pads(const Tensor& x, const Pairs& spatial) {
   return p;
 }
 
+// r + bias over the channels, dim 1
+Tensor add_bias(const Tensor& r, const std::optional<Tensor>& bias, SourceLocation where) {
+  if (!bias) return r;
+  Shape bshape(r.ndim(), 1);
+  bshape[1] = r.shape()[1];
+  return r.add(bias->reshape(bshape, where), where);
+}
+
+// A depthwise convolution (one input and one output channel per group: weight (C, 1, k...)) over its input stored
+// channels-last, so that its kernel loads a vector of channels per window position under one gate per pixel for the
+// padding. Over NCHW the only vector is a row of 4 to 56 pixels under a gate per column at the padding: mobilenet_v2's
+// depthwise convs ran 3-5x slower. A computed input is stored in that order by its own kernel (which then loops in
+// it: Grouping::loop_order); the result is (N, C, o...), which the conv's kernel stores NCHW.
+Tensor depthwise_channels_last(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& k,
+                               const std::vector<int64_t>& s, const std::vector<int64_t>& d, const Pairs& p,
+                               SourceLocation where) {
+  int64_t n = static_cast<int64_t>(k.size()), c = weight.shape()[0];
+  std::vector<int64_t> to_last{0}, c_first{0, 2 * n + 1}, w_last, w_first{n}, summed;
+  for (int64_t j = 0; j < n; j++) {
+    to_last.push_back(2 + j), w_last.push_back(1 + j), w_first.push_back(j), summed.push_back(2 + n + j);
+  }
+  to_last.push_back(1), w_last.push_back(0);
+  for (int64_t j = 0; j < 2 * n; j++) c_first.push_back(1 + j);
+  Pairs pads{{0, 0}};
+  pads.insert(pads.end(), p.begin(), p.end());
+  pads.push_back({0, 0});
+  Tensor xl = x.permute(to_last, where).contiguous(where).pad(pads, 0, where);       // (N, i..., C)
+  Tensor win = pool(xl, k, s, d, "conv2d", where, 1).permute(c_first, where);  // (N, C, o..., k...)
+  // the weight read through a small copy laid out (k..., C): a vector of channels per window position too
+  Shape wk{c}, wb{1, c};
+  wk.insert(wk.end(), k.begin(), k.end());
+  wb.insert(wb.end(), static_cast<size_t>(n), 1);
+  wb.insert(wb.end(), k.begin(), k.end());
+  Tensor w = weight.reshape(wk, where).permute(w_last, where).contiguous(where);
+  w = w.permute(w_first, where).reshape(wb, where);
+  return win.mul(w, where).sum(summed, false, where).cast(win.dtype(), where);
+}
+
 }  // namespace
 
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, Ints stride, Ints dilation,
@@ -150,6 +199,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   // a computed input (relu(x + b), a normalized and pooled activation) is stored first: the conv reads each element
   // once per window position, and scalar math per read competes with the FMAs for the same ports (2x slower)
   bool window = std::any_of(k.begin(), k.end(), [](int64_t v) { return v > 1; });
+  if (window && cin == 1 && cout == groups && groups > 1)
+    return add_bias(depthwise_channels_last(*this, weight, k, s, d, p, where), bias, where);
   Tensor input = window && !schedule::is_realized_form(uop()) ? contiguous(where) : *this;
   Tensor x = input.pad(full_pads(input, p), 0, where);
   Tensor win = pool(x, k, s, d, "conv2d", where);  // (N, C, o..., k...)
@@ -199,10 +250,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   }
   // not made contiguous here: the bias and the activation that follow fuse into the conv kernel's store when the
   // next layer stores its input (a window conv, a pool) or the model's output is read
-  if (!bias) return r;
-  Shape bshape(r.ndim(), 1);
-  bshape[1] = cout;
-  return r.add(bias->reshape(bshape, where), where);
+  return add_bias(r, bias, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "conv2d", where);
 }

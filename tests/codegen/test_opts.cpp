@@ -54,15 +54,18 @@ TEST(Opts, HeuristicBlocksAMatmulInRegisters) {
   EXPECT_TRUE(codegen::choose_opts(k).empty());
 }
 
-TEST(Opts, ADepthwiseConvBlocksItsShortRowWhole) {
-  // a depthwise 3x3 conv at 7x7 (mobilenet_v2's last stages): no axis takes a vector (7 columns; channels 49
-  // apart), so 7 scalar accumulators along the row share each weight and the overlapping input columns. A block of
-  // 7 used to be refused (scalar blocks were powers of 2 only), and the kernel ran with no block at all
+TEST(Opts, ADepthwiseConvTakesAVectorOfChannelsAndBlocksItsShortRowWhole) {
+  // a depthwise 3x3 conv at 7x7 (mobilenet_v2's last stages) reads its input channels-last (conv2d), so the
+  // channels are the vector, under one gate per pixel at the padding (over NCHW no axis took one: 7 columns,
+  // channels 49 apart), and 7 accumulators along the row share each weight and the overlapping input columns
   Tensor x = Tensor::rand({1, 16, 7, 7}).realize(), w = Tensor::rand({16, 1, 3, 3}).realize();
   Tensor y = x.conv2d(w, std::nullopt, 16, 1, 1, 1);
   schedule::Schedule s = schedule::create_schedule({y.uop()});
   codegen::LoweredKernel k = codegen::lower(s.items.back().ast);
   std::vector<Opt> opts = codegen::choose_opts(k);
+  auto vec = std::find_if(opts.begin(), opts.end(), [&](const Opt& o) { return o.op == OptOp::VECTOR; });
+  ASSERT_NE(vec, opts.end()) << codegen::opts_str(opts);
+  EXPECT_EQ(k.full_shape[vec->axis], 16) << codegen::opts_str(opts);
   auto row = std::find_if(opts.begin(), opts.end(), [&](const Opt& o) { return o.op == OptOp::UPCAST && k.full_shape[o.axis] == 7; });
   ASSERT_NE(row, opts.end()) << codegen::opts_str(opts);
   EXPECT_EQ(row->amount, 7) << codegen::opts_str(opts);

@@ -101,7 +101,9 @@ TEST(Assign, ARowAtABoundPositionIsOneKernelForEveryPosition) {
     Tensor row = Tensor::full({1, 4}, static_cast<float>(p + 1)).contiguous().realize();
     int64_t compiled = runtime::compile_stats().compiled;
     cache.shrink({{pos.bind(p), pos.bind(p) + 1}, {0, 4}}).assign(row);
-    if (p != 0) EXPECT_EQ(runtime::compile_stats().compiled, compiled) << "position " << p << " compiled a kernel of its own";
+    if (p != 0) {
+      EXPECT_EQ(runtime::compile_stats().compiled, compiled) << "position " << p << " compiled a kernel of its own";
+    }
     for (int j = 0; j < 4; j++) want[p * 4 + j] = static_cast<float>(p + 1);
     EXPECT_EQ(cache.to_vector<float>(), want) << "pos " << p;
   }

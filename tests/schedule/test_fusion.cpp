@@ -75,9 +75,10 @@ TEST(Fusion, ConvAndPoolingAreOneKernelEach) {
   // weight copies and two convs (mobilenet's blocks)
   Tensor b = Tensor::rand({4}).realize(), w2 = Tensor::rand({4, 1, 3, 3}).realize();
   EXPECT_EQ(kernels_for(x.conv2d(w, b).relu6().conv2d(w2, std::nullopt, 4)), 4);
-  // a strided or grouped conv's gradient is read channels-last; its value is still the conv kernel's own store
+  // a strided conv's gradient is read channels-last; its value is still the conv kernel's own store
   EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 2);
-  EXPECT_EQ(kernels_for(x.conv2d(Tensor::rand({2, 1, 3, 3}).realize(), std::nullopt, 2)), 2);
+  // a depthwise conv reads its input channels-last: a realized NCHW input is copied so first
+  EXPECT_EQ(kernels_for(x.conv2d(Tensor::rand({2, 1, 3, 3}).realize(), std::nullopt, 2)), 3);
   {
     NoGradGuard no_grad;
     EXPECT_EQ(kernels_for(x.conv2d(w, std::nullopt, 1, 2)), 2);
@@ -111,6 +112,85 @@ TEST(Fusion, AnEpilogueReadByAReduceRunsOnceInItsOwnKernel) {
   Tensor h_ref = x.conv2d(wa, b).realize(), sum_ref = (h_ref + h_ref.conv2d(wb, b)).realize();
   expect_same_values(out, sum_ref.conv2d(w1));
   EXPECT_EQ(buffers_of_last_kernel(out), 3u);
+}
+
+TEST(Fusion, AReduceStoredThroughAPermuteLoopsInTheStoredOrder) {
+  // contiguous() of a permuted reduce is the reduce's own kernel, looping in the permuted order so that it stores
+  // in order (Grouping::loop_order): no copy kernel. Values against sums on the host.
+  Tensor x = iota({3, 4, 5});
+  std::vector<float> xv = x.to_vector<float>();
+  auto sum1 = [&](int64_t i, int64_t k) {  // x.sum(1)[i][k]
+    float t = 0;
+    for (int64_t j = 0; j < 4; j++) t += xv[(i * 4 + j) * 5 + k];
+    return t;
+  };
+  Tensor y = ((x.sum(1) - 40) * 2).relu().permute({1, 0}).contiguous();
+  EXPECT_EQ(kernels_for(y), 1);
+  std::vector<float> yv = y.to_vector<float>();
+  for (int64_t k = 0; k < 5; k++)
+    for (int64_t i = 0; i < 3; i++) EXPECT_EQ(yv[k * 3 + i], std::max(0.0f, (sum1(i, k) - 40) * 2)) << k << "," << i;
+  // a permute then a reshape that merges two of the reduce's dims: still one kernel
+  Tensor x4 = iota({2, 3, 4, 5});
+  std::vector<float> x4v = x4.to_vector<float>();
+  Tensor z = x4.sum(3).permute({2, 0, 1}).reshape({4, 6}).contiguous();
+  EXPECT_EQ(kernels_for(z), 1);
+  std::vector<float> zv = z.to_vector<float>();
+  for (int64_t c = 0; c < 4; c++)
+    for (int64_t ab = 0; ab < 6; ab++) {
+      float t = 0;
+      for (int64_t d = 0; d < 5; d++) t += x4v[(ab * 4 + c) * 5 + d];
+      EXPECT_EQ(zv[c * 6 + ab], t) << c << "," << ab;
+    }
+  // the reduce read in two orders (s + s.T): no one loop order stores both, so s gets a buffer of its own
+  Tensor sq = iota({4, 5, 4});
+  std::vector<float> sqv = sq.to_vector<float>();
+  Tensor s = sq.sum(1), both = (s + s.permute({1, 0})).contiguous();
+  EXPECT_EQ(kernels_for(both), 2);
+  std::vector<float> bv = both.to_vector<float>();
+  auto ssum = [&](int64_t i, int64_t k) {
+    float t = 0;
+    for (int64_t j = 0; j < 5; j++) t += sqv[(i * 5 + j) * 4 + k];
+    return t;
+  };
+  for (int64_t i = 0; i < 4; i++)
+    for (int64_t k = 0; k < 4; k++) EXPECT_EQ(bv[i * 4 + k], ssum(i, k) + ssum(k, i)) << i << "," << k;
+  // a permuted reduce that is itself the output
+  Tensor t = x.sum(1).permute({1, 0});
+  EXPECT_EQ(kernels_for(t), 1);
+  std::vector<float> tv = t.to_vector<float>();
+  for (int64_t k = 0; k < 5; k++)
+    for (int64_t i = 0; i < 3; i++) EXPECT_EQ(tv[k * 3 + i], sum1(i, k));
+}
+
+TEST(Fusion, ADepthwiseConvsComputedInputIsStoredChannelsLastByItsProducer) {
+  // the 1x1 conv that computes a depthwise conv's input stores it channels-last itself, looping in that order: two
+  // weight copies and two convs, no transposing copy. Values (stride 2 with a 5x5 window, then dilation 2 with
+  // asymmetric padding) against loops on the host over the stored input.
+  Tensor x = Tensor::rand({2, 8, 11, 11}).realize(), w1 = Tensor::rand({16, 8, 1, 1}).realize();
+  Tensor wd = Tensor::rand({16, 1, 5, 5}).realize(), bd = Tensor::rand({16}).realize();
+  Tensor h = x.conv2d(w1).relu();
+  EXPECT_EQ(kernels_for(h.conv2d(wd, bd, 16, 2, 1, 2)), 4);
+  std::vector<float> hv = h.contiguous().to_vector<float>(), wv = wd.to_vector<float>(), bv = bd.to_vector<float>();
+  struct Case { int64_t stride, dilation, top, left, bottom, right; };
+  for (Case c : {Case{2, 1, 2, 2, 2, 2}, Case{1, 2, 1, 3, 2, 0}}) {
+    Tensor y = h.conv2d(wd, bd, 16, c.stride, c.dilation, {c.left, c.right, c.top, c.bottom});
+    int64_t span = c.dilation * 4 + 1;
+    int64_t oh = (11 + c.top + c.bottom - span) / c.stride + 1, ow = (11 + c.left + c.right - span) / c.stride + 1;
+    ASSERT_EQ(y.shape(), (Shape{2, 16, oh, ow}));
+    std::vector<float> got = y.to_vector<float>();
+    for (int64_t n = 0; n < 2; n++)
+      for (int64_t ch = 0; ch < 16; ch++)
+        for (int64_t i = 0; i < oh; i++)
+          for (int64_t j = 0; j < ow; j++) {
+            double want = bv[ch];
+            for (int64_t a = 0; a < 5; a++)
+              for (int64_t b = 0; b < 5; b++) {
+                int64_t r = i * c.stride + a * c.dilation - c.top, q = j * c.stride + b * c.dilation - c.left;
+                if (r >= 0 && r < 11 && q >= 0 && q < 11) want += hv[((n * 16 + ch) * 11 + r) * 11 + q] * wv[ch * 25 + a * 5 + b];
+              }
+            ASSERT_NEAR(got[((n * 16 + ch) * oh + i) * ow + j], want, 1e-4 * (1 + std::fabs(want))) << n << "," << ch << "," << i << "," << j;
+          }
+  }
 }
 
 TEST(Fusion, ACatThatSeveralKernelsReadIsStored) {
@@ -303,10 +383,10 @@ TEST(Fusion, AMatmulOperandOfMoreThanAFewOpsIsStoredBeforeTheBroadcast) {
   std::vector<float> got_ln = out.to_vector<float>(), ref_ln = out_ref.to_vector<float>();
   for (size_t i = 0; i < ref_ln.size(); i++) ASSERT_NEAR(got_ln[i], ref_ln[i], 1e-4 * std::fabs(ref_ln[i]) + 1e-4) << i;
   // a one-hot made from positions (an embedding lookup, broadcast along 128 columns) is not stored: it folds into
-  // a read of the picked rows (GPT-2's prefill stored a 16 x 50257 one-hot and multiplied it out). Two kernels:
-  // the gather, then the copy that puts the index dim first (IndexingByATensorReadsOnlyTheRowsItPicks)
+  // a read of the picked rows (GPT-2's prefill stored a 16 x 50257 one-hot and multiplied it out). One kernel, which
+  // stores the rows with the index dim first (IndexingByATensorReadsOnlyTheRowsItPicks)
   Tensor table = iota({1000, 128}), ids = Tensor(std::vector<int32_t>{3, 999, 0, 42}, {4});
-  EXPECT_EQ(kernels_for(table[{ids}]), 2);
+  EXPECT_EQ(kernels_for(table[{ids}]), 1);
   EXPECT_EQ(table[{ids}].to_vector<float>()[128 + 5], 999.0f * 128 + 5);
   // the values: the same product from a stored operand
   Tensor want = normed.contiguous().realize().matmul(w);
@@ -340,10 +420,10 @@ TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
     EXPECT_EQ(u[20], 0) << dt.name();
   }
   // a table long enough for the one-hot sum to count as a large reduce is not split (a split sum would not fold):
-  // the gather, then the copy that puts the index dim first
+  // one kernel, which loops with the index dim first and so stores the rows in order (Grouping::loop_order)
   Tensor big = iota({40000, 2});
   Tensor rows = big[{Tensor({39999, 7}).realize()}];
-  EXPECT_EQ(kernels_for(rows), 2);
+  EXPECT_EQ(kernels_for(rows), 1);
   EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{79998, 79999, 14, 15}));
 }
 
