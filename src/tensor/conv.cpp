@@ -147,27 +147,36 @@ Tensor add_bias(const Tensor& r, const std::optional<Tensor>& bias, SourceLocati
   return r.add(bias->reshape(bshape, where), where);
 }
 
-// A depthwise convolution (one input and one output channel per group: weight (C, 1, k...)) over its input stored
-// channels-last, so that its kernel loads a vector of channels per window position under one gate per pixel for the
-// padding. Over NCHW the only vector is a row of 4 to 56 pixels under a gate per column at the padding: mobilenet_v2's
-// depthwise convs ran 3-5x slower. A computed input is stored in that order by its own kernel (which then loops in
-// it: Grouping::loop_order); the result is (N, C, o...), which the conv's kernel stores NCHW.
-Tensor depthwise_channels_last(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& k,
-                               const std::vector<int64_t>& s, const std::vector<int64_t>& d, const Pairs& p,
-                               SourceLocation where) {
-  int64_t n = static_cast<int64_t>(k.size()), c = weight.shape()[0];
-  std::vector<int64_t> to_last{0}, c_first{0, 2 * n + 1}, w_last, w_first{n}, summed;
-  for (int64_t j = 0; j < n; j++) {
-    to_last.push_back(2 + j), w_last.push_back(1 + j), w_first.push_back(j), summed.push_back(2 + n + j);
-  }
-  to_last.push_back(1), w_last.push_back(0);
+// The windows of x (N, C, i...) read channels-last: x stored as (N, i..., C) (by the kernel that computes it, which
+// then loops in that order: Grouping::loop_order; a realized NCHW x is copied), zero-padded by `p`, windowed
+// with the channel as a trailing dim, and seen as (N, C, o..., k...). A kernel reducing them loads a vector of
+// channels per window position under one gate per pixel at the padding, and stores NCHW. Over NCHW the only vector is
+// a row of 4 to 56 pixels under a gate per column at the padding, or none (a stride-2 row of 13).
+Tensor channels_last_windows(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                             const std::vector<int64_t>& d, const Pairs& p, const char* op, SourceLocation where) {
+  int64_t n = static_cast<int64_t>(k.size());
+  std::vector<int64_t> to_last{0}, c_first{0, 2 * n + 1};
+  for (int64_t j = 0; j < n; j++) to_last.push_back(2 + j);
+  to_last.push_back(1);
   for (int64_t j = 0; j < 2 * n; j++) c_first.push_back(1 + j);
   Pairs pads{{0, 0}};
   pads.insert(pads.end(), p.begin(), p.end());
   pads.push_back({0, 0});
-  Tensor xl = x.permute(to_last, where).contiguous(where).pad(pads, 0, where);       // (N, i..., C)
-  Tensor win = pool(xl, k, s, d, "conv2d", where, 1).permute(c_first, where);  // (N, C, o..., k...)
+  Tensor xl = x.permute(to_last, where).contiguous(where).pad(pads, 0, where);  // (N, i..., C)
+  return pool(xl, k, s, d, op, where, 1).permute(c_first, where);
+}
+
+// A depthwise convolution (one input and one output channel per group: weight (C, 1, k...)) over channels-last
+// windows: mobilenet_v2's depthwise convs ran 3-5x slower over NCHW.
+Tensor depthwise_channels_last(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& k,
+                               const std::vector<int64_t>& s, const std::vector<int64_t>& d, const Pairs& p,
+                               SourceLocation where) {
+  int64_t n = static_cast<int64_t>(k.size()), c = weight.shape()[0];
+  Tensor win = channels_last_windows(x, k, s, d, p, "conv2d", where);  // (N, C, o..., k...)
   // the weight read through a small copy laid out (k..., C): a vector of channels per window position too
+  std::vector<int64_t> w_last, w_first{n}, summed;
+  for (int64_t j = 0; j < n; j++) w_last.push_back(1 + j), w_first.push_back(j), summed.push_back(2 + n + j);
+  w_last.push_back(0);
   Shape wk{c}, wb{1, c};
   wk.insert(wk.end(), k.begin(), k.end());
   wb.insert(wb.end(), static_cast<size_t>(n), 1);
