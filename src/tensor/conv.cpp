@@ -147,6 +147,14 @@ Tensor add_bias(const Tensor& r, const std::optional<Tensor>& bias, SourceLocati
   return r.add(bias->reshape(bshape, where), where);
 }
 
+// A conv weight (C_out, ...) read through a small copy laid out with the output channel innermost (same shape)
+Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) {
+  std::vector<int64_t> to_inner, to_outer{weight.ndim() - 1};
+  for (int64_t j = 1; j < weight.ndim(); j++) to_inner.push_back(j), to_outer.push_back(j - 1);
+  to_inner.push_back(0);
+  return weight.permute(to_inner, where).contiguous(where).permute(to_outer, where);
+}
+
 // The windows of x (N, C, i...) read channels-last: x stored as (N, i..., C) (by the kernel that computes it, which
 // then loops in that order: Grouping::loop_order; a realized NCHW x is copied), zero-padded by `p`, windowed
 // with the channel as a trailing dim, and seen as (N, C, o..., k...). A kernel reducing them loads a vector of
@@ -173,16 +181,13 @@ Tensor depthwise_channels_last(const Tensor& x, const Tensor& weight, const std:
                                SourceLocation where) {
   int64_t n = static_cast<int64_t>(k.size()), c = weight.shape()[0];
   Tensor win = channels_last_windows(x, k, s, d, p, "conv2d", where);  // (N, C, o..., k...)
-  // the weight read through a small copy laid out (k..., C): a vector of channels per window position too
-  std::vector<int64_t> w_last, w_first{n}, summed;
-  for (int64_t j = 0; j < n; j++) w_last.push_back(1 + j), w_first.push_back(j), summed.push_back(2 + n + j);
-  w_last.push_back(0);
-  Shape wk{c}, wb{1, c};
-  wk.insert(wk.end(), k.begin(), k.end());
+  // the weight with the channel innermost: a vector of channels per window position too
+  std::vector<int64_t> summed;
+  for (int64_t j = 0; j < n; j++) summed.push_back(2 + n + j);
+  Shape wb{1, c};
   wb.insert(wb.end(), static_cast<size_t>(n), 1);
   wb.insert(wb.end(), k.begin(), k.end());
-  Tensor w = weight.reshape(wk, where).permute(w_last, where).contiguous(where);
-  w = w.permute(w_first, where).reshape(wb, where);
+  Tensor w = output_channel_innermost(weight, where).reshape(wb, where);
   return win.mul(w, where).sum(summed, false, where).cast(win.dtype(), where);
 }
 
@@ -230,13 +235,9 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   for (int64_t v : k) wshape.push_back(v);
   std::vector<int64_t> summed;
   for (size_t j = 0; j <= n; j++) summed.push_back(static_cast<int64_t>(3 + n + j));
-  // the weight read with the output channel innermost (a small copy): the kernel can then load a vector of output
-  // channels per (cin, k...) position and broadcast the input to it (codegen's VECTOR opt)
-  std::vector<int64_t> to_inner, to_outer{static_cast<int64_t>(n) + 1};
-  for (int64_t j = 1; j < weight.ndim(); j++) to_inner.push_back(j), to_outer.push_back(j - 1);
-  to_inner.push_back(0);
-  Tensor w = weight.permute(to_inner, where).contiguous(where).permute(to_outer, where);
-  Tensor prod = xw.mul(w.reshape(wshape, where), where);
+  // the weight with the output channel innermost: the kernel can then load a vector of output channels per
+  // (cin, k...) position and broadcast the input to it (codegen's VECTOR opt)
+  Tensor prod = xw.mul(output_channel_innermost(weight, where).reshape(wshape, where), where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
   Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);
