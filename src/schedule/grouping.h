@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "shape/shapetracker.h"
 #include "uop/uop.h"
 
 namespace tg::schedule {
@@ -16,6 +17,14 @@ struct Grouping {
   // per realized node whose reduces reach it through a permute: the order of the reduces' dims that its kernel loops
   // in, so that it stores the node's values in order (the node is a reshape of the reduce permuted by it)
   std::unordered_map<const uop::UOpNode*, std::vector<int64_t>> loop_order;
+  // per realized node that is a piece of a cat written in place: the cat, and the view of the cat's buffer that the
+  // piece's kernel stores through (its slice). Such a cat has no kernel: its pieces' kernels fill its buffer.
+  struct Slice {
+    uop::UOp cat;
+    shape::ShapeTracker view;
+  };
+  std::unordered_map<const uop::UOpNode*, Slice> slices;
+  std::unordered_set<const uop::UOpNode*> filled;  // the cats filled by their pieces
   bool realized(const uop::UOp& u) const { return realize.count(u.get()) != 0; }
 };
 

@@ -99,9 +99,11 @@ class Builder {
     const UOp& out_node = fused_.empty() ? root_ : g_.reduces.at(root_.get())[0];
     ShapeTracker out_st = ShapeTracker::from_shape(unbound(out_node.sym_shape(), &vals_));
     if (!order_.empty()) out_st = ShapeTracker::from_shape(out_st.permute(order_).shape());
-    // a symbolic output is stored laid out at its largest sizes (buffer_as_node); an ASSIGN's through its target
+    // a symbolic output is stored laid out at its largest sizes (buffer_as_node); an ASSIGN's through its target, a
+    // cat's piece through its slice of the cat
     ShapeTracker store_st = out_node.symbolic_shape() ? max_layout(out_node, &vals_) : out_st;
     if (root_.op() == Ops::ASSIGN) store_st = target_view(root_.src(1), &vals_).reshape(unbound(out_node.sym_shape(), &vals_));
+    if (auto it = g_.slices.find(root_.get()); it != g_.slices.end()) store_st = it->second.view.reshape(out_st.shape()).simplify();
     UOp value = value_of(root_, out_st);
     UOp store = UOp::make(Ops::STORE, dtypes::void_, {globals_[0], shape::view_uop(store_st), value});
     k.ast = UOp::sink({store});

@@ -18,7 +18,8 @@ struct KernelAST {
 // The view through which `target`, movement ops over a BUFFER, reads that buffer (variables unbound into *vals).
 shape::ShapeTracker target_view(const uop::UOp& target, uop::VarVals* vals);
 
-// The kernel that computes `root` into `out` (an ASSIGN: into its target's buffer, through the target's view).
+// The kernel that computes `root` into `out` (an ASSIGN: into its target's buffer, through the target's view; a cat's
+// piece: into the cat's buffer, through its slice).
 // `buffers` maps every realized node scheduled before this one (and only those) to its BUFFER.
 KernelAST build_kernel(const uop::UOp& root, const uop::UOp& out, const Grouping& g,
                        const std::unordered_map<const uop::UOpNode*, uop::UOp>& buffers);

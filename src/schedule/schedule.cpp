@@ -25,14 +25,18 @@ namespace {
 std::vector<ScheduleItem> order_for_memory(std::vector<ScheduleItem> items) {
   constexpr int kWeighed = 64;
   size_t n = items.size();
-  std::unordered_map<const uop::UOpNode*, size_t> producer;
-  for (size_t i = 0; i < n; i++) producer[items[i].bufs[0].get()] = i;
+  // a buffer's writers: one kernel, or the pieces of a cat each writing its slice (ASSIGNs into slices too)
+  std::unordered_map<const uop::UOpNode*, std::vector<size_t>> producers;
+  for (size_t i = 0; i < n; i++) producers[items[i].bufs[0].get()].push_back(i);
   std::vector<std::vector<size_t>> deps(n), readers(n);
   std::vector<int64_t> bytes(n);
   for (size_t i = 0; i < n; i++) {
-    bytes[i] = static_cast<int64_t>(buffer_of(items[i].bufs[0]).nbytes());
+    const std::vector<size_t>& writers = producers.at(items[i].bufs[0].get());
+    bytes[i] = writers[0] == i ? static_cast<int64_t>(buffer_of(items[i].bufs[0]).nbytes()) : 0;  // counted once
     for (size_t b = 1; b < items[i].bufs.size(); b++)
-      if (auto it = producer.find(items[i].bufs[b].get()); it != producer.end()) deps[i].push_back(it->second);
+      if (auto it = producers.find(items[i].bufs[b].get()); it != producers.end())
+        for (size_t w : it->second)
+          if (w < i) deps[i].push_back(w);  // (the items come producers first)
     std::sort(deps[i].begin(), deps[i].end());
     deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
     for (size_t d : deps[i]) readers[d].push_back(i);
@@ -76,9 +80,32 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
     else if (u.op() == Ops::COPY) device[u.get()] = &u.src(1).arg().get<std::string>();
     else if (!u.src().empty()) device[u.get()] = device.at(u.src(0).get());
   }
+  auto fresh_buffer = [&](const UOp& u) {
+    UOp out = new_buffer(*device.at(u.get()), u.dtype(), shape::prod(u.max_shape()));
+    buffers[u.get()] = out;
+    s.becomes.push_back({u, buffer_as_node(out, u)});
+    return out;
+  };
+  auto add_kernel = [&](const UOp& u, const UOp& out) {
+    KernelAST k = build_kernel(u, out, g, buffers);
+    for (const auto& [var, value] : k.var_vals.vals) s.var_vals.add(var, value);
+    s.items.push_back({ScheduleItem::Kind::Kernel, k.ast, k.bufs});
+  };
   for (const UOp& u : g.nodes) {
     if (!g.realized(u)) continue;
     int64_t size = shape::prod(u.max_shape());  // a symbolic node's buffer fits every value (buffer_as_node)
+    // a cat filled by its pieces has no kernel; a piece is stored into its slice of the cat's buffer. (The piece
+    // itself becomes nothing: as a view of the cat's buffer, an assign into the cat would change it.)
+    if (g.filled.count(u.get())) {
+      if (!buffers.count(u.get())) fresh_buffer(u);
+      continue;
+    }
+    if (auto slice = g.slices.find(u.get()); slice != g.slices.end()) {
+      const UOp& cat = slice->second.cat;
+      UOp out = buffers.count(cat.get()) ? buffers.at(cat.get()) : fresh_buffer(cat);
+      if (size > 0) add_kernel(u, out);
+      continue;
+    }
     // contiguous() of a value this schedule stores anyway (a conv's input that ends another kernel's epilogue) is
     // that value's buffer, as for a buffer that already exists
     if (u.op() == Ops::CONTIGUOUS && u.arg().empty()) {  // (clone's CONTIGUOUS has an arg)
@@ -90,9 +117,8 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
     }
     // an ASSIGN writes into its target's buffer, which live tensors already read: nothing becomes anything
     bool in_place = u.op() == Ops::ASSIGN;
-    UOp out = in_place ? movement_base(u.src(1)) : new_buffer(*device.at(u.get()), u.dtype(), size);
-    buffers[u.get()] = out;
-    if (!in_place) s.becomes.push_back({u, buffer_as_node(out, u)});
+    UOp out = in_place ? movement_base(u.src(1)) : fresh_buffer(u);
+    if (in_place) buffers[u.get()] = out;
     if (size == 0) continue;  // nothing to compute
     if (u.op() == Ops::COPY) {
       UOp src = plain_buffer(u.src(0));
@@ -100,9 +126,7 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
       s.items.push_back({ScheduleItem::Kind::Copy, UOp(), {out, src}});
       continue;
     }
-    KernelAST k = build_kernel(u, out, g, buffers);
-    for (const auto& [var, value] : k.var_vals.vals) s.var_vals.add(var, value);
-    s.items.push_back({ScheduleItem::Kind::Kernel, k.ast, k.bufs});
+    add_kernel(u, out);
   }
   s.items = order_for_memory(std::move(s.items));
   return s;

@@ -233,6 +233,53 @@ TEST(Fusion, AConvEpilogueReadThroughAPadIsStoredByTheConv) {
   EXPECT_NEAR(total.item<float>(), c_ref.sum().item<float>(), 1e-3);
 }
 
+TEST(Fusion, AStoredCatIsWrittenInPlaceByItsPiecesKernels) {
+  // a squeezenet fire module: two expand convs cat'd along the channels and read by a pool. Each conv's kernel stores
+  // into its slice of the cat's buffer; no kernel copies the pieces into the cat
+  Tensor x = Tensor::rand({2, 4, 6, 6}).realize(), w1 = Tensor::rand({3, 4, 1, 1}).realize();
+  Tensor w3 = Tensor::rand({5, 4, 3, 3}).realize(), b = Tensor::rand({5}).realize();
+  auto pieces = [&] { return std::vector<Tensor>{x.conv2d(w1).relu(), x.conv2d(w3, b, 1, 1, 1, 1).relu()}; };
+  Tensor c = Tensor::cat(pieces(), 1);
+  schedule::Schedule s = schedule::create_schedule({c.uop()});
+  std::vector<Tensor> alone = pieces();
+  size_t piece_kernels = schedule::create_schedule({alone[0].uop(), alone[1].uop()}).items.size();
+  EXPECT_EQ(s.items.size(), piece_kernels);
+  auto cat_buffer = std::find_if(s.becomes.begin(), s.becomes.end(), [&](const auto& b) { return b.first == c.uop(); });
+  ASSERT_NE(cat_buffer, s.becomes.end());
+  const uop::UOp& out = schedule::movement_base(cat_buffer->second);
+  EXPECT_EQ(std::count_if(s.items.begin(), s.items.end(), [&](const auto& it) { return it.bufs[0] == out; }), 2);
+  Tensor::realize(alone);
+  Tensor ref = Tensor::cat(alone, 1).realize();
+  expect_same_values(c, ref);
+  Tensor pooled = Tensor::cat(pieces(), 1).max_pool2d({3, 3}, 2);
+  expect_same_values(pooled, ref.max_pool2d({3, 3}, 2));
+
+  // the pieces' values exactly: a sum of padded pieces made -0.0 into 0.0 (PyTorch's cat keeps it)
+  Tensor neg = (x.sum(1) * -0.0f).reshape({2, 1, 6, 6}), pos = x.max(1).reshape({2, 1, 6, 6});
+  std::vector<float> v = Tensor::cat({neg, pos}, 1).to_vector<float>();
+  for (size_t i = 0; i < 36; i++) EXPECT_TRUE(std::signbit(v[i]) && v[i] == 0.0f) << i;
+  // bool pieces are cat'd by OR: in place too
+  Tensor big = x.sum(1) > 2.0f, any = x.max(1) > 0.9f;
+  EXPECT_EQ(Tensor::cat({big, any}, 0).to_vector<bool>(), Tensor::cat({big.realize(), any.realize()}, 0).to_vector<bool>());
+  // a piece read elsewhere too keeps the copy, and its value
+  Tensor p0 = x.conv2d(w1).relu(), shared = Tensor::cat({p0, x.conv2d(w1)}, 1);
+  Tensor total = p0.sum();
+  Tensor::realize({shared, total});
+  expect_same_values(shared, Tensor::cat({x.conv2d(w1).relu().realize(), x.conv2d(w1).realize()}, 1));
+  EXPECT_NEAR(total.item<float>(), x.conv2d(w1).relu().sum().item<float>(), 1e-3);
+
+  // a TinyJit replay: the cat's buffer has two writers; the memory planner and the replay keep both, before the pool
+  TinyJit<Tensor> f([&](const std::vector<Tensor>& in) {
+    return Tensor::cat({in[0].conv2d(w1).relu(), in[0].conv2d(w3, b, 1, 1, 1, 1).relu()}, 1).max_pool2d({3, 3}, 2).realize();
+  });
+  for (int i = 0; i < 3; i++) {
+    Tensor xi = Tensor::rand({2, 4, 6, 6}).realize();
+    Tensor want = Tensor::cat({xi.conv2d(w1).relu().realize(), xi.conv2d(w3, b, 1, 1, 1, 1).relu().realize()}, 1).max_pool2d({3, 3}, 2);
+    expect_same_values(f({xi}), want);
+  }
+  EXPECT_TRUE(f.captured());
+}
+
 TEST(Fusion, ContiguousOfAValueTheScheduleStoresIsThatBuffer) {
   // a squeeze conv's output read by a 1x1 conv and by a 3x3 conv (which makes its input contiguous first): stored
   // once, with no copy; clone() still makes a buffer of its own
