@@ -155,6 +155,22 @@ Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) {
   return weight.permute(to_inner, where).contiguous(where).permute(to_outer, where);
 }
 
+// A conv weight of kStreamedWeight elements or more is read from memory, not from a cache: laid out with the output
+// channel innermost, each block of 32 output channels reads 128 bytes of every C_out * 4-byte row (resnet50's last
+// convs at batch 1 streamed their weights at 13-17 GB/s). Stored as (C_out/32, ..., 32) instead, each block's
+// weights are one contiguous run, read at the machine's bandwidth (2.1x in a kernel alone, weights cold). Shape
+// (C_out/32, 32, ...): the kernel loops over blocks and the 32 channels of a block as two dims.
+constexpr int64_t kChannelBlock = 32, kStreamedWeight = int64_t{1} << 18;
+Tensor output_channel_blocks(const Tensor& weight, SourceLocation where) {
+  int64_t nd = weight.ndim();
+  Shape split{weight.shape()[0] / kChannelBlock, kChannelBlock};
+  split.insert(split.end(), weight.shape().begin() + 1, weight.shape().end());
+  std::vector<int64_t> to_inner{0}, to_outer{0, nd};
+  for (int64_t j = 2; j <= nd; j++) to_inner.push_back(j), to_outer.push_back(j - 1);
+  to_inner.push_back(1);
+  return weight.reshape(split, where).permute(to_inner, where).contiguous(where).permute(to_outer, where);
+}
+
 // The windows of x (N, C, i...) read channels-last: x stored as (N, i..., C) (by the kernel that computes it, which
 // then loops in that order: Grouping::loop_order; a realized NCHW x is copied), zero-padded by `p`, windowed
 // with the channel as a trailing dim, and seen as (N, C, o..., k...). A kernel reducing them loads a vector of
@@ -220,24 +236,31 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Tensor win = pool(x, k, s, d, "conv2d", where);  // (N, C, o..., k...)
   int64_t bs = shape()[0], rcout = cout / groups;
   Shape o(win.shape().begin() + 2, win.shape().begin() + 2 + static_cast<int64_t>(n));
-  // (N, g, cin, 1, o..., k...) -> (N, g, rcout, o..., cin, k...) against weight (1, g, rcout, 1..., cin, k...)
-  Shape grouped{bs, groups, cin, 1}, spread{bs, groups, cin, rcout};
+  // the output channels: one dim, or blocks of kChannelBlock for a weight read from memory (output_channel_blocks)
+  bool blocked = rcout % kChannelBlock == 0 && rcout > kChannelBlock && weight.numel() >= kStreamedWeight;
+  Shape channels = blocked ? Shape{rcout / kChannelBlock, kChannelBlock} : Shape{rcout};
+  size_t nc = channels.size();
+  // (N, g, cin, 1.., o..., k...) -> (N, g, channels..., o..., cin, k...) against weight (1, g, channels..., 1..., cin, k...)
+  Shape grouped{bs, groups, cin}, spread{bs, groups, cin};
+  grouped.insert(grouped.end(), nc, 1), spread.insert(spread.end(), channels.begin(), channels.end());
   for (int64_t v : o) grouped.push_back(v), spread.push_back(v);
   for (int64_t v : k) grouped.push_back(v), spread.push_back(v);
-  std::vector<int64_t> perm{0, 1, 3};
-  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(4 + j));
+  std::vector<int64_t> perm{0, 1};
+  for (size_t j = 0; j < nc + n; j++) perm.push_back(static_cast<int64_t>(3 + j));
   perm.push_back(2);
-  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(4 + n + j));
+  for (size_t j = 0; j < n; j++) perm.push_back(static_cast<int64_t>(3 + nc + n + j));
   Tensor xw = win.reshape(grouped, where).expand(spread, where).permute(perm, where);
-  Shape wshape{1, groups, rcout};
-  for (size_t j = 0; j < n; j++) wshape.push_back(1);
+  Shape wshape{1, groups};
+  wshape.insert(wshape.end(), channels.begin(), channels.end());
+  wshape.insert(wshape.end(), n, 1);
   wshape.push_back(cin);
   for (int64_t v : k) wshape.push_back(v);
   std::vector<int64_t> summed;
-  for (size_t j = 0; j <= n; j++) summed.push_back(static_cast<int64_t>(3 + n + j));
+  for (size_t j = 0; j <= n; j++) summed.push_back(static_cast<int64_t>(2 + nc + n + j));
   // the weight with the output channel innermost: the kernel can then load a vector of output channels per
   // (cin, k...) position and broadcast the input to it (codegen's VECTOR opt)
-  Tensor prod = xw.mul(output_channel_innermost(weight, where).reshape(wshape, where), where);
+  Tensor wt = blocked ? output_channel_blocks(weight, where) : output_channel_innermost(weight, where);
+  Tensor prod = xw.mul(wt.reshape(wshape, where), where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
   Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);

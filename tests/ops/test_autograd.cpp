@@ -112,6 +112,45 @@ TEST(Autograd, ContiguousBackwardKeepsValuesAndRealizesTheGradient) {
   EXPECT_EQ(with, GlobalCounters::kernel_count - before + 1);  // one kernel more: the realized gradient
 }
 
+TEST(Autograd, AConvWithALargeWeightMatchesItsChannelSlices) {
+  // a weight of 2^18 elements or more is read in blocks of 32 output channels (conv.cpp); each 32-channel slice of
+  // it is small and read the plain way: the cat of the slices' convs is the reference, values and gradients, for a
+  // stride-1 conv (gradients through convolutions), a stride-2 one (through the window gather) and a grouped one
+  Tensor::manual_seed(3);
+  struct Case { int64_t groups, stride, pad; };
+  for (Case c : {Case{1, 1, 1}, Case{1, 2, 0}, Case{2, 1, 1}}) {
+    Tensor x = Tensor::randn({2, 512 * c.groups, 5, 5}).realize(), w = Tensor::randn({64 * c.groups, 512, 3, 3}).realize();
+    Tensor b = Tensor::randn({64 * c.groups}).realize();
+    ASSERT_GE(w.numel(), int64_t{1} << 18);
+    Tensor xa = x.detach().requires_grad_(), wa = w.detach().requires_grad_(), ba = b.detach().requires_grad_();
+    Tensor y = xa.conv2d(wa, ba, c.groups, c.stride, 1, c.pad);
+    Tensor up = Tensor::randn(y.shape()).realize();
+    std::vector<Tensor> g = (y * up).sum().gradient({xa, wa, ba});
+    Tensor xb = x.detach().requires_grad_(), wb = w.detach().requires_grad_(), bb = b.detach().requires_grad_();
+    std::vector<Tensor> parts;  // per group, its two 32-channel slices over the group's input channels
+    for (int64_t grp = 0; grp < c.groups; grp++)
+      for (int64_t s = 0; s < 2; s++) {
+        int64_t lo = grp * 64 + s * 32;
+        Tensor xs = xb.shrink({{0, 2}, {grp * 512, grp * 512 + 512}, {0, 5}, {0, 5}});
+        Tensor ws = wb.shrink({{lo, lo + 32}, {0, 512}, {0, 3}, {0, 3}}), bs = bb.shrink({{lo, lo + 32}});
+        ASSERT_LT(ws.numel(), int64_t{1} << 18);
+        parts.push_back(xs.conv2d(ws, bs, 1, c.stride, 1, c.pad));
+      }
+    Tensor y_ref = Tensor::cat(parts, 1);
+    std::vector<Tensor> g_ref = (y_ref * up).sum().gradient({xb, wb, bb});
+    auto near = [&](const Tensor& got, const Tensor& want, const char* what) {
+      std::vector<float> a = vec(got), r = vec(want);
+      ASSERT_EQ(a.size(), r.size()) << what;
+      for (size_t i = 0; i < a.size(); i++)
+        ASSERT_NEAR(a[i], r[i], 1e-3f * (1 + std::fabs(r[i]))) << what << " at " << i << " groups " << c.groups << " stride " << c.stride;
+    };
+    near(y, y_ref, "y");
+    near(g[0], g_ref[0], "dx");
+    near(g[1], g_ref[1], "dw");
+    near(g[2], g_ref[2], "db");
+  }
+}
+
 TEST(Autograd, StrideOneConvolutionGradientsMatchFiniteDifferences) {
   // conv2d with stride 1 and symmetric padding differentiates through convolutions (a transposed one for the
   // input); central differences of the loss in float64 check both gradients element by element
