@@ -235,10 +235,13 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // without padded loads along it
   int64_t vector_axis = -1, width = 0, best = 0;
   bool pad_vector = false;  // the vector axis is padded to a multiple of the width (PADTO; its padded lanes read nothing)
-  // the loop's largest read, when it is larger than a core's L2 (2^18 elements and more: a weight streamed from
-  // memory, as in the last 1x1 convs of a batch-1 resnet50, 4 MB each over 16 pixels). A vector along its
-  // contiguous axis reads it in whole cache lines, once; a vector along the pixels read it a scalar at a time, 32
-  // bytes of each 2 KB row per block of 8 channels, and resnet50 at batch 1 ran 5-9% slower (alternated runs)
+  // the loop's largest read, when it is larger than a core's L2 (2^18 elements and more) and used by few outputs
+  // (fewer than 64 copies along the global axes it does not depend on): a weight streamed from memory, as in the
+  // last 1x1 convs of a batch-1 resnet50, 4 MB each over 16 pixels. A vector along its contiguous axis reads it in
+  // whole cache lines, once; a vector along the pixels read it a scalar at a time, 32 bytes of each 2 KB row per
+  // block of 8 channels, and resnet50 at batch 1 ran 5-9% slower (alternated runs). Not a read that many outputs
+  // share: mobilenet_v2's 1x1 conv from 16 to 96 channels at 56x56 reads its input once per output channel, and
+  // with the vector along the pixels instead of the channels ran 1.6x slower
   int64_t big = -1, most = 0;
   for (size_t i = 0; i < f.loads.size(); i++) {
     if (!f.in_loop(i)) continue;
@@ -247,7 +250,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
       if (f.load_axes[i] >> a & 1) elems *= k.full_shape[a];
     if (elems > most) most = elems, big = static_cast<int64_t>(i);
   }
-  if (most < (int64_t{1} << 18)) big = -1;
+  int64_t copies = 1;
+  for (int64_t a : f.globals)
+    if (big >= 0 && !(f.load_axes[big] >> a & 1)) copies *= k.full_shape[a];
+  if (most < (int64_t{1} << 18) || copies >= 64) big = -1;
   for (int64_t a : f.globals) {
     bool strided = false, padded = false;
     int64_t n = vector_width(k, f, a, &strided);

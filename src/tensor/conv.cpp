@@ -155,12 +155,14 @@ Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) {
   return weight.permute(to_inner, where).contiguous(where).permute(to_outer, where);
 }
 
-// A conv weight of kStreamedWeight elements or more is read from memory, not from a cache: laid out with the output
-// channel innermost, each block of 32 output channels reads 128 bytes of every C_out * 4-byte row (resnet50's last
-// convs at batch 1 streamed their weights at 13-17 GB/s). Stored as (C_out/32, ..., 32) instead, each block's
-// weights are one contiguous run, read at the machine's bandwidth (2.1x in a kernel alone, weights cold). Shape
-// (C_out/32, 32, ...): the kernel loops over blocks and the 32 channels of a block as two dims.
-constexpr int64_t kChannelBlock = 32, kStreamedWeight = int64_t{1} << 18;
+// A conv weight of kStreamedWeight elements or more that few output pixels share (fewer than kFewPixels over the
+// batch) is streamed from memory: laid out with the output channel innermost, each block of 32 output channels
+// reads 128 bytes of every C_out * 4-byte row (resnet50's last convs at batch 1 streamed their weights at 13-17
+// GB/s). Stored as (C_out/32, ..., 32) instead, each block's weights are one contiguous run, read at the machine's
+// bandwidth (2.1x in a kernel alone, weights cold). Shape (C_out/32, 32, ...): the kernel loops over blocks and
+// the 32 channels of a block as two dims. With many pixels the conv is bound by its FMAs, and the split channel
+// dim blocked its registers worse (mobilenet_v2's last 1x1 convs at batch 8, 128 pixels: 1.7x slower).
+constexpr int64_t kChannelBlock = 32, kStreamedWeight = int64_t{1} << 18, kFewPixels = 64;
 Tensor output_channel_blocks(const Tensor& weight, SourceLocation where) {
   int64_t nd = weight.ndim();
   Shape split{weight.shape()[0] / kChannelBlock, kChannelBlock};
@@ -237,7 +239,9 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   int64_t bs = shape()[0], rcout = cout / groups;
   Shape o(win.shape().begin() + 2, win.shape().begin() + 2 + static_cast<int64_t>(n));
   // the output channels: one dim, or blocks of kChannelBlock for a weight read from memory (output_channel_blocks)
-  bool blocked = rcout % kChannelBlock == 0 && rcout > kChannelBlock && weight.numel() >= kStreamedWeight;
+  int64_t pixels = bs;
+  for (int64_t v : o) pixels *= v;
+  bool blocked = rcout % kChannelBlock == 0 && rcout > kChannelBlock && weight.numel() >= kStreamedWeight && pixels < kFewPixels;
   Shape channels = blocked ? Shape{rcout / kChannelBlock, kChannelBlock} : Shape{rcout};
   size_t nc = channels.size();
   // (N, g, cin, 1.., o..., k...) -> (N, g, channels..., o..., cin, k...) against weight (1, g, channels..., 1..., cin, k...)

@@ -91,6 +91,30 @@ TEST(Opts, ADepthwiseConvTakesAVectorOfChannelsAndBlocksItsShortRowWhole) {
       }
 }
 
+TEST(Opts, AWeightStreamedFromMemoryIsReadAsVectorsOfItsOutputChannels) {
+  // a batch-1 1x1 conv from 2048 to 512 channels at 4x4 (resnet50's last stage): its 4 MB weight, in blocks of 32
+  // output channels, is the kernel's largest read and few outputs share it; the vector runs along the block's 32
+  // channels, reading the weight in whole cache lines, not along the 16 pixels with the weight broadcast a scalar
+  // at a time
+  auto vector_size = [](const Tensor& y, int64_t reduced) {
+    for (const auto& item : schedule::create_schedule({y.uop()}).items) {
+      codegen::LoweredKernel k = codegen::lower(item.ast);
+      if (k.reduce_axes.size() != 1 || k.full_shape[k.reduce_axes[0]] != reduced) continue;
+      std::vector<Opt> opts = codegen::choose_opts(k);
+      for (const Opt& o : opts)
+        if (o.op == OptOp::VECTOR) return k.full_shape[o.axis];
+    }
+    return int64_t{0};
+  };
+  Tensor x = Tensor::rand({1, 2048, 4, 4}).realize(), w = Tensor::rand({512, 2048, 1, 1}).realize();
+  EXPECT_EQ(vector_size(x.conv2d(w), 2048), 32);
+  // an input that every output channel reads is no streamed weight: mobilenet_v2's 1x1 conv from 16 to 96
+  // channels, stored channels-last for the depthwise conv after it, keeps its vector along the output channels
+  Tensor x2 = Tensor::rand({8, 16, 56, 56}).realize(), w2 = Tensor::rand({96, 16, 1, 1}).realize();
+  Tensor wd = Tensor::rand({96, 1, 3, 3}).realize();
+  EXPECT_EQ(vector_size(x2.conv2d(w2).relu6().conv2d(wd, std::nullopt, 96, 1, 1, 1), 16), 96);
+}
+
 TEST(Opts, AColumnAxisWithoutAGoodDivisorIsPaddedToABlock) {
   // a 3x3 conv at 13x13 (squeezenet's): 13 columns have no divisor to block by, so the axis is padded to 14 and
   // blocked by 7 (one extra column, which stores nothing), not left with one vector per broadcast weight
@@ -622,9 +646,15 @@ TEST(Opts, SixteenBitFloatLoadsAreVectors) {
     for (int r = 0; r < 4; r++) {
       float want = 0;
       for (int c = 0; c < 64; c++) want += wv[r * 64 + c] * static_cast<float>(c);
-      if (r == 2 || r == 3) EXPECT_EQ(std::isnan(got[r]), r == 3 || std::isnan(want)) << dt.name() << " row " << r << " " << got[r];
-      if (r == 2) EXPECT_TRUE(std::isinf(got[r])) << dt.name() << " " << got[r];
-      if (r < 2) EXPECT_NEAR(got[r], want, 1e-4 * std::fabs(want) + 1e-30) << dt.name() << " row " << r;
+      if (r == 2 || r == 3) {
+        EXPECT_EQ(std::isnan(got[r]), r == 3 || std::isnan(want)) << dt.name() << " row " << r << " " << got[r];
+      }
+      if (r == 2) {
+        EXPECT_TRUE(std::isinf(got[r])) << dt.name() << " " << got[r];
+      }
+      if (r < 2) {
+        EXPECT_NEAR(got[r], want, 1e-4 * std::fabs(want) + 1e-30) << dt.name() << " row " << r;
+      }
     }
   }
 }

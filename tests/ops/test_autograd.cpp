@@ -113,7 +113,8 @@ TEST(Autograd, ContiguousBackwardKeepsValuesAndRealizesTheGradient) {
 }
 
 TEST(Autograd, AConvWithALargeWeightMatchesItsChannelSlices) {
-  // a weight of 2^18 elements or more is read in blocks of 32 output channels (conv.cpp); each 32-channel slice of
+  // a weight of 2^18 elements or more over few output pixels (2 x 5 x 5 here) is read in blocks of 32 output
+  // channels (conv.cpp); each 32-channel slice of
   // it is small and read the plain way: the cat of the slices' convs is the reference, values and gradients, for a
   // stride-1 conv (gradients through convolutions), a stride-2 one (through the window gather) and a grouped one
   Tensor::manual_seed(3);
