@@ -184,9 +184,10 @@ void fill_cats_in_place(Grouping& g, const Users& users) {
     int64_t d = -1;
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (const UOp* p : pads) {
-      const std::vector<int64_t>& a = p->arg().get<std::vector<int64_t>>();
+      const auto* a = p->arg().get_if<std::vector<int64_t>>();  // (a symbolic pad's amounts are Dims)
+      ok = ok && a;
       for (size_t i = 0; i < shape.size() && ok; i++)
-        if (a[2 * i] != 0 || a[2 * i + 1] != 0) ok = d < 0 || d == static_cast<int64_t>(i), d = static_cast<int64_t>(i);
+        if ((*a)[2 * i] != 0 || (*a)[2 * i + 1] != 0) ok = d < 0 || d == static_cast<int64_t>(i), d = static_cast<int64_t>(i);
     }
     if (!ok || d < 0) continue;
     for (const UOp* p : pads) {
@@ -205,6 +206,7 @@ void fill_cats_in_place(Grouping& g, const Users& users) {
       ok = ok && only_user(*n, *p) && n->dtype() == cat.dtype();
       while (ok && (n->op() == Ops::RESHAPE || n->op() == Ops::DETACH) && !g.realized(*n))
         ok = only_user(n->src(0), *n), n = &n->src(0);
+      ok = ok && !g.filled.count(n->get());  // (a cat inside the cat, itself filled in place, keeps its own buffer)
       stored_as.push_back(n);
     }
     if (!ok || covered != shape[d] ||

@@ -268,6 +268,17 @@ TEST(Fusion, AStoredCatIsWrittenInPlaceByItsPiecesKernels) {
   expect_same_values(shared, Tensor::cat({x.conv2d(w1).relu().realize(), x.conv2d(w1).realize()}, 1));
   EXPECT_NEAR(total.item<float>(), x.conv2d(w1).relu().sum().item<float>(), 1e-3);
 
+  // a cat inside a cat, both stored: the inner one is filled by its pieces, then copied into the outer one
+  // (on a fresh input: a freed buffer of the same values reused for an unwritten slice would hide a miss)
+  Tensor xn = Tensor::rand({2, 4, 6, 6}).realize();
+  Tensor inner = Tensor::cat({xn.conv2d(w1).relu(), xn.conv2d(w3, b, 1, 1, 1, 1).relu()}, 1);
+  Tensor w1b = Tensor::rand({3, 4, 1, 1}).realize();
+  Tensor outer = Tensor::cat({inner, xn.conv2d(w1b)}, 1);
+  Tensor::realize({inner, outer});
+  Tensor inner_ref = Tensor::cat({xn.conv2d(w1).relu().realize(), xn.conv2d(w3, b, 1, 1, 1, 1).relu().realize()}, 1).realize();
+  expect_same_values(inner, inner_ref);
+  expect_same_values(outer, Tensor::cat({inner_ref, xn.conv2d(w1b).realize()}, 1));
+
   // a TinyJit replay: the cat's buffer has two writers; the memory planner and the replay keep both, before the pool
   TinyJit<Tensor> f([&](const std::vector<Tensor>& in) {
     return Tensor::cat({in[0].conv2d(w1).relu(), in[0].conv2d(w3, b, 1, 1, 1, 1).relu()}, 1).max_pool2d({3, 3}, 2).realize();
