@@ -194,11 +194,10 @@ void fill_cats_in_place(Grouping& g, const Users& users) {
       const std::vector<int64_t>& a = p->arg().get<std::vector<int64_t>>();
       spans.push_back({a[2 * d], shape[d] - a[2 * d + 1]});
     }
-    std::vector<size_t> by_start(pads.size());
-    for (size_t i = 0; i < by_start.size(); i++) by_start[i] = i;
-    std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return spans[a] < spans[b]; });
+    std::vector<std::pair<int64_t, int64_t>> in_order = spans;
+    std::sort(in_order.begin(), in_order.end());
     int64_t covered = 0;
-    for (size_t i : by_start) ok = ok && spans[i].first == covered, covered = spans[i].second;
+    for (const auto& [begin, end] : in_order) ok = ok && begin == covered, covered = end;
     // a piece is stored below its reshapes (a reduce's output, before the reshape that gives it the cat's rank)
     std::vector<const UOp*> stored_as;
     for (const UOp* p : pads) {

@@ -147,13 +147,18 @@ Tensor add_bias(const Tensor& r, const std::optional<Tensor>& bias, SourceLocati
   return r.add(bias->reshape(bshape, where), where);
 }
 
-// A conv weight (C_out, ...) read through a small copy laid out with the output channel innermost (same shape)
-Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) {
-  std::vector<int64_t> to_inner, to_outer{weight.ndim() - 1};
-  for (int64_t j = 1; j < weight.ndim(); j++) to_inner.push_back(j), to_outer.push_back(j - 1);
-  to_inner.push_back(0);
-  return weight.permute(to_inner, where).contiguous(where).permute(to_outer, where);
+// t read through a small contiguous copy laid out with dim d innermost (same shape as t)
+Tensor stored_with_dim_innermost(const Tensor& t, int64_t d, SourceLocation where) {
+  std::vector<int64_t> to_inner, to_outer(static_cast<size_t>(t.ndim()));
+  for (int64_t j = 0; j < t.ndim(); j++)
+    if (j != d) to_inner.push_back(j);
+  to_inner.push_back(d);
+  for (size_t j = 0; j < to_inner.size(); j++) to_outer[static_cast<size_t>(to_inner[j])] = static_cast<int64_t>(j);
+  return t.permute(to_inner, where).contiguous(where).permute(to_outer, where);
 }
+
+// A conv weight (C_out, ...) read through a small copy laid out with the output channel innermost (same shape)
+Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) { return stored_with_dim_innermost(weight, 0, where); }
 
 // A conv weight of kStreamedWeight elements or more that few output pixels share (fewer than kFewPixels over the
 // batch) is streamed from memory: laid out with the output channel innermost, each block of 32 output channels
@@ -164,13 +169,9 @@ Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) {
 // dim blocked its registers worse (mobilenet_v2's last 1x1 convs at batch 8, 128 pixels: 1.7x slower).
 constexpr int64_t kChannelBlock = 32, kStreamedWeight = int64_t{1} << 18, kFewPixels = 64;
 Tensor output_channel_blocks(const Tensor& weight, SourceLocation where) {
-  int64_t nd = weight.ndim();
   Shape split{weight.shape()[0] / kChannelBlock, kChannelBlock};
   split.insert(split.end(), weight.shape().begin() + 1, weight.shape().end());
-  std::vector<int64_t> to_inner{0}, to_outer{0, nd};
-  for (int64_t j = 2; j <= nd; j++) to_inner.push_back(j), to_outer.push_back(j - 1);
-  to_inner.push_back(1);
-  return weight.reshape(split, where).permute(to_inner, where).contiguous(where).permute(to_outer, where);
+  return stored_with_dim_innermost(weight.reshape(split, where), 1, where);
 }
 
 // The windows of x (N, C, i...) read channels-last: x stored as (N, i..., C) (by the kernel that computes it, which
