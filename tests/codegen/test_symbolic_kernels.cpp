@@ -144,7 +144,9 @@ TEST(SymbolicKernels, ASymbolicOuterLoopIsSplitBetweenThreads) {
     std::vector<float> init(64 * 4096, -1.0f);
     out.copyin(init.data(), init.size() * 4);
     size_t threads = engine::run_program(*k, {&out, &in}, nullptr, {v});
-    if (v == 64 && runtime::cpu_threads() > 1) EXPECT_GT(threads, 1u);
+    if (v == 64 && runtime::cpu_threads() > 1) {
+      EXPECT_GT(threads, 1u);
+    }
     out.copyout(got.data(), got.size() * 4);
     for (size_t i = 0; i < got.size(); i++)
       if (got[i] != (static_cast<int64_t>(i) < v * 4096 ? a[i] + 1 : -1.0f)) {

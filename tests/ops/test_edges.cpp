@@ -338,7 +338,9 @@ TEST(EdgeMethods, SvdOfRankDeficientAndBatchedMatrices) {
     EXPECT_LT((vh.matmul(vh.transpose(-2, -1)) - Tensor::eye(n)).abs().max().item<float>(), 1e-5f);
     std::vector<float> sv = s.to_vector<float>();
     for (size_t i = 0; i + 1 < sv.size(); i++)
-      if ((i + 1) % static_cast<size_t>(k)) EXPECT_GE(sv[i], sv[i + 1]);  // descending within each matrix
+      if ((i + 1) % static_cast<size_t>(k)) {
+        EXPECT_GE(sv[i], sv[i + 1]);  // descending within each matrix
+      }
   }
   auto [q, r] = Tensor::zeros({0, 3}).qr();  // empty: Q (0, 0), R (0, 3)
   EXPECT_EQ(q.shape(), (Shape{0, 0}));

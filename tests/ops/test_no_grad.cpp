@@ -65,7 +65,9 @@ TEST(NoGrad, EveryOpFamilyRealizesInsideTheGuard) {
     EXPECT_TRUE(inside.realize().is_realized());
     EXPECT_EQ(inside.contiguous().to_bytes(), want);       // a realized value read again
     EXPECT_EQ((inside + 0).to_bytes(), want);               // and used in a new computation
-    if (inside.numel() > 0) EXPECT_NO_THROW(inside.flatten()[0].item<float>());
+    if (inside.numel() > 0) {
+      EXPECT_NO_THROW(inside.flatten()[0].item<float>());
+    }
   }
 }
 

@@ -236,7 +236,9 @@ TEST(OpenCL, LocalBeyondTheDeviceIsNotLegal) {
   const runtime::DeviceCaps& caps = dev->caps();
   int64_t too_many = 2;
   while (too_many <= caps.max_local_size && too_many <= 8192) too_many *= 2;
-  if (too_many <= 8192) EXPECT_FALSE(codegen::legal(k, {{codegen::OptOp::LOCAL, 0, too_many}}));
+  if (too_many <= 8192) {
+    EXPECT_FALSE(codegen::legal(k, {{codegen::OptOp::LOCAL, 0, too_many}}));
+  }
   EXPECT_TRUE(codegen::legal(k, {{codegen::OptOp::LOCAL, 0, 2}}));
   // and no LOCAL on a device without a grid
   codegen::LoweredKernel cpu = codegen::lower(s.items.back().ast);
