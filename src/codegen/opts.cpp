@@ -110,9 +110,9 @@ std::optional<int64_t> step_in_runs(const KernelFacts& f, const UOp& index, int6
 // (a padded one too: a vector load where every lane is inside, else lane by lane; or contiguous in aligned runs of
 // the width, ungated) or invariant (in such runs too) and ungated, and one at least is contiguous; else 0. A load
 // of the epilogue may be gathered lane by lane: it runs once per output (a residual term read NCHW by a 1x1 conv
-// whose vector runs over output channels). With `strided`, a load two elements apart per lane and ungated along a
-// counts as contiguous (two vector loads and their even elements: a stride-2 pool's windows), and *strided says
-// whether one was.
+// whose vector runs over output channels). With `strided`, a load two elements apart per lane counts as
+// contiguous, also under a gate (two vector loads and their even elements, lane by lane where a gate
+// fails: a stride-2 pool's windows, padded or not), and *strided says whether one was.
 int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a, bool* strided = nullptr) {
   std::vector<int64_t> strides;
   for (const UOp& l : f.loads) strides.push_back(stride(f, l, a));
@@ -125,7 +125,7 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a, bo
       if (s == -1 && !gated) s = step_in_runs(f, f.loads[i], a, k.full_shape[a], n).value_or(-1);
       if (s == 0 && !gated) continue;
       if (s != 1 && !f.in_loop(i)) continue;
-      if (s == 2 && !gated && strided) s = 1, two = true;
+      if (s == 2 && strided) s = 1, two = true;
       ok = s == 1;
       unit = true;
     }
@@ -254,6 +254,8 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   for (int64_t a : f.globals)
     if (big >= 0 && !(f.load_axes[big] >> a & 1)) copies *= k.full_shape[a];
   if (most < (int64_t{1} << 18) || copies >= 64) big = -1;
+  // `waste`: the padding a vector may add is at most 1/waste of the axis
+  auto choose_vector_axis = [&](int64_t waste) {
   for (int64_t a : f.globals) {
     bool strided = false, padded = false;
     int64_t n = vector_width(k, f, a, &strided);
@@ -264,9 +266,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     bool stacked = static_cast<size_t>(a) < k.stacked.size() && k.stacked[a];
     for (int64_t m = k.caps.max_vector; m > std::max<int64_t>(n, 1) && !f.reduced.empty() && !stacked; m /= 2) {
       int64_t size = k.full_shape[a], rounded = round_up(size, m);
-      if (size < m || 8 * (rounded - size) > size) continue;
+      if (size < m || waste * (rounded - size) > size) continue;
       LoweredKernel padded_k = k;
       padded_k.full_shape[a] = rounded;
+      padded_k.caps.max_vector = m;  // 13 columns padded to 16 for vectors of 8 would allow 16 too
       bool two = false;
       if (vector_width(padded_k, f, a, &two) == m) {
         n = m, padded = true, strided = two;
@@ -282,6 +285,8 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     int64_t score = 8 * n - 8 * padded + 4 * !strided + 2 * stores_unit + ungated + 3 * streams;
     if (n > 0 && score >= best) vector_axis = a, width = n, best = score, pad_vector = padded;
   }
+  };
+  choose_vector_axis(8);
   if (f.reduced.empty()) {
     // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2 and on loads under
     // a gate (a cat's halves, a pad: each a select per element; one of two (64, 27, 27) halves ran 3x slower
@@ -295,6 +300,9 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // else the innermost reduce axis: a vector accumulator, summed across after the loop
   int64_t r = f.reduced.back();
   if (vector_axis < 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
+  // else a vector padded by up to half of its axis: squeezenet's later stride-2 max pools, 13 and 6 output
+  // columns, ran as scalars at 4-8 GB/s (a NaN-propagating max per window element)
+  if (vector_axis < 0) choose_vector_axis(2);
   if (pad_vector) opts.push_back({OptOp::PADTO, vector_axis, width});
   if (vector_axis >= 0) opts.push_back({OptOp::VECTOR, vector_axis, width});
   // register blocking: a global axis that some input does not depend on gives every copy the same loads

@@ -299,7 +299,15 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         std::vector<UOp> src;
         bool vector = false;
         for (const UOp& s : u.src()) {
-          if (!src.emplace_back(get(s))) return {};
+          // a where's condition from index math on the lane (a padded pool's window inside the image) is the mask
+          // of its value at every lane
+          if (u.op() == Ops::WHERE && s == u.src(0) && !get(s) && s.dtype() == dtypes::bool_) {
+            std::vector<UOp> lanes;
+            for (int64_t l = 0; l < n; l++) lanes.push_back(at_lane(s, lane, l));
+            src.push_back(UOp::make(Ops::VECTORIZE, dtypes::bool_.vec(static_cast<int>(n)), lanes));
+          } else if (!src.emplace_back(get(s))) {
+            return {};
+          }
           vector = vector || src.back().dtype().count() > 1;
         }
         out[u.get()] = vector ? UOp::make(u.op(), u.dtype().vec(static_cast<int>(n)), src, u.arg()) : u.with_src(src);

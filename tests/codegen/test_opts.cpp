@@ -155,15 +155,18 @@ TEST(Opts, AnElementwiseKernelWithGatedLoadsIsVectorized) {
   EXPECT_TRUE(codegen::choose_opts(codegen::lower(s.items.back().ast)).empty());
 }
 
-// got == a 3x3 max pool with stride 2 of x (channels x in x in) into channels x out x out, by a plain loop; NaN wins
-void expect_max_pool_3x3_stride_2(const std::vector<float>& got, const float* x, int channels, int in, int out) {
+// got == a 3x3 max pool with stride 2 of x (channels x in x in), padded by `pad` on each side, into channels x out x
+// out, by a plain loop over the window's elements inside x; NaN wins
+void expect_max_pool_3x3_stride_2(const std::vector<float>& got, const float* x, int channels, int in, int out, int pad = 0) {
   for (int c = 0; c < channels; c++)
     for (int i = 0; i < out; i++)
       for (int j = 0; j < out; j++) {
         float want = -INFINITY;
         for (int a = 0; a < 3; a++)
           for (int b = 0; b < 3; b++) {
-            float v = x[(c * in + 2 * i + a) * in + 2 * j + b];
+            int row = 2 * i + a - pad, col = 2 * j + b - pad;
+            if (row < 0 || row >= in || col < 0 || col >= in) continue;
+            float v = x[(c * in + row) * in + col];
             want = std::isnan(v) || std::isnan(want) ? NAN : std::max(want, v);
           }
         float g = got[(c * out + i) * out + j];
@@ -473,6 +476,40 @@ TEST(Opts, AStride2PoolWithAnOddOutputWidthIsPaddedToVectorsAndNeverReadPast) {
   EXPECT_EQ(k.full_shape[vec->axis], 27) << codegen::opts_str(opts);
   EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
   expect_max_pool_3x3_stride_2(y.to_vector<float>(), xv, 3, 55, 27);
+}
+
+TEST(Opts, PaddedAndNarrowStride2PoolsVectorizeOverTheirOutputColumns) {
+  // resnet's stem pool pads by 1: its window columns are read under a gate per lane (two vector loads, lane by lane
+  // where a window reaches the padding) and the padding is -inf by a mask per lane. All values negative: a padding
+  // read as 0 would win the edge windows. A NaN in the first column must win its windows
+  auto check = [](const Tensor& y, int64_t columns, int64_t width) {
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    codegen::LoweredKernel k = codegen::lower(s.items.back().ast);
+    std::vector<Opt> opts = codegen::choose_opts(k);
+    auto vec = std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::VECTOR; });
+    ASSERT_NE(vec, opts.end()) << codegen::opts_str(opts);
+    EXPECT_EQ(k.full_shape[vec->axis], columns) << codegen::opts_str(opts);
+    EXPECT_EQ(vec->amount, width) << codegen::opts_str(opts);
+    EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized) << codegen::opts_str(opts);
+  };
+  std::vector<float> xv(2 * 48 * 48);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = -1.f - static_cast<float>((i * 7) % 19) * 0.5f;
+  xv[(1 * 48 + 9) * 48 + 0] = NAN;
+  Tensor x = Tensor(xv, {1, 2, 48, 48}).realize();
+  Tensor y = x.max_pool2d({3, 3}, 2, 1, 1);  // 24 x 24 outputs
+  check(y, 24, 8);
+  expect_max_pool_3x3_stride_2(y.to_vector<float>(), xv.data(), 2, 48, 24, 1);
+  // squeezenet's later pools: 13 output columns, where padding to 16 adds more than the eighth that other kernels
+  // allow; with no vector otherwise, vectors of 8 with 3 lanes reading nothing (the input ends at an inaccessible
+  // page)
+  const int64_t n = 3 * 27 * 27;
+  FloatsBeforeAGuardPage guarded(n);
+  ASSERT_NE(guarded.data, nullptr);
+  for (int64_t i = 0; i < n; i++) guarded.data[i] = static_cast<float>((i * 5) % 17) * 0.25f - 2.f;
+  guarded.data[(2 * 27 + 26) * 27 + 26] = NAN;  // the last element, read only by the last output
+  Tensor narrow = Tensor::from_blob(guarded.data, {1, 3, 27, 27}).max_pool2d({3, 3}, 2);
+  check(narrow, 13, 8);
+  expect_max_pool_3x3_stride_2(narrow.to_vector<float>(), guarded.data, 3, 27, 13);
 }
 
 TEST(Opts, ARowReadInRunsAcrossATransposeIsStillAVector) {
