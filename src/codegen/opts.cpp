@@ -256,35 +256,36 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   if (most < (int64_t{1} << 18) || copies >= 64) big = -1;
   // `waste`: the padding a vector may add is at most 1/waste of the axis
   auto choose_vector_axis = [&](int64_t waste) {
-  for (int64_t a : f.globals) {
-    bool strided = false, padded = false;
-    int64_t n = vector_width(k, f, a, &strided);
-    // a wider vector over the axis padded to a multiple of it, where that adds at most an eighth (1000 output
-    // channels: 63 vectors of 16, not 125 of 8; shufflenet's 116: 8 of 16, not 29 of 4; a stride-2 max pool's 27
-    // output columns: 7 of 4, not 27 scalars) and no stack of Views reads the axis (LoweredKernel::stacked).
-    // Reduce kernels only: the C compiler vectorizes elementwise loops itself
-    bool stacked = static_cast<size_t>(a) < k.stacked.size() && k.stacked[a];
-    for (int64_t m = k.caps.max_vector; m > std::max<int64_t>(n, 1) && !f.reduced.empty() && !stacked; m /= 2) {
-      int64_t size = k.full_shape[a], rounded = round_up(size, m);
-      if (size < m || waste * (rounded - size) > size) continue;
-      LoweredKernel padded_k = k;
-      padded_k.full_shape[a] = rounded;
-      padded_k.caps.max_vector = m;  // 13 columns padded to 16 for vectors of 8 would allow 16 too
-      bool two = false;
-      if (vector_width(padded_k, f, a, &two) == m) {
-        n = m, padded = true, strided = two;
-        break;
+    for (int64_t a : f.globals) {
+      bool strided = false, padded = false;
+      int64_t n = vector_width(k, f, a, &strided);
+      // a wider vector over the axis padded to a multiple of it, where that adds at most an eighth (1000 output
+      // channels: 63 vectors of 16, not 125 of 8; shufflenet's 116: 8 of 16, not 29 of 4; a stride-2 max pool's 27
+      // output columns: 7 of 4, not 27 scalars) and no stack of Views reads the axis (LoweredKernel::stacked).
+      // Reduce kernels only: the C compiler vectorizes elementwise loops itself
+      bool stacked = static_cast<size_t>(a) < k.stacked.size() && k.stacked[a];
+      for (int64_t m = k.caps.max_vector; m > std::max<int64_t>(n, 1) && !f.reduced.empty() && !stacked; m /= 2) {
+        int64_t size = k.full_shape[a], rounded = round_up(size, m);
+        if (size < m || waste * (rounded - size) > size) continue;
+        LoweredKernel padded_k = k;
+        padded_k.full_shape[a] = rounded;
+        padded_k.caps.max_vector = m;  // 13 columns padded to 16 for vectors of 8 would allow 16 too
+        bool two = false;
+        if (vector_width(padded_k, f, a, &two) == m) {
+          n = m, padded = true, strided = two;
+          break;
+        }
       }
+      bool stores_unit =
+          std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
+      bool ungated = std::none_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, a); });
+      bool streams = big >= 0 && stride(f, f.loads[big], a) == 1;
+      // a padded vector ranks below every unpadded one as wide (resnet50's 1x1 convs at 14x14: 512 channels of
+      // 16, not 196 pixels padded to 208, which ran 1.3x slower) and above every narrower one; among as wide ones,
+      // the axis along which the largest read streams wins over contiguous stores
+      int64_t score = 8 * n - 8 * padded + 4 * !strided + 2 * stores_unit + ungated + 3 * streams;
+      if (n > 0 && score >= best) vector_axis = a, width = n, best = score, pad_vector = padded;
     }
-    bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
-    bool ungated = std::none_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, a); });
-    bool streams = big >= 0 && stride(f, f.loads[big], a) == 1;
-    // a padded vector ranks below every unpadded one as wide (resnet50's 1x1 convs at 14x14: 512 channels of
-    // 16, not 196 pixels padded to 208, which ran 1.3x slower) and above every narrower one; among as wide ones,
-    // the axis along which the largest read streams wins over contiguous stores
-    int64_t score = 8 * n - 8 * padded + 4 * !strided + 2 * stores_unit + ungated + 3 * streams;
-    if (n > 0 && score >= best) vector_axis = a, width = n, best = score, pad_vector = padded;
-  }
   };
   choose_vector_axis(8);
   if (f.reduced.empty()) {
