@@ -26,7 +26,11 @@ if [ ! -d build/ort/node_modules/onnxruntime-node ]; then
 fi
 median() { printf "%s\n" "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 models=("$@")
-[ ${#models[@]} -gt 0 ] || mapfile -t models < <("$PY" tools/onnx_models.py list)
+mapfile -t known < <("$PY" tools/onnx_models.py list)
+[ ${#models[@]} -gt 0 ] || models=("${known[@]}")
+for m in "${models[@]}"; do
+  printf "%s\n" "${known[@]}" | grep -qx "$m" || { echo "bench/onnx_models.sh: no model '$m'; the models: ${known[*]}" >&2; exit 2; }
+done
 work=build/onnx_bench
 mkdir -p "$work"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $THREADS threads; medians of $RUNS runs, then the median of $ROUNDS alternated rounds (ms)"
