@@ -259,10 +259,11 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     for (int64_t a : f.globals) {
       bool strided = false, padded = false;
       int64_t n = vector_width(k, f, a, &strided);
-      // a wider vector over the axis padded to a multiple of it, where that adds at most an eighth (1000 output
-      // channels: 63 vectors of 16, not 125 of 8; shufflenet's 116: 8 of 16, not 29 of 4; a stride-2 max pool's 27
-      // output columns: 7 of 4, not 27 scalars) and no stack of Views reads the axis (LoweredKernel::stacked).
-      // Reduce kernels only: the C compiler vectorizes elementwise loops itself
+      // a wider vector over the axis padded to a multiple of it, where that adds at most 1/waste of the axis (an
+      // eighth in the first pass: 1000 output channels as 63 vectors of 16, not 125 of 8; shufflenet's 116: 8 of
+      // 16, not 29 of 4; a stride-2 max pool's 27 output columns: 7 of 4, not 27 scalars; a half in the second,
+      // which only a kernel with no vector at all gets) and no stack of Views reads the axis
+      // (LoweredKernel::stacked). Reduce kernels only: the C compiler vectorizes elementwise loops itself
       bool stacked = static_cast<size_t>(a) < k.stacked.size() && k.stacked[a];
       for (int64_t m = k.caps.max_vector; m > std::max<int64_t>(n, 1) && !f.reduced.empty() && !stacked; m /= 2) {
         int64_t size = k.full_shape[a], rounded = round_up(size, m);
