@@ -2,6 +2,7 @@
 // softmax and a whole beautiful_mnist training step. Each measurement is the median wall time of realizing the
 // result (inputs realized, kernels compiled by a warm-up run), printed as one JSON line. bench/compare.sh runs the
 // same workloads through PyTorch (bench/torch_bench.py) and prints both side by side.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -10,19 +11,24 @@
 #include <tg/tg.h>
 
 #include "bench.h"
+#include "runtime/device.h"
 #include "mnist_model.h"
 
 namespace tg::bench {
 
 namespace {
 
-// median seconds of f() over reps runs after one warm-up run
+// median seconds of f() over reps runs after one warm-up run; a device with a queue (DEV=OPENCL, DEV=CUDA) is waited
+// for, so the time is the kernels' and not their launch's
 double time_median(int64_t reps, const std::function<void()>& f) {
+  runtime::Device& dev = runtime::get_device(runtime::default_device());
   f();
+  dev.synchronize();
   std::vector<double> ts;
   for (int64_t i = 0; i < reps; i++) {
     double t0 = now_s();
     f();
+    dev.synchronize();
     ts.push_back(now_s() - t0);
   }
   return median(ts);
@@ -42,11 +48,15 @@ int64_t positional(const Args& args, int64_t fallback) {
 
 }  // namespace
 
+// --half / --bfloat16: the inputs and the result in that dtype (accumulated in float32)
 int matmul(const Args& args) {
   int64_t n = positional(args, 1024), reps = args.get("--reps", 5);
-  Tensor a = Tensor::rand({n, n}).realize(), b = Tensor::rand({n, n}).realize();
+  bool half = std::count(args.v.begin(), args.v.end(), "--half"), bf16 = std::count(args.v.begin(), args.v.end(), "--bfloat16");
+  DType dt = half ? dtypes::float16 : bf16 ? dtypes::bfloat16 : dtypes::float32;
+  Tensor a = Tensor::rand({n, n}).cast(dt).realize(), b = Tensor::rand({n, n}).cast(dt).realize();
   double s = time_median(reps, [&] { a.matmul(b).realize(); });
-  print_line("matmul", std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n), s, 2.0 * n * n * n, 0);
+  print_line(dt == dtypes::float32 ? "matmul" : "matmul_" + dt.name(), std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n), s,
+             2.0 * n * n * n, 0);
   return 0;
 }
 

@@ -2,7 +2,8 @@
 """The workloads of tg_bench (bench/kernels.cpp) in PyTorch, printing the same JSON lines.
 
   torch_bench.py WORKLOAD [args as tg_bench takes them]      e.g. torch_bench.py matmul 1024
-PyTorch runs with as many threads as tinygrad.cpp uses (CPU_THREADS, else every core).
+PyTorch runs with as many threads as tinygrad.cpp uses (CPU_THREADS, else every core); DEV=CUDA runs on the GPU
+(times wait for it), as tg_bench does with DEV=CUDA.
 """
 import json
 import os
@@ -14,6 +15,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 torch.set_num_threads(int(os.environ.get("CPU_THREADS", os.cpu_count())))
+CUDA = os.environ.get("DEV", "CPU").upper().startswith("CUDA")
+if CUDA: torch.set_default_device("cuda")
+sync = torch.cuda.synchronize if CUDA else (lambda: None)
 
 
 def arg(flag, default):
@@ -28,10 +32,12 @@ def positional(default):
 
 def time_median(reps, f):
   f()
+  sync()
   ts = []
   for _ in range(reps):
     t0 = time.perf_counter()
     f()
+    sync()
     ts.append(time.perf_counter() - t0)
   return sorted(ts)[len(ts) // 2]
 
@@ -45,8 +51,10 @@ def line(name, shape, s, flops=0, nbytes=0):
 
 def matmul():
   n, reps = positional(1024), arg("--reps", 5)
-  a, b = torch.rand(n, n), torch.rand(n, n)
-  line("matmul", f"{n}x{n}x{n}", time_median(reps, lambda: a @ b), 2.0 * n ** 3)
+  dt = torch.float16 if "--half" in sys.argv else torch.bfloat16 if "--bfloat16" in sys.argv else torch.float32
+  a, b = torch.rand(n, n).to(dt), torch.rand(n, n).to(dt)
+  name = "matmul" if dt == torch.float32 else "matmul_" + str(dt).split(".")[1]
+  line(name, f"{n}x{n}x{n}", time_median(reps, lambda: a @ b), 2.0 * n ** 3)
 
 
 def conv():

@@ -53,31 +53,51 @@ runtime::LaunchDims to_grid(LoweredKernel& k, const runtime::DeviceCaps& caps, c
     std::erase_if(order, symbolic);
   runtime::LaunchDims dims;
   std::vector<std::pair<UOp, UOp>> replace;
-  // grid dimension d holds axes [first, last): dimension 0 the innermost axis (neighbouring work-items read
-  // neighbouring memory), 1 the next, 2 every axis outside those
+  // grid dimension 0 holds the innermost axis (neighbouring work-items read neighbouring memory), 1 the next, 2 every
+  // axis outside those; where dimension 1 or 2 has more work-groups than the device allows there (CUDA: 65535, or
+  // work-items where the driver picks the groups), its outermost axes move out to dimension 0, whose limit is 2^31-1
   size_t n = order.size();
+  std::array<std::vector<size_t>, 3> parts;  // the axes (positions in `order`) of each grid dimension, outermost first
+  for (size_t i = 0; i < n; i++) parts[i + 2 >= n ? n - 1 - i : 2].push_back(i);
+  auto groups_of = [&](size_t d) {
+    int64_t count = 1;
+    for (size_t i : parts[d]) {
+      if (symbolic(order[i])) return int64_t{0};  // a symbolic axis stays where it is (see above)
+      if (order[i].first) count *= size_of(order[i].first);
+      if (!locals && order[i].second) count *= size_of(order[i].second);
+    }
+    return count;
+  };
+  for (size_t d : {size_t{2}, size_t{1}})
+    while (!parts[d].empty() && groups_of(d) > caps.max_groups[d] && !symbolic(order[parts[d].front()])) {
+      parts[0].push_back(parts[d].front());
+      parts[d].erase(parts[d].begin());
+    }
+  std::sort(parts[0].begin(), parts[0].end());
   for (size_t d = 0; d < std::min<size_t>(n, 3); d++) {
-    size_t last = n - d, first = d == 2 ? 0 : last - 1;
+    if (parts[d].empty()) continue;
     std::vector<UOp> groups, items;
     int64_t group_count = 1, group_size = 1;
     UOp size_expr;  // a symbolic dimension's work-items: its loop's end times the sizes inside it
-    for (size_t i = first; i < last; i++) {
+    for (size_t i : parts[d]) {
       groups.push_back(order[i].first), items.push_back(order[i].second);
       if (symbolic(order[i])) size_expr = order[i].first.src(0);
       else if (order[i].first) group_count *= size_of(order[i].first);
       if (order[i].second) group_size *= size_of(order[i].second);
     }
-    DType dt = (order[first].first ? order[first].first : order[first].second).dtype();
+    const std::pair<UOp, UOp>& outer = order[parts[d].front()];
+    DType dt = (outer.first ? outer.first : outer.second).dtype();
     if (size_expr) {  // its groups' count, and the launch's work-items (the groups times their size)
       size_expr = uop::simplify(size_expr * UOp::const_(dt, group_count));
       group_count = size_expr.vmax();
       (*symbolic_global)[d] = group_size > 1 ? uop::simplify(size_expr * UOp::const_(dt, group_size)) : size_expr;
     }
     int64_t total = group_count * group_size;
-    if (total > caps.max_global[d] || group_size > caps.max_local[d])
-      throw CompileError(device, "a kernel with " + std::to_string(total) + " work-items (work-groups of " + std::to_string(group_size) +
-                                     ") in grid dimension " + std::to_string(d) + ": the device has at most " +
-                                     std::to_string(caps.max_global[d]) + " (groups of " + std::to_string(caps.max_local[d]) + ")");
+    if (total > caps.max_global[d] || group_size > caps.max_local[d] || group_count > caps.max_groups[d])
+      throw CompileError(device, "a kernel with " + std::to_string(total) + " work-items (" + std::to_string(group_count) +
+                                     " work-groups of " + std::to_string(group_size) + ") in grid dimension " + std::to_string(d) +
+                                     ": the device has at most " + std::to_string(caps.max_global[d]) + " (" +
+                                     std::to_string(caps.max_groups[d]) + " groups of " + std::to_string(caps.max_local[d]) + ")");
     dims.global[d] = total;
     auto special = [&](const std::string& name, int64_t size) {
       UOp bound = size_expr ? size_expr : UOp::const_(dt, size);  // its range: 0 .. the launch's size - 1

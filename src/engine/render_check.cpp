@@ -9,15 +9,13 @@
 
 namespace tg::engine {
 
-namespace {
-
-// A CUDA GPU of compute capability 8.0 or 9.0 as codegen sees it (the caps CudaDevice reads from one): a grid of
-// 2^31-1 x 65535 x 65535 blocks of up to 1024 threads (64 in z), 48 KiB of shared memory per block without opting
-// in to more, no vector arithmetic
-runtime::DeviceCaps cuda_caps() {
+// a grid of 2^31-1 x 65535 x 65535 blocks of up to 1024 threads (64 in z), 48 KiB of shared memory per block without
+// opting in to more, no vector arithmetic
+runtime::DeviceCaps cuda_gpu_caps() {
   runtime::DeviceCaps c;
   c.dialect = "CUDA";
   c.grid = c.gpu = true;
+  c.max_groups = {INT32_MAX, 65535, 65535};
   c.max_global = {INT32_MAX, 65535 * 1024, 65535 * 64};
   c.max_local = {1024, 1024, 64};
   c.max_local_size = 1024;
@@ -26,13 +24,11 @@ runtime::DeviceCaps cuda_caps() {
   return c;
 }
 
-}  // namespace
-
 void check_render(const uop::UOp& ast) {
   std::string target = getenv_str("RENDER_CHECK");
   if (target.empty()) return;
   if (target != "CUDA") throw ArgumentError("RENDER_CHECK", "unknown target " + target + " (CUDA is the one there is)");
-  static const runtime::DeviceCaps caps = cuda_caps();
+  static const runtime::DeviceCaps caps = cuda_gpu_caps();
   static runtime::NvrtcCompiler sm80("sm_80"), sm90("sm_90");
   codegen::LoweredKernel lowered = codegen::lower(ast, {}, caps);
   std::vector<codegen::Opt> opts;

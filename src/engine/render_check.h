@@ -3,9 +3,13 @@
 // with the value suites on the CPU (ctest cuda_compile.*), it checks that every kernel they make compiles for CUDA
 // on a machine without a GPU. The opts follow NOOPT/RANDOM_OPTS as for the device's own kernel.
 #pragma once
+#include "runtime/device.h"
 #include "uop/uop.h"
 
 namespace tg::engine {
+
+// A CUDA GPU of compute capability 8.0 or 9.0 as codegen sees it (the caps CudaDevice reads from one)
+runtime::DeviceCaps cuda_gpu_caps();
 
 // Does nothing unless RENDER_CHECK=CUDA. Throws tg::CompileError (NVRTC's log and the source) for a kernel NVRTC
 // rejects, tg::DeviceError when NVRTC is missing.

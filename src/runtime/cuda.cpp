@@ -117,13 +117,12 @@ void check(CUresult e, const std::string& device, const std::string& what) {
 }  // namespace
 
 CudaLaunch cuda_launch_shape(const LaunchDims& dims, const DeviceCaps& caps, const std::string& kernel) {
-  constexpr int64_t kMaxBlocksYZ = 65535;
   CudaLaunch l;
   bool locals = dims.local[0] > 0 || dims.local[1] > 0 || dims.local[2] > 0;
   int64_t used = 1;  // threads a block so far (x, then y)
   for (int d = 0; d < 3; d++) {
     int64_t global = std::max<int64_t>(dims.global[d], 1), threads = locals ? std::max<int64_t>(dims.local[d], 1) : 0;
-    int64_t most_blocks = d == 0 ? INT32_MAX : kMaxBlocksYZ;
+    int64_t most_blocks = caps.max_groups[d];
     if (!locals) {
       int64_t budget = std::max<int64_t>(std::min<int64_t>(caps.max_local_size, 256) / used, 1);  // where the kernel names none
       for (int64_t t = std::min({budget, global, caps.max_local[d]}); t >= 1 && !threads; t--)
@@ -279,7 +278,10 @@ CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make
   s.caps.grid = s.caps.gpu = true;
   // threads per grid dimension: as many blocks as the GPU allows of as many threads (our indices are int32)
   s.caps.max_local = {attr(kMaxBlockDimX), attr(kMaxBlockDimX + 1), attr(kMaxBlockDimX + 2)};
-  for (int d = 0; d < 3; d++) s.caps.max_global[d] = std::min<int64_t>(attr(kMaxGridDimX + d) * s.caps.max_local[d], INT32_MAX);
+  for (int d = 0; d < 3; d++) {
+    s.caps.max_groups[d] = std::min<int64_t>(attr(kMaxGridDimX + d), INT32_MAX);
+    s.caps.max_global[d] = std::min<int64_t>(s.caps.max_groups[d] * s.caps.max_local[d], INT32_MAX);
+  }
   s.caps.max_local_size = attr(kMaxThreadsPerBlock);
   s.caps.local_memory = attr(kMaxSharedPerBlock);
   s.caps.max_vector = 1;  // the CUDA dialect has no vector arithmetic

@@ -45,6 +45,7 @@ struct DeviceCaps {
   std::string dialect = "C";                    // the renderer's language (renderer/cstyle.h): "C", "OpenCL"
   bool grid = false;                            // kernels launch over a grid (SPECIAL gidx/lidx), not loops
   std::array<int64_t, 3> max_global{0, 0, 0};   // work-items per grid dimension (grid devices)
+  std::array<int64_t, 3> max_groups{INT32_MAX, INT32_MAX, INT32_MAX};  // work-groups per grid dimension (CUDA: 65535 in y, z)
   std::array<int64_t, 3> max_local{1, 1, 1};    // work-items per work-group dimension
   int64_t max_local_size = 1;                   // work-items per work-group, all dimensions together
   int64_t local_memory = 0;                     // bytes of local memory per work-group

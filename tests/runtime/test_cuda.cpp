@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "engine/render_check.h"
 #include "runtime/buffer.h"
 #include "runtime/cuda.h"
 #include "support/device_test.h"
@@ -15,8 +16,7 @@ using namespace tg;
 #define NEED_CUDA(dev) NEED_DEVICE(dev, "CUDA")
 
 TEST(Cuda, LaunchShapesDivideTheGridIntoBlocks) {
-  runtime::DeviceCaps gpu;  // an H100's limits
-  gpu.max_local = {1024, 1024, 64}, gpu.max_local_size = 1024;
+  runtime::DeviceCaps gpu = engine::cuda_gpu_caps();  // an H100's limits
   auto shape = [&](std::array<int64_t, 3> global, std::array<int64_t, 3> local = {0, 0, 0}) {
     runtime::LaunchDims d;
     d.global = global, d.local = local;
@@ -90,6 +90,22 @@ TEST(Cuda, TensorsComputeOnTheGpuAsOnTheCpu) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << i;
   EXPECT_THROW(Tensor::ones({3}, dtypes::float32, "CUDA") + Tensor::ones({3}), ArgumentError);
+}
+
+// On a GPU: grids with more than 65535 blocks' worth of work in an outer dimension (their outer axes move to x)
+// compute as on the CPU, elementwise and reduced
+TEST(Cuda, GridsPastTheBlockLimitsComputeAsOnTheCpu) {
+  NEED_CUDA(dev);
+  auto make = [](const std::string& device) {
+    Tensor x = Tensor::arange(0, 70001 * 24, 1, dtypes::float32, device).reshape({70001, 3, 8}) * 0.001f;
+    return std::vector<Tensor>{(x * 2 + 1).contiguous(), x.sum(2), x.reshape({70001, 24}).max(1)};
+  };
+  std::vector<Tensor> want = make("CPU"), got = make("CUDA");
+  for (size_t i = 0; i < want.size(); i++) {
+    std::vector<float> w = want[i].to_vector<float>(), g = got[i].to("CPU").to_vector<float>();
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t j = 0; j < w.size(); j++) ASSERT_NEAR(g[j], w[j], 1e-5f * (1 + std::abs(w[j]))) << "result " << i << " at " << j;
+  }
 }
 
 // On a GPU: an allocation beyond its memory is out of memory, and the device goes on

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/kernel_cache.h"
+#include "engine/render_check.h"
 #include "runtime/device.h"
 #include "runtime/nvrtc.h"
 #include "schedule/schedule.h"
@@ -44,14 +45,7 @@ namespace {
 
 // The CUDA source of t's last kernel, lowered for a CUDA GPU with `opts`
 std::string cuda_source(const Tensor& t, const std::vector<codegen::Opt>& opts = {}) {
-  runtime::DeviceCaps caps;
-  caps.dialect = "CUDA";
-  caps.grid = caps.gpu = true;
-  caps.max_global = {INT32_MAX, 65535, 65535};
-  caps.max_local = {1024, 1024, 64};
-  caps.max_local_size = 1024;
-  caps.local_memory = 48 * 1024;
-  caps.max_vector = 1;
+  runtime::DeviceCaps caps = engine::cuda_gpu_caps();
   schedule::Schedule s = schedule::create_schedule({t.uop()});
   codegen::LoweredKernel k = codegen::lower(s.items.back().ast, opts, caps);
   return engine::render_kernel(k, "k", caps, "CUDA")->rendered.source;
@@ -100,4 +94,25 @@ TEST(CudaRender, TheRenderCheckCompilesEveryNewKernel) {
   EXPECT_GE(runtime::compile_stats().compiled - before, 3);
   Context other{{"RENDER_CHECK", "METAL"}};
   EXPECT_THROW((Tensor::arange(0, 7, 1, dtypes::float32) * 3.5f).realize(), ArgumentError);
+}
+
+// A CUDA grid has at most 65535 blocks in y and z: an outer dimension with more (beautiful_mnist's evaluation
+// convolution: 10000 images x 32 channels) moves out to x, with the kernel's work-groups or with the driver's
+TEST(CudaRender, AGridPastTheBlockLimitsMovesItsOuterAxesIntoX) {
+  using codegen::OptOp;
+  runtime::DeviceCaps caps = engine::cuda_gpu_caps();
+  Tensor x = Tensor::empty({100000, 24, 3, 8}).permute({0, 2, 1, 3});  // three axes that do not merge
+  for (const std::vector<codegen::Opt>& opts : std::vector<std::vector<codegen::Opt>>{{}, {{OptOp::LOCAL, 2, 8}}}) {
+    schedule::Schedule s = schedule::create_schedule({(x * 2).sum(3).uop()});
+    codegen::LoweredKernel k = codegen::lower(s.items.back().ast, opts, caps);
+    std::shared_ptr<engine::CompiledKernel> c = engine::render_kernel(k, "k", caps, "CUDA");
+    int64_t items = 1;
+    for (int d = 0; d < 3; d++) {
+      int64_t per_group = opts.empty() ? 1 : c->dims.local[d];  // without work-groups: the worst case, blocks of one
+      EXPECT_LE(c->dims.global[d] / per_group, caps.max_groups[d]) << "dimension " << d << " with " << opts.size() << " opts";
+      items *= c->dims.global[d];
+    }
+    EXPECT_EQ(items, 100000 * 3 * 24) << "every output once";
+    EXPECT_GE(c->dims.global[0], 100000) << "the outer axis went to x";
+  }
 }
