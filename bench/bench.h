@@ -38,6 +38,7 @@ int mlp_backward(const Args& args);
 int matmul(const Args& args);
 int conv(const Args& args);
 int elementwise(const Args& args);
+int copy(const Args& args);
 int reduce(const Args& args);
 int softmax(const Args& args);
 int mnist_step(const Args& args);

@@ -100,6 +100,17 @@ int elementwise(const Args& args) {
   return 0;
 }
 
+// Copies of N float32 between the host and DEV (pageable host memory, as a user's tensors are)
+int copy(const Args& args) {
+  int64_t n = args.get("--n", 1 << 26), reps = args.get("--reps", 10);
+  std::string dev = runtime::default_device();
+  Tensor host = Tensor::rand({n}, dtypes::float32, "CPU").realize(), on_dev = host.to(dev).realize();
+  std::string shape = std::to_string(n) + " float32";
+  print_line("copy_to_device", shape, time_median(reps, [&] { host.to(dev).realize(); }), 0, n * 4.0);
+  print_line("copy_to_host", shape, time_median(reps, [&] { on_dev.to("CPU").realize(); }), 0, n * 4.0);
+  return 0;
+}
+
 int reduce(const Args& args) {
   int64_t n = args.get("--n", 1 << 24), reps = args.get("--reps", 10);
   Tensor a = Tensor::rand({n}).realize();

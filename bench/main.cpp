@@ -9,6 +9,7 @@
 //   tg_bench matmul [N]              N x N x N float32 matmul (1024)
 //   tg_bench conv [--batch B]        beautiful_mnist's four convolutions, forward and backward
 //   tg_bench elementwise [--n N]     memcpy for reference, a + b, gelu over N float32
+//   tg_bench copy [--n N]            N float32 to DEV and back (host memory as tensors hold it)
 //   tg_bench reduce [--n N]          sum of N float32, as a vector and as 4096 rows or columns
 //   tg_bench softmax [--rows R --cols C]
 //   tg_bench mnist_step [--batch B]  one beautiful_mnist training step under TinyJit
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
                  "             schedule [--ops N], compile [--kernels N], first_result,\n"
                  "             mlp_backward [--layers N --width W --batch B], matmul [N], conv [--batch B],\n"
-                 "             elementwise [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
+                 "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
                  "             peak\n";
     return argc < 2 ? 1 : 0;
   }
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   if (what == "matmul") return tg::bench::matmul(args);
   if (what == "conv") return tg::bench::conv(args);
   if (what == "elementwise") return tg::bench::elementwise(args);
+  if (what == "copy") return tg::bench::copy(args);
   if (what == "reduce") return tg::bench::reduce(args);
   if (what == "softmax") return tg::bench::softmax(args);
   if (what == "mnist_step") return tg::bench::mnist_step(args);

@@ -78,6 +78,20 @@ def elementwise():
   line("gelu", f"{n} float32", time_median(reps, lambda: F.gelu(a, approximate="tanh")), 0, 2.0 * n * 4)
 
 
+def copy():
+  n, reps = arg("--n", 1 << 26), arg("--reps", 10)
+  dev = "cuda" if CUDA else "cpu"
+  host = torch.rand(n, device="cpu")
+  on_dev = host.to(dev)
+  line("copy_to_device", f"{n} float32", time_median(reps, lambda: host.to(dev)), 0, n * 4.0)
+  line("copy_to_host", f"{n} float32", time_median(reps, lambda: on_dev.to("cpu")), 0, n * 4.0)
+  if CUDA:  # from and to pinned host memory, which the driver copies without staging
+    pinned = host.pin_memory()
+    line("copy_to_device_pinned", f"{n} float32", time_median(reps, lambda: pinned.to(dev)), 0, n * 4.0)
+    out = torch.empty(n, device="cpu").pin_memory()
+    line("copy_to_host_pinned", f"{n} float32", time_median(reps, lambda: out.copy_(on_dev)), 0, n * 4.0)
+
+
 def reduce():
   n, reps = arg("--n", 1 << 24), arg("--reps", 10)
   a = torch.rand(n)
@@ -112,5 +126,5 @@ def mnist_step():
 
 
 if __name__ == "__main__":
-  {"matmul": matmul, "conv": conv, "elementwise": elementwise, "reduce": reduce, "softmax": softmax,
+  {"matmul": matmul, "conv": conv, "elementwise": elementwise, "copy": copy, "reduce": reduce, "softmax": softmax,
    "mnist_step": mnist_step}[sys.argv[1]]()

@@ -70,10 +70,13 @@ fi
 
 if [ "${BENCH:-1}" = 1 ]; then
   echo "== benchmarks: tinygrad.cpp then PyTorch, DEV=CUDA"
-  for args in "matmul 4096" "matmul 8192" "matmul 4096 --half" "matmul 8192 --half" "matmul 8192 --bfloat16" "mnist_step" "overhead"; do
+  for args in "matmul 4096" "matmul 8192" "matmul 4096 --half" "matmul 8192 --half" "matmul 8192 --bfloat16" "mnist_step" \
+              "elementwise --n 67108864" "reduce --n 67108864" "copy" "overhead"; do
     echo "tg    $(DEV=CUDA timeout 45 "$bin/tg_bench" $args 2>>"$logs/bench_err.txt" | tr '\n' ' ')"
     [ "${args%% *}" != overhead ] && echo "torch $(DEV=CUDA timeout 45 python3 bench/torch_bench.py $args 2>>"$logs/bench_err.txt")"
   done
+  BEAM=2 DEBUG=2 DEV=CUDA timeout 150 "$bin/tg_bench" matmul 4096 >"$logs/beam_matmul.txt" 2>&1
+  echo "tg BEAM=2 $(grep '^{' "$logs/beam_matmul.txt") $(grep -o 'r_4096_4096_4096 .*' "$logs/beam_matmul.txt" | tail -1)"
   # each kernel's time and opts, for the logs
   for args in "matmul 4096" "matmul 4096 --half" "matmul 4096 --bfloat16" "mnist_step"; do
     DEBUG=2 DEV=CUDA timeout 45 "$bin/tg_bench" $args --reps 1 >"$logs/debug2_${args// /_}.txt" 2>&1

@@ -114,6 +114,10 @@ void check(CUresult e, const std::string& device, const std::string& what) {
   if (e != CUDA_SUCCESS) throw DeviceError(device, what + " failed: " + err_str(e));
 }
 
+// The errors after which the driver refuses every later call in the context (a kernel's fault: illegal address or
+// instruction, misaligned access, a device-side assert, a timeout): the device is lost to this process
+bool context_lost_by(CUresult e) { return e == 700 || e == 702 || (e >= 710 && e <= 719 && e != 711 && e != 712 && e != 713); }
+
 }  // namespace
 
 CudaLaunch cuda_launch_shape(const LaunchDims& dims, const DeviceCaps& caps, const std::string& kernel) {
@@ -152,8 +156,24 @@ struct CudaDevice::State {
   DeviceCaps caps;
   std::string arch;  // sm_XY
   size_t total_memory = 0;
+  std::string last_kernel;  // launches are asynchronous: a kernel's fault shows at a later call, which names it
+  std::string lost;         // the error that made the context unusable, once one has
   // every driver call runs with the device's context current on the calling thread
-  void use() const { check(api().CtxSetCurrent(context), name, "cuCtxSetCurrent"); }
+  void use() {
+    if (!lost.empty()) throw DeviceError(name, "the GPU cannot be used after an earlier error (" + lost + "): restart the process");
+    check(api().CtxSetCurrent(context), "cuCtxSetCurrent");
+  }
+  // raises `what` failed with e; an error that loses the context says so, and names the kernel that caused it
+  void check(CUresult e, const std::string& what) {
+    if (e == CUDA_SUCCESS) return;
+    std::string m = what + " failed: " + err_str(e);
+    if (context_lost_by(e)) {
+      if (!last_kernel.empty()) m += " (most likely in kernel " + last_kernel + ", the last one launched)";
+      lost = err_str(e);
+      m += "; CUDA keeps this error: every later use of " + name + " in this process fails";
+    }
+    throw DeviceError(name, m);
+  }
 
   struct Alloc : Allocator {
     State* s = nullptr;
@@ -163,7 +183,7 @@ struct CudaDevice::State {
       CUdeviceptr p = 0;
       CUresult e = api().MemAlloc(&p, std::max<size_t>(nbytes, 1));
       if (e == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;  // Allocator raises "out of memory: N bytes on CUDA"
-      check(e, s->name, "cuMemAlloc of " + std::to_string(nbytes) + " bytes");
+      s->check(e, "cuMemAlloc of " + std::to_string(nbytes) + " bytes");
       return reinterpret_cast<void*>(p);
     }
     // the free waits for the kernels and copies that may still use the block; it never throws (destructors call it,
@@ -177,13 +197,12 @@ struct CudaDevice::State {
     void copyin(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
       s->use();
-      check(api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), s->name, "copying " + std::to_string(nbytes) + " bytes to the GPU");
+      s->check(api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), "copying " + std::to_string(nbytes) + " bytes to the GPU");
     }
     void copyout(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
       s->use();
-      check(api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), s->name,
-            "copying " + std::to_string(nbytes) + " bytes from the GPU (a kernel before it may have failed)");
+      s->check(api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), "copying " + std::to_string(nbytes) + " bytes from the GPU");
     }
   } alloc;
   std::unique_ptr<NvrtcCompiler> build;
@@ -197,7 +216,7 @@ class CudaProgram : public Program {
     s.use();
     CUresult e = api().ModuleLoadData(&module_, binary.data());
     if (e == CUDA_SUCCESS) e = api().ModuleGetFunction(&function_, module_, function.c_str());
-    if (e != CUDA_SUCCESS) throw DeviceError(s.name, "loading kernel " + function + " failed: " + err_str(e));
+    s.check(e, "loading kernel " + function);
     int shared = 0, threads = 0;
     api().FuncGetAttribute(&shared, kFuncSharedSizeBytes, function_);
     // a kernel that uses many registers allows fewer threads per block than the GPU
@@ -227,17 +246,17 @@ class CudaProgram : public Program {
     CUresult e = api().LaunchKernel(function_, l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], 0,
                                     s_.stream, args.data(), nullptr);
     if (e != CUDA_SUCCESS && timed) api().EventDestroy(start), api().EventDestroy(end);
-    if (e != CUDA_SUCCESS)
-      throw DeviceError(s_.name, "launching kernel " + name_ + " over blocks (" + std::to_string(l.blocks[0]) + ", " + std::to_string(l.blocks[1]) +
-                                     ", " + std::to_string(l.blocks[2]) + ") of (" + std::to_string(l.threads[0]) + ", " +
-                                     std::to_string(l.threads[1]) + ", " + std::to_string(l.threads[2]) + ") threads failed: " + err_str(e));
+    s_.check(e, "launching kernel " + name_ + " over blocks (" + std::to_string(l.blocks[0]) + ", " + std::to_string(l.blocks[1]) + ", " +
+                    std::to_string(l.blocks[2]) + ") of (" + std::to_string(l.threads[0]) + ", " + std::to_string(l.threads[1]) + ", " +
+                    std::to_string(l.threads[2]) + ") threads");
+    s_.last_kernel = name_;
     if (!timed) return 0;
     api().EventRecord(end, s_.stream);
     e = api().EventSynchronize(end);
     float ms = 0;
     if (e == CUDA_SUCCESS) api().EventElapsedTime(&ms, start, end);
     api().EventDestroy(start), api().EventDestroy(end);
-    if (e != CUDA_SUCCESS) throw DeviceError(s_.name, "kernel " + name_ + " failed while running: " + err_str(e));
+    s_.check(e, "running kernel " + name_);
     return ms * 1e-3;
   }
 
@@ -315,8 +334,7 @@ std::unique_ptr<Program> CudaDevice::load(const std::string& function, const std
 
 void CudaDevice::wait() {
   s_->use();
-  CUresult e = api().StreamSynchronize(s_->stream);
-  if (e != CUDA_SUCCESS) throw DeviceError(name(), "a kernel failed while running: " + err_str(e));
+  s_->check(api().StreamSynchronize(s_->stream), "waiting for the GPU's kernels");
 }
 
 }  // namespace tg::runtime

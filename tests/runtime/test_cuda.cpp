@@ -108,6 +108,40 @@ TEST(Cuda, GridsPastTheBlockLimitsComputeAsOnTheCpu) {
   }
 }
 
+// On a GPU, in a fresh process (CUDA keeps a kernel's fault for the rest of the process): a kernel that writes
+// through a null pointer fails at the next wait with an error naming it and saying the device is lost; later uses
+// of the device say so at once; the CPU goes on
+TEST(Cuda, AFaultingKernelIsNamedAndLosesTheDeviceClearly) {
+  NEED_CUDA(dev);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child starts afresh (exec), not as a fork of a CUDA process
+  auto fault = [] {
+    runtime::Device& gpu = runtime::get_device("CUDA");
+    const char* src = R"CU(extern "C" __global__ void writes_to_null(float* out) { ((volatile float*)0)[threadIdx.x] = out[0]; })CU";
+    runtime::Buffer out(gpu, 1, dtypes::float32);
+    void* bufs[] = {out.ptr()};
+    runtime::LaunchDims dims;
+    dims.global = {32, 1, 1}, dims.n_bufs = 1;
+    (*gpu.program("writes_to_null", src))(bufs, nullptr, dims);
+    std::string first, later;
+    try {
+      gpu.synchronize();
+    } catch (const DeviceError& e) {
+      first = e.what();
+    }
+    try {
+      (Tensor({1.0f}).to("CUDA") + 1).to("CPU").realize();
+    } catch (const DeviceError& e) {
+      later = e.what();
+    }
+    bool cpu = (Tensor({1.0f, 2.0f}) * 2).to_vector<float>() == std::vector<float>{2, 4};
+    std::fprintf(stderr, "first: %s\nlater: %s\n", first.c_str(), later.c_str());
+    bool ok = first.find("writes_to_null") != std::string::npos && first.find("every later use") != std::string::npos &&
+              later.find("earlier error") != std::string::npos && cpu;
+    std::exit(ok ? 0 : 1);
+  };
+  EXPECT_EXIT(fault(), ::testing::ExitedWithCode(0), "first: .*writes_to_null");
+}
+
 // On a GPU: an allocation beyond its memory is out of memory, and the device goes on
 TEST(Cuda, AnAllocationBeyondTheGpuIsOutOfMemory) {
   NEED_CUDA(dev);
