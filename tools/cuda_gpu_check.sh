@@ -6,7 +6,8 @@
 #   tools/cuda_gpu_check.sh                     builds the tests and tools in build-gpu first
 #   TG_BIN=dir tools/cuda_gpu_check.sh          uses tg_unit_tests, beautiful_mnist and tg_bench built elsewhere
 #                                               (tools/cuda_gpu_bundle.sh makes such a folder, with Fashion-MNIST)
-#   SUITES='kernels nn' tools/cuda_gpu_check.sh fewer suites;  BENCH=0 no benchmarks;  SUITE_TIMEOUT=240 per suite
+#   SUITES='kernels nn' tools/cuda_gpu_check.sh fewer suites;  SUITE_TIMEOUT=240 per suite;  MNIST_DEVS=CUDA
+#   BENCH=0 no benchmarks;  BENCHES='matmul 4096,copy' fewer;  BEAM_CHECK=0 without BEAM's matmul
 # Building here needs GoogleTest: where CMake cannot find it, a copy of its source in .gtest/ is built first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,7 +60,7 @@ echo "== beautiful_mnist, CPU then CUDA (the same seed; STEPS, default 70)"
 data=${MNIST:-}
 [ -z "$data" ] && [ -d "$bin/fashion-mnist" ] && data=$bin/fashion-mnist
 if [ -n "$data" ] || [ -d /usr/share/datasets/fashion-mnist ]; then
-  for dev in CPU CUDA; do
+  for dev in ${MNIST_DEVS:-CPU CUDA}; do
     start=$(date +%s)
     echo "$dev: $(STEPS=${STEPS:-70} SEED=1 DEV=$dev timeout 180 "$bin/beautiful_mnist" $data 2>&1 | tee "$logs/mnist_$dev.txt" | tail -1)" \
          "($(($(date +%s) - start)) s with compiling)"
@@ -70,15 +71,17 @@ fi
 
 if [ "${BENCH:-1}" = 1 ]; then
   echo "== benchmarks: tinygrad.cpp then PyTorch, DEV=CUDA"
-  for args in "matmul 4096" "matmul 8192" "matmul 4096 --half" "matmul 8192 --half" "matmul 8192 --bfloat16" "mnist_step" \
-              "elementwise --n 67108864" "reduce --n 67108864" "copy" "overhead"; do
+  IFS=, read -ra benches <<<"${BENCHES:-matmul 4096,matmul 8192,matmul 4096 --half,matmul 8192 --half,matmul 8192 --bfloat16,mnist_step,elementwise --n 67108864,reduce --n 67108864,copy,overhead}"
+  for args in "${benches[@]}"; do
     echo "tg    $(DEV=CUDA timeout 45 "$bin/tg_bench" $args 2>>"$logs/bench_err.txt" | tr '\n' ' ')"
     [ "${args%% *}" != overhead ] && echo "torch $(DEV=CUDA timeout 45 python3 bench/torch_bench.py $args 2>>"$logs/bench_err.txt")"
   done
-  BEAM=2 DEBUG=2 DEV=CUDA timeout 150 "$bin/tg_bench" matmul 4096 >"$logs/beam_matmul.txt" 2>&1
-  echo "tg BEAM=2 $(grep '^{' "$logs/beam_matmul.txt") $(grep -o 'r_4096_4096_4096 .*' "$logs/beam_matmul.txt" | tail -1)"
+  if [ "${BEAM_CHECK:-1}" = 1 ]; then
+    BEAM=2 DEBUG=2 DEV=CUDA timeout 150 "$bin/tg_bench" matmul 4096 >"$logs/beam_matmul.txt" 2>&1
+    echo "tg BEAM=2 $(grep '^{' "$logs/beam_matmul.txt") $(grep -o 'r_4096_4096_4096 .*' "$logs/beam_matmul.txt" | tail -1)"
+  fi
   # each kernel's time and opts, for the logs
-  for args in "matmul 4096" "matmul 4096 --half" "matmul 4096 --bfloat16" "mnist_step"; do
+  for args in "matmul 4096" "mnist_step" "elementwise --n 67108864"; do
     DEBUG=2 DEV=CUDA timeout 45 "$bin/tg_bench" $args --reps 1 >"$logs/debug2_${args// /_}.txt" 2>&1
   done
 fi

@@ -376,14 +376,17 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
 
 // Grid devices: the innermost global axis (what is left of it after the other opts) cut into work-groups of up to
 // 32 work-items, a warp or wavefront's worth of neighbouring outputs; the driver picks the groups when no divisor
-// of 2 or more is left.
+// of 2 or more is left. An elementwise kernel on a GPU takes groups of up to 64: an NVIDIA GPU keeps at most 32
+// groups in flight per multiprocessor, so groups of 32 fill only half of its 2048 threads (a + b over 2^26 floats
+// ran at 628 GB/s on an H200, PyTorch's at 3967).
 void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
   KernelFacts f = facts(k);
   if (!k.caps.grid || f.globals.empty()) return;
   int64_t a = f.globals.back(), left = k.full_shape[a];
   for (const Opt& o : opts)
     if (o.axis == a && o.op != OptOp::SWAP) left /= o.amount;
-  for (int64_t n = std::min<int64_t>(32, left); n >= 2; n--)
+  int64_t most = k.caps.gpu && f.reduced.empty() ? 64 : 32;
+  for (int64_t n = std::min<int64_t>(most, left); n >= 2; n--)
     if (left % n == 0) {
       opts.push_back({OptOp::LOCAL, a, n});
       if (legal(k, opts)) return;

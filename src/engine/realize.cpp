@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 #include "engine/kernel_cache.h"
@@ -32,14 +33,24 @@ CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink, const uop::VarVals* 
 CaptureScope::~CaptureScope() { capture_sink = outer_, capture_vars = outer_vars_; }
 bool capturing() { return capture_sink != nullptr; }
 
+// Where one side's memory is host memory (the CPU's) the other device copies straight from or into it; between two
+// devices the bytes pass through a host block (not zeroed: first touching 256 MiB of fresh pages cost more than
+// the copy itself on a GPU machine)
 void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
   src.device().synchronize();
-  std::vector<unsigned char> host(src.nbytes());
-  src.copyout(host.data(), host.size());
-  dst.copyin(host.data(), host.size());
+  size_t n = src.nbytes();
+  if (n > 0 && src.device().allocator().host_addressable()) {
+    dst.copyin(src.ptr(), n);
+  } else if (n > 0 && dst.device().allocator().host_addressable()) {
+    src.copyout(dst.ptr(), n);
+  } else if (n > 0) {
+    std::unique_ptr<unsigned char[]> host(new unsigned char[n]);
+    src.copyout(host.get(), n);
+    dst.copyin(host.get(), n);
+  }
   GlobalCounters::copy_count++;
   if (getenv_int("DEBUG") >= 2)
-    std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), host.size(), src.device().name().c_str());
+    std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), n, src.device().name().c_str());
 }
 
 namespace {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "runtime/dynlib.h"
@@ -29,6 +31,7 @@ using CUevent = struct CUevent_st*;
 constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100;
 constexpr int kMaxThreadsPerBlock = 1, kMaxBlockDimX = 2, kMaxGridDimX = 5, kMaxSharedPerBlock = 8, kCcMajor = 75, kCcMinor = 76;
 constexpr int kFuncMaxThreadsPerBlock = 0, kFuncSharedSizeBytes = 1;  // CU_FUNC_ATTRIBUTE_*
+constexpr unsigned kEventDisableTiming = 2;                            // CU_EVENT_DISABLE_TIMING
 constexpr const char* kInstall = "CUDA needs an NVIDIA GPU with its driver (libcuda.so.1, from the NVIDIA driver package)";
 
 std::vector<std::string> library_names() {
@@ -52,6 +55,9 @@ struct Cuda {
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
   CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*MemAllocHost)(void**, size_t);
+  CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
   CUresult (*ModuleLoadData)(CUmodule*, const void*);
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*FuncGetAttribute)(int*, int, CUfunction);
@@ -81,6 +87,9 @@ struct Cuda {
     TG_CU(MemFree, "cuMemFree_v2");
     TG_CU(MemcpyHtoD, "cuMemcpyHtoD_v2");
     TG_CU(MemcpyDtoH, "cuMemcpyDtoH_v2");
+    TG_CU(MemAllocHost, "cuMemAllocHost_v2");
+    TG_CU(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    TG_CU(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
     TG_CU(ModuleLoadData, "cuModuleLoadData");
     TG_CU(ModuleGetFunction, "cuModuleGetFunction");
     TG_CU(FuncGetAttribute, "cuFuncGetAttribute");
@@ -193,16 +202,55 @@ struct CudaDevice::State {
       api().CtxSynchronize();
       api().MemFree(reinterpret_cast<CUdeviceptr>(ptr));
     }
-    // copies run on the legacy stream, which waits for the device's (blocking) stream: in order with the kernels
+    // Small copies go straight from the user's (pageable) memory on the legacy stream, which waits for the device's
+    // blocking stream: in order with the kernels. Larger ones go through two pinned staging buffers on the device's
+    // stream, the CPU filling (or emptying) one while the GPU copies the other (PyTorch's 256 MiB copies on an H200:
+    // 6-7 GB/s from pageable memory to the GPU, 54 GB/s from pinned memory).
     void copyin(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
       s->use();
-      s->check(api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), "copying " + std::to_string(nbytes) + " bytes to the GPU");
+      std::string what = "copying " + std::to_string(nbytes) + " bytes to the GPU";
+      if (nbytes < kStageMin) return s->check(api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), what);
+      std::lock_guard<std::mutex> lock(stage_mu);
+      stage(what);
+      for (size_t off = 0, i = 0; off < nbytes; off += kStageBytes, i ^= 1) {
+        size_t n = std::min(kStageBytes, nbytes - off);
+        s->check(api().EventSynchronize(staged[i]), what);  // the GPU has finished reading this buffer's last chunk
+        std::memcpy(staging[i], static_cast<const char*>(src) + off, n);
+        s->check(api().MemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst) + off, staging[i], n, s->stream), what);
+        s->check(api().EventRecord(staged[i], s->stream), what);
+      }
+      // returns with the last chunks maybe still in flight: `src` is no longer needed, and kernels queue behind them
     }
     void copyout(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
       s->use();
-      s->check(api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), "copying " + std::to_string(nbytes) + " bytes from the GPU");
+      std::string what = "copying " + std::to_string(nbytes) + " bytes from the GPU";
+      if (nbytes < kStageMin) return s->check(api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), what);
+      std::lock_guard<std::mutex> lock(stage_mu);
+      stage(what);
+      auto start = [&](size_t off, size_t i) {  // the GPU copies the chunk at `off` into buffer i
+        s->check(api().MemcpyDtoHAsync(staging[i], reinterpret_cast<CUdeviceptr>(src) + off, std::min(kStageBytes, nbytes - off), s->stream), what);
+        s->check(api().EventRecord(staged[i], s->stream), what);
+      };
+      start(0, 0);
+      for (size_t off = 0, i = 0; off < nbytes; off += kStageBytes, i ^= 1) {
+        if (off + kStageBytes < nbytes) start(off + kStageBytes, i ^ 1);
+        s->check(api().EventSynchronize(staged[i]), what);
+        std::memcpy(static_cast<char*>(dst) + off, staging[i], std::min(kStageBytes, nbytes - off));
+      }
+    }
+
+   private:
+    static constexpr size_t kStageBytes = size_t{8} << 20, kStageMin = size_t{1} << 20;
+    std::mutex stage_mu;
+    void* staging[2] = {nullptr, nullptr};  // pinned host memory, allocated at the first large copy
+    CUevent staged[2] = {nullptr, nullptr};  // recorded after each buffer's last copy
+    void stage(const std::string& what) {
+      for (int i = 0; i < 2 && !staging[i]; i++) {
+        s->check(api().MemAllocHost(&staging[i], kStageBytes), what + ": allocating pinned host memory");
+        s->check(api().EventCreate(&staged[i], kEventDisableTiming), what);
+      }
     }
   } alloc;
   std::unique_ptr<NvrtcCompiler> build;

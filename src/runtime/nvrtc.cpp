@@ -1,5 +1,6 @@
 #include "runtime/nvrtc.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -27,6 +28,8 @@ struct Nvrtc {
   nvrtcResult (*GetPTX)(nvrtcProgram, char*);
   nvrtcResult (*DestroyProgram)(nvrtcProgram*);
   nvrtcResult (*Version)(int*, int*);
+  nvrtcResult (*GetNumSupportedArchs)(int*) = nullptr;  // since CUDA 11.2
+  nvrtcResult (*GetSupportedArchs)(int*) = nullptr;
   const char* (*GetErrorString)(nvrtcResult);
 
   static std::vector<std::string> names() {
@@ -53,6 +56,11 @@ struct Nvrtc {
     DestroyProgram = lib.get<decltype(DestroyProgram)>("nvrtcDestroyProgram");
     Version = lib.get<decltype(Version)>("nvrtcVersion");
     GetErrorString = lib.get<decltype(GetErrorString)>("nvrtcGetErrorString");
+    try {
+      GetNumSupportedArchs = lib.get<decltype(GetNumSupportedArchs)>("nvrtcGetNumSupportedArchs");
+      GetSupportedArchs = lib.get<decltype(GetSupportedArchs)>("nvrtcGetSupportedArchs");
+    } catch (const DeviceError&) {  // an older NVRTC: every architecture is taken as supported
+    }
   }
 };
 
@@ -96,6 +104,21 @@ std::string nvrtc_version() {
   int major = 0, minor = 0;
   check(api(), api().Version(&major, &minor), "nvrtcVersion");
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string nvrtc_target(const std::string& arch) {
+  const Nvrtc& n = api();
+  int count = 0;
+  if (arch.rfind("sm_", 0) != 0 || !n.GetNumSupportedArchs || n.GetNumSupportedArchs(&count) != 0 || count <= 0) return arch;
+  std::vector<int> archs(static_cast<size_t>(count));
+  if (n.GetSupportedArchs(archs.data()) != 0) return arch;
+  int want = std::atoi(arch.c_str() + 3), best = 0;
+  for (int a : archs) {
+    if (a == want) return arch;
+    if (a < want) best = std::max(best, a);
+  }
+  // a GPU newer than this NVRTC: PTX for the newest architecture it knows, which the driver compiles for the GPU
+  return best ? "compute_" + std::to_string(best) : arch;
 }
 
 bool nvrtc_available() {

@@ -14,21 +14,30 @@ namespace tg::runtime {
 std::string nvrtc_compile(const std::string& src, const std::string& arch);
 // NVRTC's version ("13.0"); throws like nvrtc_compile when it is missing.
 std::string nvrtc_version();
+// What to compile for a GPU of architecture `arch` ("sm_90"): `arch` itself where NVRTC knows it, else PTX for the
+// newest architecture below it that NVRTC knows ("compute_120" for a GPU newer than this NVRTC; the driver compiles
+// PTX for its GPU when the module loads).
+std::string nvrtc_target(const std::string& arch);
 // Whether NVRTC can be loaded here.
 bool nvrtc_available();
 
-// NVRTC as a Compiler for one architecture: binaries cached in memory and on disk (table "cuda"), keyed by the
-// architecture and the source, each entry stamped with NVRTC's version (another version's entry is rebuilt).
+// NVRTC as a Compiler for one GPU architecture (through nvrtc_target: a cubin, or PTX for a GPU newer than NVRTC):
+// binaries cached in memory and on disk (table "cuda"), keyed by the target and the source, each entry stamped with
+// NVRTC's version (another version's entry is rebuilt).
 class NvrtcCompiler : public Compiler {
  public:
   explicit NvrtcCompiler(std::string arch) : arch_(std::move(arch)) {}
-  std::string compile(const std::string& src) override { return nvrtc_compile(src, arch_); }
-  std::string cache_key() override { return "nvrtc " + arch_ + " --fmad=false --std=c++17"; }
+  std::string compile(const std::string& src) override { return nvrtc_compile(src, target()); }
+  std::string cache_key() override { return "nvrtc " + target() + " --fmad=false --std=c++17"; }
   std::string compiler_id() override { return nvrtc_available() ? "nvrtc " + nvrtc_version() : ""; }
   std::string cache_table() const override { return "cuda"; }
 
  private:
-  std::string arch_;
+  std::string arch_, target_;
+  const std::string& target() {
+    if (target_.empty()) target_ = nvrtc_target(arch_);
+    return target_;
+  }
 };
 
 }  // namespace tg::runtime

@@ -96,6 +96,7 @@ struct CL {
   cl_int (*GetProgramBuildInfo)(cl_program, cl_device_id, cl_uint, size_t, void*, size_t*);
   cl_int (*GetProgramInfo)(cl_program, cl_uint, size_t, void*, size_t*);
   cl_int (*ReleaseProgram)(cl_program);
+  cl_int (*ReleaseKernel)(cl_kernel);
   cl_kernel (*CreateKernel)(cl_program, const char*, cl_int*);
   cl_int (*GetKernelInfo)(cl_kernel, cl_uint, size_t, void*, size_t*);
   cl_int (*GetKernelWorkGroupInfo)(cl_kernel, cl_device_id, cl_uint, size_t, void*, size_t*);
@@ -119,7 +120,7 @@ struct CL {
     TG_CL_LOAD(CreateContext), TG_CL_LOAD(CreateCommandQueue), TG_CL_LOAD(CreateBuffer), TG_CL_LOAD(ReleaseMemObject);
     TG_CL_LOAD(EnqueueWriteBuffer), TG_CL_LOAD(EnqueueReadBuffer), TG_CL_LOAD(CreateProgramWithSource);
     TG_CL_LOAD(CreateProgramWithBinary), TG_CL_LOAD(BuildProgram), TG_CL_LOAD(GetProgramBuildInfo), TG_CL_LOAD(GetProgramInfo);
-    TG_CL_LOAD(ReleaseProgram), TG_CL_LOAD(CreateKernel), TG_CL_LOAD(GetKernelInfo), TG_CL_LOAD(SetKernelArg);
+    TG_CL_LOAD(ReleaseProgram), TG_CL_LOAD(ReleaseKernel), TG_CL_LOAD(CreateKernel), TG_CL_LOAD(GetKernelInfo), TG_CL_LOAD(SetKernelArg);
     TG_CL_LOAD(GetKernelWorkGroupInfo);
     TG_CL_LOAD(EnqueueNDRangeKernel), TG_CL_LOAD(WaitForEvents), TG_CL_LOAD(GetEventProfilingInfo), TG_CL_LOAD(ReleaseEvent);
     TG_CL_LOAD(Finish);
@@ -305,6 +306,27 @@ class CLProgram : public Program {
   std::mutex mu_;
 };
 
+// PoCL compiles a kernel when it first runs, with LLVM and Clang objects made on first use, whose destructors are
+// registered then and so run at exit before any handler registered earlier. A program that ended with a kernel not
+// yet compiled crashed in that compile at exit (finish_at_exit below waits for it). A tiny kernel run to its end
+// when the device opens makes those objects first. Best effort: a device that cannot run it says so later.
+void warm_up(cl_context context, cl_device_id device, cl_command_queue queue) {
+  const CL& cl = api();
+  const char* src = "__kernel void tg_warm_up(__global int* x) { x[get_global_id(0)] = 1; }";
+  cl_int e = CL_SUCCESS;
+  cl_program p = cl.CreateProgramWithSource(context, 1, &src, nullptr, &e);
+  if (e != CL_SUCCESS) return;
+  cl_kernel k = cl.BuildProgram(p, 1, &device, nullptr, nullptr, nullptr) == CL_SUCCESS ? cl.CreateKernel(p, "tg_warm_up", &e) : nullptr;
+  cl_mem m = k ? cl.CreateBuffer(context, CL_MEM_READ_WRITE, 4 * sizeof(int), nullptr, &e) : nullptr;
+  size_t global = 4;
+  if (m && cl.SetKernelArg(k, 0, sizeof m, &m) == CL_SUCCESS &&
+      cl.EnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS)
+    cl.Finish(queue);
+  if (m) cl.ReleaseMemObject(m);
+  if (k) cl.ReleaseKernel(k);
+  cl.ReleaseProgram(p);
+}
+
 // Launches are queued: a program that ends without reading its last results leaves kernels in the queues, which
 // the driver must not be running while the process tears it down (PoCL aborts). At exit, before the driver's own
 // exit handlers (registered earlier, so run later), every device's queue is finished.
@@ -352,6 +374,7 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   check(e, s.name, "clCreateContext");
   s.queue = cl.CreateCommandQueue(s.context, s.device, CL_QUEUE_PROFILING_ENABLE, &e);
   check(e, s.name, "clCreateCommandQueue");
+  warm_up(s.context, s.device, s.queue);
   finish_at_exit(s.queue);
 
   std::string extensions = device_string(s.device, CL_DEVICE_EXTENSIONS);

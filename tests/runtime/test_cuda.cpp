@@ -92,6 +92,20 @@ TEST(Cuda, TensorsComputeOnTheGpuAsOnTheCpu) {
   EXPECT_THROW(Tensor::ones({3}, dtypes::float32, "CUDA") + Tensor::ones({3}), ArgumentError);
 }
 
+// On a GPU: copies of several staging buffers' worth (8 MiB each, odd sizes, a slice at an odd offset) arrive
+// whole both ways, and in order with the kernels around them
+TEST(Cuda, LargeCopiesRoundTripThroughTheStagingBuffers) {
+  NEED_CUDA(dev);
+  const int64_t n = 5'500'003;  // 22 MB: two full buffers and a part of one
+  Tensor host = Tensor::arange(0, n, 1, dtypes::int32).realize();
+  Tensor gpu = (host.to("CUDA") * 3).realize();  // a kernel behind the copy in
+  std::vector<int32_t> back = (gpu + 1).to("CPU").to_vector<int32_t>(), part = gpu.shrink({{7, n - 5}}).to("CPU").to_vector<int32_t>();
+  ASSERT_EQ(back.size(), static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) ASSERT_EQ(back[i], 3 * i + 1) << i;
+  ASSERT_EQ(part.size(), static_cast<size_t>(n - 12));
+  for (int64_t i = 0; i < n - 12; i++) ASSERT_EQ(part[i], 3 * (i + 7)) << i;
+}
+
 // On a GPU: grids with more than 65535 blocks' worth of work in an outer dimension (their outer axes move to x)
 // compute as on the CPU, elementwise and reduced
 TEST(Cuda, GridsPastTheBlockLimitsComputeAsOnTheCpu) {

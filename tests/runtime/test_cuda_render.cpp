@@ -116,3 +116,17 @@ TEST(CudaRender, AGridPastTheBlockLimitsMovesItsOuterAxesIntoX) {
     EXPECT_GE(c->dims.global[0], 100000) << "the outer axis went to x";
   }
 }
+
+// A GPU that NVRTC knows gets a cubin for itself; one newer than NVRTC gets PTX for the newest architecture NVRTC
+// knows, which the driver compiles when it loads the module
+TEST(CudaRender, AGpuNewerThanNvrtcGetsPtxForTheNewestArchitectureNvrtcKnows) {
+  NEED_NVRTC();
+  EXPECT_EQ(runtime::nvrtc_target("sm_90"), "sm_90");
+  std::string target = runtime::nvrtc_target("sm_990");
+  ASSERT_EQ(target.rfind("compute_", 0), 0u) << target;
+  EXPECT_GE(std::stoi(target.substr(8)), 90) << target;
+  runtime::NvrtcCompiler future("sm_990");
+  std::string ptx = future.compile("extern \"C\" __global__ void k(float* out) { out[threadIdx.x] = 1.0f; }");
+  EXPECT_NE(ptx.find(".entry k"), std::string::npos) << ptx.substr(0, 400);
+  EXPECT_NE(future.cache_key().find(target), std::string::npos) << future.cache_key();
+}
