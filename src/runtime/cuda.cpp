@@ -119,10 +119,6 @@ std::string err_str(CUresult e) {
   return (s ? s : "unknown CUDA error") + std::string(" (") + std::to_string(e) + ")";
 }
 
-void check(CUresult e, const std::string& device, const std::string& what) {
-  if (e != CUDA_SUCCESS) throw DeviceError(device, what + " failed: " + err_str(e));
-}
-
 // The errors after which the driver refuses every later call in the context (a kernel's fault: illegal address or
 // instruction, misaligned access, a device-side assert, a timeout): the device is lost to this process
 bool context_lost_by(CUresult e) { return e == 700 || e == 702 || (e >= 710 && e <= 719 && e != 711 && e != 712 && e != 713); }
@@ -327,18 +323,18 @@ CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make
   int index = colon == std::string::npos ? 0 : std::stoi(s.name.substr(colon + 1));
   CUresult e = cu.Init(0);
   if (e == CUDA_ERROR_NO_DEVICE) throw DeviceError(s.name, std::string("the NVIDIA driver finds no GPU: ") + kInstall);
-  check(e, s.name, "cuInit");
+  s.check(e, "cuInit");
   int count = 0;
-  check(cu.DeviceGetCount(&count), s.name, "cuDeviceGetCount");
+  s.check(cu.DeviceGetCount(&count), "cuDeviceGetCount");
   if (index >= count)
     throw DeviceError(s.name, "no such GPU: this machine has " + std::to_string(count) + " (CUDA is the first, CUDA:1 the second, ...)");
-  check(cu.DeviceGet(&s.device, index), s.name, "cuDeviceGet");
-  check(cu.DevicePrimaryCtxRetain(&s.context, s.device), s.name, "cuDevicePrimaryCtxRetain");
+  s.check(cu.DeviceGet(&s.device, index), "cuDeviceGet");
+  s.check(cu.DevicePrimaryCtxRetain(&s.context, s.device), "cuDevicePrimaryCtxRetain");
   s.use();
-  check(cu.StreamCreate(&s.stream, 0), s.name, "cuStreamCreate");  // a blocking stream: the legacy stream waits for it
+  s.check(cu.StreamCreate(&s.stream, 0), "cuStreamCreate");  // a blocking stream: the legacy stream waits for it
   auto attr = [&](int a) {
     int v = 0;
-    check(cu.DeviceGetAttribute(&v, a, s.device), s.name, "cuDeviceGetAttribute");
+    s.check(cu.DeviceGetAttribute(&v, a, s.device), "cuDeviceGetAttribute");
     return static_cast<int64_t>(v);
   };
   s.caps.dialect = "CUDA";
@@ -353,7 +349,7 @@ CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make
   s.caps.local_memory = attr(kMaxSharedPerBlock);
   s.caps.max_vector = 1;  // the CUDA dialect has no vector arithmetic
   s.arch = "sm_" + std::to_string(attr(kCcMajor)) + std::to_string(attr(kCcMinor));
-  check(cu.DeviceTotalMem(&s.total_memory, s.device), s.name, "cuDeviceTotalMem");
+  s.check(cu.DeviceTotalMem(&s.total_memory, s.device), "cuDeviceTotalMem");
   s.alloc.s = &s;
   s.alloc.device_name = s.name;
   s.build = std::make_unique<NvrtcCompiler>(s.arch);

@@ -1,6 +1,7 @@
 // NVRTC, NVIDIA's run-time CUDA C++ compiler (libnvrtc.so.*), opened with dlopen at first use: the CUDA device's
 // compiler, and usable without a GPU (NVRTC needs none), which is how kernels are checked for CUDA on any machine.
 #pragma once
+#include <mutex>
 #include <string>
 
 #include "runtime/device.h"
@@ -34,8 +35,9 @@ class NvrtcCompiler : public Compiler {
 
  private:
   std::string arch_, target_;
+  std::once_flag targeted_;  // BEAM compiles candidates on several threads at once
   const std::string& target() {
-    if (target_.empty()) target_ = nvrtc_target(arch_);
+    std::call_once(targeted_, [this] { target_ = nvrtc_target(arch_); });
     return target_;
   }
 };

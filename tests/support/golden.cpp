@@ -1,10 +1,11 @@
 #include "support/golden.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include <tg/context.h>
 
 #ifndef TG_GOLDEN_DIR
 #error "TG_GOLDEN_DIR must name tests/golden"
@@ -40,8 +41,7 @@ GoldenTensor parse_tensor(std::istringstream& is) {
 
 std::map<std::string, std::vector<GoldenCase>> load(const std::string& file) {
   // $TG_GOLDEN_DIR: the tests built on one machine and run in another tree (tools/cuda_gpu_check.sh on a GPU machine)
-  const char* dir = std::getenv("TG_GOLDEN_DIR");
-  std::string path = std::string(dir && *dir ? dir : TG_GOLDEN_DIR) + "/" + file;
+  std::string path = getenv_str("TG_GOLDEN_DIR", TG_GOLDEN_DIR) + "/" + file;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::map<std::string, std::vector<GoldenCase>> out;
