@@ -35,15 +35,16 @@ int bracket_nesting(const std::string& e) {
 
 }  // namespace
 
-const char* kHalfHelpers = R"C(
+std::string half_helpers(const std::string& f16_hw) {
+  return std::string(R"C(
 static inline float tg_f16_to_f32(uint16_t h) {
-  union { uint32_t u; float f; } r;
+)C") + f16_hw + R"C(  union { uint32_t u; float f; } r;
   r.u = (uint32_t)(h & 0x7fffu) << 13;
   r.f *= 0x1p112f;
   if ((h & 0x7c00u) == 0x7c00u) r.u |= 0x7f800000u;
   r.u |= (uint32_t)(h & 0x8000u) << 16;
   return r.f;
-}
+)C" + (f16_hw.empty() ? "" : "#endif\n") + R"C(}
 static inline uint16_t tg_f32_to_f16(float f) {
   union { float f; uint32_t u; } v; v.f = f;
   uint32_t x = v.u, s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
@@ -68,6 +69,7 @@ static inline uint16_t tg_f32_to_bf16(float f) {
   return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }
 )C";
+}
 
 const CStyleLanguage& language(const std::string& dialect) {
   if (dialect == "C") return c_language();

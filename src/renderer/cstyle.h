@@ -93,7 +93,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
 RenderedKernel render_c(const std::string& name, const std::vector<uop::UOp>& uops, const uop::UOp* parallel = nullptr);
 
 // Shared by dialects (cstyle.cpp): float <-> 16-bit float conversions with round to nearest even, written in the
-// C subset every dialect accepts.
-extern const char* kHalfHelpers;
+// C subset every dialect accepts. `f16_hw`, when given, opens tg_f16_to_f32's body with a dialect's faster way under
+// an #if (its "#if ... return ...; #else" lines; the #endif is added).
+std::string half_helpers(const std::string& f16_hw = "");
 
 }  // namespace tg::renderer

@@ -79,7 +79,7 @@ class CudaLanguage : public CStyleLanguage {
     std::string prelude =
         "typedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\ntypedef int int32_t;\n"
         "template <class T, class F> __device__ __forceinline__ T tg_bitcast(F x) { T t; memcpy(&t, &x, sizeof t); return t; }\n";
-    if (p.half) prelude += device_functions(kHalfHelpers);
+    if (p.half) prelude += device_functions(half_helpers());
     for (const auto& h : p.helpers) prelude += device_functions(h.second);
     RenderedKernel k;
     k.name = k.entry = name;

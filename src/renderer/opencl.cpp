@@ -94,7 +94,7 @@ class OpenCLLanguage : public CStyleLanguage {
     std::string prelude = "#pragma OPENCL FP_CONTRACT OFF\n";
     if (p.fp64) prelude += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     // the shared 16-bit helpers are written with C's fixed-width names
-    if (p.half) prelude += "typedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef int int32_t;\n" + std::string(kHalfHelpers);
+    if (p.half) prelude += "typedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef int int32_t;\n" + half_helpers();
     for (const auto& h : p.helpers) prelude += h.second;
     RenderedKernel k;
     k.name = k.entry = name;
