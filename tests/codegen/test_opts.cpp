@@ -730,6 +730,28 @@ TEST(Opts, EveryFloat16ReadAloneOrAsAVectorIsTheHostConversion) {
   }
 }
 
+TEST(Opts, ANarrowRowReadAlongTheVectorIsUnrolledByTwo) {
+  // a matrix-vector product whose matrix is bytes (a quantized weight's) or float16: the vector along the reduce axis
+  // is unrolled by 2 (a 32-element block's two halves share its loads); a float32 matrix's is not
+  std::vector<float> xs(64);
+  for (int i = 0; i < 64; i++) xs[i] = static_cast<float>(i % 7) - 3.0f;
+  Tensor x = Tensor(xs, {64}).realize();
+  for (DType dt : {dtypes::uint8, dtypes::float16, dtypes::float32}) {
+    Tensor w = (Tensor::arange(0, 8 * 64, 1, dtypes::int32).reshape({8, 64}) % 13).cast(dt).realize();
+    Tensor y = (w.cast(dtypes::float32) * x).sum(1);
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
+    bool unrolled = std::find(opts.begin(), opts.end(), Opt{OptOp::UNROLL, 1, 2}) != opts.end();
+    EXPECT_EQ(unrolled, dt != dtypes::float32) << dt.name() << " " << codegen::opts_str(opts);
+    std::vector<float> got = y.to_vector<float>();
+    for (int r = 0; r < 8; r++) {
+      float want = 0;
+      for (int c = 0; c < 64; c++) want += static_cast<float>((r * 64 + c) % 13) * xs[c];
+      EXPECT_EQ(got[r], want) << dt.name() << " row " << r;
+    }
+  }
+}
+
 TEST(Opts, LogicOnMasksHasVectorForms) {
   // row sums of relu (x <= 0 is x < 0 | !(x != 0), NaN kept) plus a select on an xor of two masks and-ed with a
   // scalar bool: masks are vectors of -1/0, a scalar bool beside them -1 or 0. The heuristic vectorizes the rows,
