@@ -372,9 +372,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   if (r == vector_axis) {
     bool narrow = false;
     for (size_t i = 0; i < f.loads.size(); i++) narrow |= f.in_loop(i) && f.loads[i].dtype().base().itemsize() < 4;
-    std::vector<Opt> unrolled = opts;
-    unrolled.push_back({OptOp::UNROLL, r, 2});
-    if (narrow && k.full_shape[r] % (2 * width) == 0 && legal(k, unrolled)) return unrolled;
+    if (narrow && k.full_shape[r] % (2 * width) == 0) {
+      opts.push_back({OptOp::UNROLL, r, 2});
+      if (!legal(k, opts)) opts.pop_back();
+    }
     return opts;
   }
   // the innermost reduce loop: unrolled whole when short (a 5x5 window), by 4 otherwise

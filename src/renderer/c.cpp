@@ -83,11 +83,12 @@ std::string f16c_widen(int lanes, const std::string& t, const std::string& x = "
   std::string s8 = "short __attribute__((vector_size(16)))";
   if (lanes == 1) return "#if defined(__F16C__)\n  return __builtin_ia32_vcvtph2ps((" + s8 + "){(short)" + x + "})[0];\n#else\n";
   if (lanes == 16)
-    return "#if defined(__AVX512F__)\n  return __builtin_ia32_vcvtph2ps512_mask((short __attribute__((vector_size(32))))x, (" + t +
+    return "#if defined(__AVX512F__)\n  return __builtin_ia32_vcvtph2ps512_mask((short __attribute__((vector_size(32))))" + x + ", (" + t +
            "){}, (unsigned short)0xffff, 4);\n#else\n";
-  if (lanes == 8) return "#if defined(__F16C__)\n  return __builtin_ia32_vcvtph2ps256((" + s8 + ")x);\n#else\n";
+  if (lanes == 8) return "#if defined(__F16C__)\n  return __builtin_ia32_vcvtph2ps256((" + s8 + ")" + x + ");\n#else\n";
   if (lanes == 4)
-    return "#if defined(__F16C__)\n  return __builtin_ia32_vcvtph2ps((" + s8 + ")__builtin_shufflevector(x, x, 0, 1, 2, 3, 0, 1, 2, 3));\n#else\n";
+    return "#if defined(__F16C__)\n  return __builtin_ia32_vcvtph2ps((" + s8 + ")__builtin_shufflevector(" + x + ", " + x +
+           ", 0, 1, 2, 3, 0, 1, 2, 3));\n#else\n";
   return "";
 }
 
