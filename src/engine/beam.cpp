@@ -27,30 +27,32 @@ constexpr int64_t kMaxCopies = 512;  // upcast * unroll: the body copies one ite
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Every candidate lowered, rendered and compiled, on as many threads as the CPU has (the C compiler's runs are most
-// of a search); each one then loads from the compiler's memory cache. Null for a candidate that cannot be built.
+// Every candidate lowered, rendered and compiled together (Compiler::compile_cached_many: the C compiler's runs are
+// most of a search); each one then loads from the compiler's memory cache. Null for a candidate that cannot be
+// built.
 std::vector<std::shared_ptr<CompiledKernel>> build_all(const uop::UOp& ast, const std::vector<std::vector<Opt>>& cands,
                                                        runtime::Device& device) {
   std::vector<std::optional<codegen::LoweredKernel>> lowered(cands.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < cands.size();) {
-      try {
-        lowered[i] = codegen::lower(ast, cands[i], device.caps());
-        device.compiler().compile_cached(render_kernel(*lowered[i], "beam_candidate", device.caps(), device.name())->rendered.source);
-      } catch (const Error&) {
-        lowered[i].reset();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(runtime::cpu_threads(), cands.size()); t++) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  std::vector<std::shared_ptr<CompiledKernel>> out;
-  for (const auto& l : lowered) {
+  std::vector<std::string> names(cands.size());
+  std::vector<runtime::KernelSource> sources;
+  for (size_t i = 0; i < cands.size(); i++) {
+    names[i] = "beam_candidate" + std::to_string(i);  // distinct: compiled in one translation unit
     try {
-      out.push_back(l ? build_kernel(device, *l, "beam_candidate") : nullptr);
+      lowered[i] = codegen::lower(ast, cands[i], device.caps());
+      auto k = render_kernel(*lowered[i], names[i], device.caps(), device.name());
+      sources.push_back({k->rendered.entry, k->rendered.source});
+    } catch (const Error&) {
+      lowered[i].reset();
+    }
+  }
+  try {
+    device.compiler().compile_cached_many(sources);
+  } catch (const Error&) {  // one that does not compile: each on its own below (in build_kernel)
+  }
+  std::vector<std::shared_ptr<CompiledKernel>> out;
+  for (size_t i = 0; i < cands.size(); i++) {
+    try {
+      out.push_back(lowered[i] ? build_kernel(device, *lowered[i], names[i]) : nullptr);
     } catch (const Error&) {
       out.push_back(nullptr);
     }

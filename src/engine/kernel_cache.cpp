@@ -106,17 +106,24 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
   return k;
 }
 
-std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
+namespace {
+// rendered (and printed under DEBUG), not compiled
+std::shared_ptr<CompiledKernel> plan_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
   std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name, device.caps(), device.name());
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 5) std::cerr << codegen::print_uops(k->uops);
   if (debug >= 4) std::cerr << k->rendered.source;
+  return k;
+}
+}  // namespace
+
+std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
+  std::shared_ptr<CompiledKernel> k = plan_kernel(device, lowered, name);
   k->program = device.program(k->rendered.entry, k->rendered.source);
   return k;
 }
 
-std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
-                                                 const std::vector<runtime::Buffer*>* bufs) {
+std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector<KernelRequest>& requests) {
   static std::mutex mu;
   // keyed by the interned AST node (kept alive by the key), the device and the settings that choose the opts
   using Key = std::tuple<const uop::UOpNode*, std::string, int64_t, int64_t, int64_t>;
@@ -125,33 +132,63 @@ std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::D
   static std::map<std::string, int> name_count;
   std::lock_guard<std::mutex> lock(mu);
   int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS"), beam = getenv_int("BEAM");
-  Key key{ast.get(), device.name(), noopt, random_seed, beam};
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second.second;
-  codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
-  std::vector<codegen::Opt> opts;
-  bool searched = false;
-  // (no opt applies to a symbolic axis: legal() refuses them, so every way below picks opts on the other axes)
-  if (random_seed > 0 && !noopt) {
-    std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
-    opts = codegen::random_opts(lowered, rng);
-  } else if (beam > 0 && !noopt && bufs) {
-    opts = beam_search(ast, lowered, device, *bufs, static_cast<int>(beam));
-    searched = true;
-  } else {
-    opts = codegen::choose_opts(lowered);
+  std::vector<std::shared_ptr<const CompiledKernel>> out(requests.size());
+  std::map<Key, std::shared_ptr<CompiledKernel>> planned;  // new kernels, once each
+  std::map<runtime::Device*, std::vector<std::shared_ptr<CompiledKernel>>> to_compile;
+  std::vector<std::pair<Key, uop::UOp>> to_remember;
+  for (size_t i = 0; i < requests.size(); i++) {
+    const uop::UOp& ast = requests[i].ast;
+    runtime::Device& device = *requests[i].device;
+    Key key{ast.get(), device.name(), noopt, random_seed, beam};
+    if (auto it = cache.find(key); it != cache.end()) {
+      out[i] = it->second.second;
+      continue;
+    }
+    if (auto it = planned.find(key); it != planned.end()) {
+      out[i] = it->second;
+      continue;
+    }
+    codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
+    std::vector<codegen::Opt> opts;
+    bool searched = false;
+    // (no opt applies to a symbolic axis: legal() refuses them, so every way below picks opts on the other axes)
+    if (random_seed > 0 && !noopt) {
+      std::mt19937 rng(static_cast<uint32_t>(random_seed) ^ static_cast<uint32_t>(ast.hash()));
+      opts = codegen::random_opts(lowered, rng);
+    } else if (beam > 0 && !noopt && requests[i].bufs) {
+      opts = beam_search(ast, lowered, device, *requests[i].bufs, static_cast<int>(beam));
+      searched = true;
+    } else {
+      opts = codegen::choose_opts(lowered);
+    }
+    if (!opts.empty()) lowered = codegen::lower(ast, opts, device.caps());
+    std::string name = kernel_name(lowered);
+    if (int n = name_count[name]++) name += "n" + std::to_string(n);
+    if (getenv_int("DEBUG") >= 3)
+      std::cerr << "kernel " << name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
+                << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
+    std::shared_ptr<CompiledKernel> k = plan_kernel(device, lowered, name);
+    check_render(ast);  // RENDER_CHECK=CUDA: the kernel compiles for CUDA too
+    planned[key] = k;
+    to_compile[&device].push_back(k);
+    // under BEAM a kernel compiled without buffers to time (a caller that only wants the source) is not remembered
+    if (!(beam > 0 && !requests[i].bufs && !noopt && random_seed <= 0)) to_remember.push_back({key, ast});
+    out[i] = k;
   }
-  if (!opts.empty()) lowered = codegen::lower(ast, opts, device.caps());
-  std::string name = kernel_name(lowered);
-  if (int n = name_count[name]++) name += "n" + std::to_string(n);
-  if (getenv_int("DEBUG") >= 3)
-    std::cerr << "kernel " << name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
-              << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
-  std::shared_ptr<const CompiledKernel> k = build_kernel(device, lowered, name);
-  check_render(ast);  // RENDER_CHECK=CUDA: the kernel compiles for CUDA too
-  // under BEAM a kernel compiled without buffers to time (a caller that only wants the source) is not remembered
-  if (!(beam > 0 && !bufs && !noopt && random_seed <= 0)) cache[key] = {ast, k};
-  return k;
+  // each device compiles its new kernels together (the CPU: in one compiler run per thread)
+  for (auto& [device, kernels] : to_compile) {
+    std::vector<runtime::KernelSource> sources;
+    for (const auto& k : kernels) sources.push_back({k->rendered.entry, k->rendered.source});
+    std::vector<std::shared_ptr<runtime::Program>> programs = device->programs(sources);
+    for (size_t j = 0; j < kernels.size(); j++) kernels[j]->program = programs[j];
+  }
+  for (const auto& [key, ast] : to_remember) cache[key] = {ast, planned.at(key)};
+  return out;
+}
+
+std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
+                                                 const std::vector<runtime::Buffer*>* bufs) {
+  return get_kernels({{ast, &device, bufs}})[0];
 }
 
 }  // namespace tg::engine

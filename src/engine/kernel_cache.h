@@ -42,6 +42,15 @@ struct CompiledKernel {
 std::shared_ptr<const CompiledKernel> get_kernel(const uop::UOp& ast, runtime::Device& device,
                                                  const std::vector<runtime::Buffer*>* bufs = nullptr);
 
+// Many kernels at once (a schedule's): those not compiled yet are compiled together, per device
+// (Device::programs). The results in the order of the requests.
+struct KernelRequest {
+  uop::UOp ast;
+  runtime::Device* device;
+  const std::vector<runtime::Buffer*>* bufs = nullptr;
+};
+std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector<KernelRequest>& requests);
+
 // A lowered kernel (opts applied) linearized and rendered under `name` for a device with `caps` (on a grid
 // device its global loops become the launch grid; `device` names it in errors), not compiled (no program).
 std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,

@@ -149,6 +149,15 @@ void run_schedule(schedule::Schedule s) {
                                                    : ", which is not one of the call's vars: pass it (TinyJit(fn(inputs, vars)), "
                                                      "call(inputs, {var.bind(value)})) or its value would be frozen"));
     }
+  // the schedule's new kernels compiled together first (one compiler run per thread on the CPU, not one per
+  // kernel); not under BEAM, which times each kernel on its buffers when its turn comes (an earlier run of a later
+  // kernel could overwrite what an earlier one reads)
+  if (getenv_int("BEAM") <= 0) {
+    std::vector<KernelRequest> requests;
+    for (const ScheduleItem& item : s.items)
+      if (item.kind != ScheduleItem::Kind::Copy) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});
+    if (requests.size() > 1) get_kernels(requests);
+  }
   for (ScheduleItem& item : s.items) {
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));

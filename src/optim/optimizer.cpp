@@ -35,7 +35,8 @@ void Optimizer::step() { Tensor::realize(schedule_step()); }
 
 std::vector<Tensor> Optimizer::zeros_like_params() const {
   std::vector<Tensor> z;
-  for (const Tensor& p : params) z.push_back(Tensor::zeros(p.shape(), p.dtype(), p.device()).contiguous().realize());
+  for (const Tensor& p : params) z.push_back(Tensor::zeros(p.shape(), p.dtype(), p.device()).contiguous());
+  Tensor::realize(z);  // one schedule: its kernels are compiled together
   return z;
 }
 

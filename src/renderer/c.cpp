@@ -210,8 +210,13 @@ class CLanguage : public CStyleLanguage {
       prelude += "typedef " + elem + " " + t + " __attribute__((vector_size(" + bytes + ")));\n";
       prelude += "typedef " + elem + " " + t + "_u __attribute__((vector_size(" + bytes + "), aligned(" + align + "), may_alias));\n";
     }
-    if (p.half) prelude += half_helpers(f16c_widen(1, "float", "h"));
-    for (const auto& h : p.helpers) prelude += h.second;
+    // helpers are defined once per translation unit: the CPU compiles a schedule's kernels as one (a repeated
+    // typedef is legal C11, a repeated function is not)
+    auto once = [](const std::string& name, const std::string& def) {
+      return "#ifndef TG_ONCE_" + name + "\n#define TG_ONCE_" + name + "\n" + def + "#endif\n";
+    };
+    if (p.half) prelude += once("half_helpers", half_helpers(f16c_widen(1, "float", "h")));
+    for (const auto& [hname, def] : p.helpers) prelude += once(hname, def);
     RenderedKernel k;
     k.name = name;
     k.entry = name + "_call";

@@ -24,6 +24,7 @@
 #include "runtime/cpu.h"
 #include "runtime/disk_cache.h"
 #include "runtime/elf_check.h"
+#include "runtime/thread_pool.h"
 #include "tg/context.h"
 #include "tg/error.h"
 
@@ -61,6 +62,11 @@ bool is_executable(const std::string& path) {
 }
 
 // `exe` as a path to run: itself when it names a folder, else the first match on `path`; "" when none.
+bool is_readable_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
+}
+
 std::string find_executable(const std::string& exe, const std::string& path) {
   if (exe.find('/') != std::string::npos) return is_executable(exe) ? exe : "";
   std::stringstream dirs(path);
@@ -269,8 +275,26 @@ std::string CPUCompiler::cache_key() {
 
 bool CPUCompiler::plausible_binary(const std::string& binary) { return elf_problem(binary).empty(); }
 
+namespace {
+// The CompileError of a compiler or linker run that did not give `output`; `what` says what was compiled.
+void check_run(const RunResult& r, const std::string& tool, const std::string& output, const std::string& what) {
+  if (!r.started) throw CompileError("CPU", "cannot run " + tool + ": " + r.spawn_error);
+  if (r.timed_out)
+    throw CompileError("CPU", tool + " did not finish within CC_TIMEOUT=" + std::to_string(cc_timeout_s()) +
+                                  " seconds and was killed (a hung compiler; set CC_TIMEOUT higher for a slow one)");
+  if (r.exit_code == 0 && !output.empty()) return;
+  std::string log = r.output;
+  if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
+  std::string how = r.signal ? "killed by signal " + std::to_string(r.signal) : "exit " + std::to_string(r.exit_code);
+  throw CompileError("CPU", tool + " failed (" + how + "):\n" + log + "\n" + what);
+}
+}  // namespace
+
 std::string CPUCompiler::compile(const std::string& src) {
   std::string cc = this->cc();
+  const LinkTools& tools = link_tools(cc);
+  if (!tools.ld.empty()) return compile_and_link({{"", src}}, cc, tools)[0];
+  // the compiler's driver compiles and links
   TempDir dir;
   std::string c_path = dir.path + "/kernel.c", so_path = dir.path + "/kernel.so", log_path = dir.path + "/cc.log";
   {
@@ -281,22 +305,102 @@ std::string CPUCompiler::compile(const std::string& src) {
   std::vector<std::string> argv{cc};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   argv.insert(argv.end(), {"-o", so_path, c_path, "-lm"});
-  int64_t timeout = cc_timeout_s();
-  RunResult r = run(argv, log_path, timeout);
-  if (!r.started) throw CompileError("CPU", "cannot run " + cc + ": " + r.spawn_error);
-  if (r.timed_out)
-    throw CompileError("CPU", cc + " did not finish within CC_TIMEOUT=" + std::to_string(timeout) +
-                                  " seconds and was killed (a hung compiler; set CC_TIMEOUT higher for a slow one)");
+  RunResult r = run(argv, log_path, cc_timeout_s());
   std::string binary = r.exit_code == 0 ? read_regular_file(so_path, kMaxBinaryBytes).value_or("") : "";
-  if (r.exit_code != 0 || binary.empty()) {
-    std::string log = r.output;
-    if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
-    std::string how = r.signal ? "killed by signal " + std::to_string(r.signal) : "exit " + std::to_string(r.exit_code);
-    throw CompileError("CPU", cc + " failed (" + how + "):\n" + log + "\nsource:\n" + src);
-  }
+  check_run(r, cc, binary, "source:\n" + src);
   std::string problem = elf_problem(binary);
   if (!problem.empty()) throw CompileError("CPU", cc + " wrote an unusable shared object: " + problem);
   return binary;
+}
+
+const CPUCompiler::LinkTools& CPUCompiler::link_tools(const std::string& cc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = link_tools_.find(cc);
+  if (it != link_tools_.end()) return it->second;
+  // the system's linker, which gcc and clang run (asking them costs 0.1 s per question with clang), and the
+  // compiler's support library (libgcc.a: the helpers its code may call), asked of the compiler; without either,
+  // the compiler's driver links
+  LinkTools tools;
+  try {
+    TempDir dir;
+    RunResult r = run({cc, "-print-libgcc-file-name"}, dir.path + "/answer", cc_timeout_s());
+    std::string support = r.exit_code == 0 ? r.output.substr(0, r.output.find('\n')) : "";
+    if (!support.empty() && is_readable_file(support)) {
+      tools.support = support;
+      tools.ld = find_executable("ld", getenv_str("PATH", "/usr/bin:/bin"));
+    }
+  } catch (const Error&) {  // no temporary folder: the driver links
+  }
+  return link_tools_[cc] = tools;
+}
+
+// The kernels as one translation unit (the C renderer defines each helper once per unit, and kernel names are
+// distinct), compiled to an object by one compiler run (-c: clang's start costs about 0.15 s, its driver's link
+// another 0.12); then each kernel's shared object linked from it by the linker itself (about 15 ms), exporting
+// only its entry (every symbol for an entry "") and keeping the sections it reaches. Library functions (libm's)
+// are left to dlopen, which finds them in the process, as it does for the driver's -lm.
+std::vector<std::string> CPUCompiler::compile_and_link(const std::vector<KernelSource>& kernels, const std::string& cc,
+                                                       const LinkTools& tools) {
+  TempDir dir;
+  std::string c_path = dir.path + "/kernels.c", o_path = dir.path + "/kernels.o", log_path = dir.path + "/cc.log";
+  {
+    std::ofstream f(c_path);
+    for (const KernelSource& k : kernels) f << k.source << "\n";
+    if (!f) throw CompileError("CPU", "cannot write " + c_path);
+  }
+  std::vector<std::string> argv{cc};
+  for (const std::string& fl : flags_)
+    if (fl != "-shared" && fl.rfind("-Wl,", 0) != 0) argv.push_back(fl);
+  argv.insert(argv.end(), {"-ffunction-sections", "-fdata-sections", "-c", "-o", o_path, c_path});
+  RunResult r = run(argv, log_path, cc_timeout_s());
+  check_run(r, cc, r.exit_code == 0 ? "ok" : "",
+            kernels.size() == 1 ? "source:\n" + kernels[0].source : "(" + std::to_string(kernels.size()) + " kernels compiled together)");
+  std::vector<std::string> binaries;
+  for (size_t i = 0; i < kernels.size(); i++) {
+    std::string so_path = dir.path + "/k" + std::to_string(i) + ".so", script = dir.path + "/k" + std::to_string(i) + ".map";
+    std::vector<std::string> link{tools.ld, "-shared", "-Bsymbolic", "-o", so_path, o_path};
+    if (!kernels[i].entry.empty()) {
+      std::ofstream f(script);
+      f << "{ global: " << kernels[i].entry << "; local: *; };\n";
+      link.insert(link.begin() + 3, {"--gc-sections", "--version-script=" + script});
+    }
+    if (!tools.support.empty()) link.push_back(tools.support);
+    r = run(link, log_path, cc_timeout_s());
+    std::string binary = r.exit_code == 0 ? read_regular_file(so_path, kMaxBinaryBytes).value_or("") : "";
+    check_run(r, tools.ld, binary, "linking " + (kernels[i].entry.empty() ? "a kernel" : kernels[i].entry));
+    std::string problem = elf_problem(binary);
+    if (!problem.empty()) throw CompileError("CPU", tools.ld + " wrote an unusable shared object: " + problem);
+    binaries.push_back(std::move(binary));
+  }
+  return binaries;
+}
+
+std::vector<std::string> CPUCompiler::compile_many(const std::vector<KernelSource>& kernels) {
+  std::string cc = this->cc();
+  const LinkTools& tools = link_tools(cc);
+  if (tools.ld.empty()) return Compiler::compile_many(kernels);
+  // one run per thread, kernels dealt out in turn (neighbours in a schedule are often alike in size)
+  size_t runs = std::min(kernels.size(), std::max<size_t>(1, cpu_threads()));
+  std::vector<std::vector<KernelSource>> parts(runs);
+  for (size_t i = 0; i < kernels.size(); i++) parts[i % runs].push_back(kernels[i]);
+  std::vector<std::vector<std::string>> built(runs);
+  std::vector<char> failed(runs, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < runs; t++)
+    threads.emplace_back([&, t] {
+      try {
+        built[t] = compile_and_link(parts[t], cc, tools);
+      } catch (const Error& e) {  // compiled one by one below, where a broken kernel reports its own error
+        if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "CPU: %s; compiling one kernel at a time\n", e.what());
+        failed[t] = 1;
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  std::vector<std::string> binaries(kernels.size());
+  for (size_t t = 0; t < runs; t++)
+    for (size_t j = 0; j < parts[t].size(); j++)
+      binaries[j * runs + t] = failed[t] ? compile(parts[t][j].source) : std::move(built[t][j]);
+  return binaries;
 }
 
 CPUDevice::CPUDevice(std::string name) : Device(std::move(name)) { allocator_.device_name = this->name(); }

@@ -14,6 +14,9 @@ class CPUCompiler : public Compiler {
   // Runs the compiler in a process group of its own; one that runs longer than CC_TIMEOUT seconds (default 120;
   // 0: no limit) is killed with its children and raises a CompileError naming it and the limit.
   std::string compile(const std::string& src) override;
+  // Many kernels in one compiler run per thread, each kernel's shared object linked from the joint object (where
+  // the compiler names its linker; else, and where a joint run fails, one compile per kernel).
+  std::vector<std::string> compile_many(const std::vector<KernelSource>& kernels) override;
   std::string cache_key() override;  // the flags and the CPU's features: no compiler needed
   std::string compiler_id() override;  // the compiler's path and first line of `--version`; "" when none is found
   bool plausible_binary(const std::string& binary) override;  // a well-formed shared object (elf_check.h)
@@ -24,10 +27,17 @@ class CPUCompiler : public Compiler {
 
  private:
   std::string resolve(std::string* error);  // "" and *error set when there is no compiler
+  struct LinkTools {
+    std::string ld;       // the linker the compiler runs ("" when it names none that exists)
+    std::string support;  // its support library (libgcc.a), linked for the helpers it calls ("" when none)
+  };
+  const LinkTools& link_tools(const std::string& cc);
+  std::vector<std::string> compile_and_link(const std::vector<KernelSource>& kernels, const std::string& cc, const LinkTools& tools);
 
   std::mutex mu_;
   std::string resolved_for_, resolved_, resolve_error_;  // the last lookup, for the CC and PATH it saw
   std::map<std::string, std::string> versions_;           // compiler path -> first line of its --version
+  std::map<std::string, LinkTools> link_tools_;           // compiler path -> its linker and support library
   std::string key_;
   std::vector<std::string> flags_;
 };

@@ -6,12 +6,18 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/allocator.h"
 
 namespace tg::runtime {
+
+// One kernel to compile: the name of its entry function (what the loader looks up) and its source.
+struct KernelSource {
+  std::string entry, source;
+};
 
 // Source -> binary. compile_cached() looks in memory, then on disk, then compiles and fills both.
 // A disk entry is keyed by cache_key() and the source; its value is the compiler's id, a newline, the binary.
@@ -21,8 +27,14 @@ class Compiler {
   // `from_disk` tells whether the binary came from the disk cache; `refresh` skips both caches' reads (the
   // binary is compiled again and the entries replaced: a cached binary the loader refused).
   std::string compile_cached(const std::string& src, bool* from_disk = nullptr, bool refresh = false);
+  // Many kernels through the caches: those found in memory or on disk are taken, the others compiled together by
+  // compile_many(). The binaries in the kernels' order.
+  std::vector<std::string> compile_cached_many(const std::vector<KernelSource>& kernels);
   // Compiles without caching; throws tg::CompileError with the compiler's message.
   virtual std::string compile(const std::string& src) = 0;
+  // Compiles several kernels without caching, the binaries in their order. A compiler that does better than one
+  // run per kernel overrides it (the CPU: one compiler run for a schedule's kernels); by default, compile() each.
+  virtual std::vector<std::string> compile_many(const std::vector<KernelSource>& kernels);
   // What decides the binary besides the source and the compiler: flags and target. Part of every cache key. Needs
   // no compiler: a warm cache runs where none is installed.
   virtual std::string cache_key() = 0;
@@ -34,6 +46,9 @@ class Compiler {
   virtual std::string cache_table() const = 0;  // the disk cache folder of this compiler
 
  private:
+  std::optional<std::string> cached(const std::string& key, bool* from_disk);  // memory, then disk
+  void remember(const std::string& key, const std::string& binary);           // both, counted as compiled
+
   std::mutex mu_;
   std::map<std::string, std::string> memory_;
 };
@@ -87,6 +102,8 @@ class Device {
   virtual std::unique_ptr<Program> load(const std::string& function, const std::string& binary) = 0;
   // Compiled (through the caches) and loaded once per (function, source).
   std::shared_ptr<Program> program(const std::string& function, const std::string& src);
+  // The same for many kernels, those not loaded yet compiled together (Compiler::compile_cached_many).
+  std::vector<std::shared_ptr<Program>> programs(const std::vector<KernelSource>& kernels);
   // Waits until every queued command has finished (counted: tests check that launches do not wait).
   void synchronize() {
     synchronizations_++;

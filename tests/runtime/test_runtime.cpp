@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,12 +13,14 @@
 #include <vector>
 
 #include "runtime/buffer.h"
+#include "runtime/cpu.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 #include "runtime/thread_pool.h"
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
+#include "tg/tensor.h"
 
 using namespace tg;
 using namespace tg::runtime;
@@ -171,6 +174,104 @@ TEST(Runtime, CompileErrorsCarryTheCompilerMessage) {
   } catch (const CompileError& e) {
     std::string what = e.what();
     EXPECT_NE(what.find("error"), std::string::npos) << what;
+    EXPECT_NE(what.find("this is not C"), std::string::npos) << what;
+  }
+}
+
+namespace {
+// CC for a test: a script that logs each run's arguments to `log`, one line per run, and runs the real compiler
+struct LoggingCompiler {
+  std::string script, log;
+  explicit LoggingCompiler(const std::string& dir) : script(dir + "/logging-cc"), log(dir + "/cc-runs") {
+    std::string real = static_cast<CPUCompiler&>(get_device("CPU").compiler()).cc();
+    std::filesystem::create_directories(dir);
+    std::ofstream(script) << "#!/bin/sh\necho \"$@\" >> " << log << "\nexec " << real << " \"$@\"\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  }
+  int compiles() const {  // the runs that compiled code (not the questions asked of the compiler)
+    std::ifstream f(log);
+    int n = 0;
+    for (std::string line; std::getline(f, line);) n += line.rfind("-print", 0) != 0 && line.rfind("--version", 0) != 0;
+    return n;
+  }
+};
+
+// a kernel of our ABI named `name` writing `value` to bufs[0], with a helper every such kernel defines (once per
+// translation unit, as the C renderer's helpers are)
+std::string constant_kernel(const std::string& name, float value) {
+  return "#include <stdint.h>\n#ifndef TG_ONCE_twice\n#define TG_ONCE_twice\nstatic inline float twice(float x) { return 2 * x; }\n"
+         "#endif\nvoid " + name + "(void* const* bufs, const int64_t* vars) { *(float*)bufs[0] = twice(" +
+         std::to_string(value) + "f); }\n";
+}
+}  // namespace
+
+// Kernels compiled together: one compiler run per thread at most, not one per kernel; each shared object holds its
+// own kernel only (it does not even name the others) and computes its own value.
+TEST(Runtime, KernelsAreCompiledTogether) {
+  TempCache cache;
+  LoggingCompiler cc(cache.dir);
+  Context ctx{{"CC", cc.script}};
+  Device& cpu = get_device("CPU");
+  std::vector<KernelSource> kernels;
+  for (int i = 0; i < 5; i++) kernels.push_back({"joint" + std::to_string(i), constant_kernel("joint" + std::to_string(i), i + 0.5f)});
+  CompileStats before = compile_stats();
+  std::vector<std::shared_ptr<Program>> programs = cpu.programs(kernels);
+  EXPECT_EQ(compile_stats().compiled, before.compiled + 5);
+  EXPECT_GE(cc.compiles(), 1);
+  EXPECT_LE(cc.compiles(), static_cast<int>(std::min<size_t>(5, cpu_threads())));
+  Buffer out(cpu, 1, dtypes::float32);
+  for (int i = 0; i < 5; i++) {
+    void* bufs[] = {out.ptr()};
+    (*programs[i])(bufs, nullptr);
+    float got = 0;
+    out.copyout(&got, 4);
+    EXPECT_EQ(got, 2 * (i + 0.5f)) << kernels[i].entry;
+  }
+  std::vector<std::string> binaries = cpu.compiler().compile_cached_many(kernels);  // now from the memory cache
+  for (int i = 0; i < 5; i++) {
+    for (int j = 0; j < 5; j++) {
+      if (i != j) {
+        EXPECT_EQ(binaries[i].find(kernels[j].entry), std::string::npos) << kernels[j].entry << " in " << kernels[i].entry;
+      }
+    }
+  }
+  // asked again: the same programs, nothing compiled
+  EXPECT_EQ(cpu.programs(kernels), programs);
+  EXPECT_EQ(compile_stats().compiled, before.compiled + 5);
+}
+
+// A realize compiles its schedule's new kernels before running the first: together, not one compiler run each.
+TEST(Runtime, ARealizeCompilesItsNewKernelsTogether) {
+  TempCache cache;
+  LoggingCompiler cc(cache.dir);
+  Context ctx{{"CC", cc.script}};
+  Tensor x = Tensor::arange(1, 38, 1, dtypes::float32);  // 1..37
+  std::vector<Tensor> outs{x.sum(), x.max(), x.sqrt().sum(), (x * x).cumsum(), (x - 19).abs().max()};
+  CompileStats before = compile_stats();
+  Tensor::realize(outs);
+  int64_t kernels = compile_stats().compiled - before.compiled;
+  EXPECT_GE(kernels, 5);
+  EXPECT_LE(cc.compiles(), static_cast<int>(cpu_threads()));
+  double sqrt_sum = 0, squares = 0;
+  for (int i = 1; i <= 37; i++) sqrt_sum += std::sqrt(i), squares += i * i;
+  EXPECT_EQ(outs[0].item<float>(), 703.0f);
+  EXPECT_EQ(outs[1].item<float>(), 37.0f);
+  EXPECT_NEAR(outs[2].item<float>(), sqrt_sum, 1e-3);
+  EXPECT_EQ(outs[3].to_vector<float>().back(), static_cast<float>(squares));
+  EXPECT_EQ(outs[4].item<float>(), 18.0f);
+}
+
+// A broken kernel among others: its own compiler message comes out (they are compiled one by one to find it).
+TEST(Runtime, ABrokenKernelCompiledWithOthersReportsItsOwnError) {
+  TempCache cache;
+  std::vector<KernelSource> kernels{{"fine0", constant_kernel("fine0", 1)},
+                                    {"broken", "void broken(void) { this is not C; }\n"},
+                                    {"fine1", constant_kernel("fine1", 2)}};
+  try {
+    get_device("CPU").programs(kernels);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    std::string what = e.what();
     EXPECT_NE(what.find("this is not C"), std::string::npos) << what;
   }
 }
