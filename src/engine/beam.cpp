@@ -1,18 +1,15 @@
 #include "engine/beam.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "engine/realize.h"
 #include "runtime/disk_cache.h"
-#include "runtime/thread_pool.h"
 #include "tg/context.h"
 
 namespace tg::engine {
@@ -32,29 +29,24 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // built.
 std::vector<std::shared_ptr<CompiledKernel>> build_all(const uop::UOp& ast, const std::vector<std::vector<Opt>>& cands,
                                                        runtime::Device& device) {
-  std::vector<std::optional<codegen::LoweredKernel>> lowered(cands.size());
-  std::vector<std::string> names(cands.size());
+  std::vector<std::shared_ptr<CompiledKernel>> out(cands.size());
   std::vector<runtime::KernelSource> sources;
   for (size_t i = 0; i < cands.size(); i++) {
-    names[i] = "beam_candidate" + std::to_string(i);  // distinct: compiled in one translation unit
-    try {
-      lowered[i] = codegen::lower(ast, cands[i], device.caps());
-      auto k = render_kernel(*lowered[i], names[i], device.caps(), device.name());
-      sources.push_back({k->rendered.entry, k->rendered.source});
+    try {  // distinct names: compiled in one translation unit
+      out[i] = plan_kernel(device, codegen::lower(ast, cands[i], device.caps()), "beam_candidate" + std::to_string(i));
+      sources.push_back({out[i]->rendered.entry, out[i]->rendered.source});
     } catch (const Error&) {
-      lowered[i].reset();
     }
   }
   try {
     device.compiler().compile_cached_many(sources);
-  } catch (const Error&) {  // one that does not compile: each on its own below (in build_kernel)
+  } catch (const Error&) {  // one that does not compile: each on its own below
   }
-  std::vector<std::shared_ptr<CompiledKernel>> out;
-  for (size_t i = 0; i < cands.size(); i++) {
+  for (std::shared_ptr<CompiledKernel>& k : out) {
     try {
-      out.push_back(lowered[i] ? build_kernel(device, *lowered[i], names[i]) : nullptr);
+      if (k) k->program = device.program(k->rendered.entry, k->rendered.source);
     } catch (const Error&) {
-      out.push_back(nullptr);
+      k = nullptr;
     }
   }
   return out;

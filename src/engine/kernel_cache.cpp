@@ -106,8 +106,6 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
   return k;
 }
 
-namespace {
-// rendered (and printed under DEBUG), not compiled
 std::shared_ptr<CompiledKernel> plan_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
   std::shared_ptr<CompiledKernel> k = render_kernel(lowered, name, device.caps(), device.name());
   int debug = static_cast<int>(getenv_int("DEBUG"));
@@ -115,7 +113,6 @@ std::shared_ptr<CompiledKernel> plan_kernel(runtime::Device& device, const codeg
   if (debug >= 4) std::cerr << k->rendered.source;
   return k;
 }
-}  // namespace
 
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name) {
   std::shared_ptr<CompiledKernel> k = plan_kernel(device, lowered, name);

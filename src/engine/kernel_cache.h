@@ -55,7 +55,9 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
 // device its global loops become the launch grid; `device` names it in errors), not compiled (no program).
 std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowered, const std::string& name,
                                               const runtime::DeviceCaps& caps, const std::string& device);
-// A lowered kernel (opts applied) compiled and loaded under `name`, uncached (get_kernel and BEAM's candidates).
+// The same rendered for `device`, and printed under DEBUG (>= 4 the source, >= 5 the uops), not compiled.
+std::shared_ptr<CompiledKernel> plan_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name);
+// A lowered kernel (opts applied) compiled and loaded under `name`, uncached.
 std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const codegen::LoweredKernel& lowered, const std::string& name);
 
 }  // namespace tg::engine

@@ -56,17 +56,14 @@ struct TempDir {
   }
 };
 
-bool is_executable(const std::string& path) {
+// a regular file this process may use as `access_mode` says (X_OK: run it, R_OK: read it)
+bool usable_file(const std::string& path, int access_mode) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), access_mode) == 0;
 }
+bool is_executable(const std::string& path) { return usable_file(path, X_OK); }
 
 // `exe` as a path to run: itself when it names a folder, else the first match on `path`; "" when none.
-bool is_readable_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
-}
-
 std::string find_executable(const std::string& exe, const std::string& path) {
   if (exe.find('/') != std::string::npos) return is_executable(exe) ? exe : "";
   std::stringstream dirs(path);
@@ -276,17 +273,34 @@ std::string CPUCompiler::cache_key() {
 bool CPUCompiler::plausible_binary(const std::string& binary) { return elf_problem(binary).empty(); }
 
 namespace {
-// The CompileError of a compiler or linker run that did not give `output`; `what` says what was compiled.
-void check_run(const RunResult& r, const std::string& tool, const std::string& output, const std::string& what) {
+// The CompileError of a compiler or linker run that failed or did not give its output (`produced` false); `what`
+// says what was compiled.
+void check_run(const RunResult& r, const std::string& tool, bool produced, const std::string& what) {
   if (!r.started) throw CompileError("CPU", "cannot run " + tool + ": " + r.spawn_error);
   if (r.timed_out)
     throw CompileError("CPU", tool + " did not finish within CC_TIMEOUT=" + std::to_string(cc_timeout_s()) +
                                   " seconds and was killed (a hung compiler; set CC_TIMEOUT higher for a slow one)");
-  if (r.exit_code == 0 && !output.empty()) return;
+  if (r.exit_code == 0 && produced) return;
   std::string log = r.output;
   if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
   std::string how = r.signal ? "killed by signal " + std::to_string(r.signal) : "exit " + std::to_string(r.exit_code);
   throw CompileError("CPU", tool + " failed (" + how + "):\n" + log + "\n" + what);
+}
+
+// The shared object the run `r` of `tool` wrote to so_path, checked (elf_check.h), or the CompileError saying why
+// there is none.
+std::string shared_object(const RunResult& r, const std::string& tool, const std::string& so_path, const std::string& what) {
+  std::string binary = r.exit_code == 0 ? read_regular_file(so_path, kMaxBinaryBytes).value_or("") : "";
+  check_run(r, tool, !binary.empty(), what);
+  std::string problem = elf_problem(binary);
+  if (!problem.empty()) throw CompileError("CPU", tool + " wrote an unusable shared object: " + problem);
+  return binary;
+}
+
+void write_source(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw CompileError("CPU", "cannot write " + path);
 }
 }  // namespace
 
@@ -297,20 +311,11 @@ std::string CPUCompiler::compile(const std::string& src) {
   // the compiler's driver compiles and links
   TempDir dir;
   std::string c_path = dir.path + "/kernel.c", so_path = dir.path + "/kernel.so", log_path = dir.path + "/cc.log";
-  {
-    std::ofstream f(c_path);
-    f << src;
-    if (!f) throw CompileError("CPU", "cannot write " + c_path);
-  }
+  write_source(c_path, src);
   std::vector<std::string> argv{cc};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   argv.insert(argv.end(), {"-o", so_path, c_path, "-lm"});
-  RunResult r = run(argv, log_path, cc_timeout_s());
-  std::string binary = r.exit_code == 0 ? read_regular_file(so_path, kMaxBinaryBytes).value_or("") : "";
-  check_run(r, cc, binary, "source:\n" + src);
-  std::string problem = elf_problem(binary);
-  if (!problem.empty()) throw CompileError("CPU", cc + " wrote an unusable shared object: " + problem);
-  return binary;
+  return shared_object(run(argv, log_path, cc_timeout_s()), cc, so_path, "source:\n" + src);
 }
 
 const CPUCompiler::LinkTools& CPUCompiler::link_tools(const std::string& cc) {
@@ -325,7 +330,7 @@ const CPUCompiler::LinkTools& CPUCompiler::link_tools(const std::string& cc) {
     TempDir dir;
     RunResult r = run({cc, "-print-libgcc-file-name"}, dir.path + "/answer", cc_timeout_s());
     std::string support = r.exit_code == 0 ? r.output.substr(0, r.output.find('\n')) : "";
-    if (!support.empty() && is_readable_file(support)) {
+    if (!support.empty() && usable_file(support, R_OK)) {
       tools.support = support;
       tools.ld = find_executable("ld", getenv_str("PATH", "/usr/bin:/bin"));
     }
@@ -343,17 +348,15 @@ std::vector<std::string> CPUCompiler::compile_and_link(const std::vector<KernelS
                                                        const LinkTools& tools) {
   TempDir dir;
   std::string c_path = dir.path + "/kernels.c", o_path = dir.path + "/kernels.o", log_path = dir.path + "/cc.log";
-  {
-    std::ofstream f(c_path);
-    for (const KernelSource& k : kernels) f << k.source << "\n";
-    if (!f) throw CompileError("CPU", "cannot write " + c_path);
-  }
+  std::string unit;
+  for (const KernelSource& k : kernels) unit += k.source + "\n";
+  write_source(c_path, unit);
   std::vector<std::string> argv{cc};
   for (const std::string& fl : flags_)
     if (fl != "-shared" && fl.rfind("-Wl,", 0) != 0) argv.push_back(fl);
   argv.insert(argv.end(), {"-ffunction-sections", "-fdata-sections", "-c", "-o", o_path, c_path});
-  RunResult r = run(argv, log_path, cc_timeout_s());
-  check_run(r, cc, r.exit_code == 0 ? "ok" : "",
+  RunResult r = run(argv, log_path, cc_timeout_s());  // (before the object is looked for)
+  check_run(r, cc, usable_file(o_path, R_OK),
             kernels.size() == 1 ? "source:\n" + kernels[0].source : "(" + std::to_string(kernels.size()) + " kernels compiled together)");
   std::vector<std::string> binaries;
   for (size_t i = 0; i < kernels.size(); i++) {
@@ -365,12 +368,8 @@ std::vector<std::string> CPUCompiler::compile_and_link(const std::vector<KernelS
       link.insert(link.begin() + 3, {"--gc-sections", "--version-script=" + script});
     }
     if (!tools.support.empty()) link.push_back(tools.support);
-    r = run(link, log_path, cc_timeout_s());
-    std::string binary = r.exit_code == 0 ? read_regular_file(so_path, kMaxBinaryBytes).value_or("") : "";
-    check_run(r, tools.ld, binary, "linking " + (kernels[i].entry.empty() ? "a kernel" : kernels[i].entry));
-    std::string problem = elf_problem(binary);
-    if (!problem.empty()) throw CompileError("CPU", tools.ld + " wrote an unusable shared object: " + problem);
-    binaries.push_back(std::move(binary));
+    binaries.push_back(shared_object(run(link, log_path, cc_timeout_s()), tools.ld, so_path,
+                                     "linking " + (kernels[i].entry.empty() ? "a kernel" : kernels[i].entry)));
   }
   return binaries;
 }

@@ -28,8 +28,8 @@ class CPUCompiler : public Compiler {
  private:
   std::string resolve(std::string* error);  // "" and *error set when there is no compiler
   struct LinkTools {
-    std::string ld;       // the linker the compiler runs ("" when it names none that exists)
-    std::string support;  // its support library (libgcc.a), linked for the helpers it calls ("" when none)
+    std::string ld;       // ld on PATH ("" when there is none, or no support library: the driver links then)
+    std::string support;  // the compiler's support library (libgcc.a), linked for the helpers its code calls
   };
   const LinkTools& link_tools(const std::string& cc);
   std::vector<std::string> compile_and_link(const std::vector<KernelSource>& kernels, const std::string& cc, const LinkTools& tools);

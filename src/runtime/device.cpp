@@ -18,7 +18,7 @@ CompileStats& compile_stats() {
   return s;
 }
 
-std::optional<std::string> Compiler::cached(const std::string& key, bool* from_disk) {
+std::optional<std::string> Compiler::cached(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = memory_.find(key);
@@ -40,7 +40,6 @@ std::optional<std::string> Compiler::cached(const std::string& key, bool* from_d
     std::lock_guard<std::mutex> lock(mu_);
     compile_stats().disk_hits++;
     memory_[key] = binary;
-    if (from_disk) *from_disk = true;
     return binary;
   }
   if (getenv_int("DEBUG") >= 1)
@@ -56,10 +55,11 @@ void Compiler::remember(const std::string& key, const std::string& binary) {
   memory_[key] = binary;
 }
 
-std::string Compiler::compile_cached(const std::string& src, bool* from_disk, bool refresh) {
-  if (from_disk) *from_disk = false;
-  std::string key = cache_key() + "\n" + src;
-  std::optional<std::string> hit = refresh ? std::nullopt : cached(key, from_disk);
+std::string Compiler::key_of(const std::string& src) { return cache_key() + "\n" + src; }
+
+std::string Compiler::compile_cached(const std::string& src, bool refresh) {
+  std::string key = key_of(src);
+  std::optional<std::string> hit = refresh ? std::nullopt : cached(key);
   if (hit) return *hit;
   std::string binary = compile(src);
   remember(key, binary);
@@ -72,14 +72,14 @@ std::vector<std::string> Compiler::compile_cached_many(const std::vector<KernelS
   std::vector<size_t> at;  // where each missing kernel's binary goes
   std::map<std::string, size_t> first;  // a source asked for twice is compiled once
   for (size_t i = 0; i < kernels.size(); i++) {
-    std::optional<std::string> hit = cached(cache_key() + "\n" + kernels[i].source, nullptr);
+    std::optional<std::string> hit = cached(key_of(kernels[i].source));
     if (hit) binaries[i] = std::move(*hit);
     else if (!first.count(kernels[i].source)) first[kernels[i].source] = missing.size(), missing.push_back(kernels[i]), at.push_back(i);
   }
   if (missing.empty()) return binaries;
   std::vector<std::string> built = missing.size() == 1 ? std::vector<std::string>{compile(missing[0].source)} : compile_many(missing);
   for (size_t j = 0; j < missing.size(); j++) {
-    remember(cache_key() + "\n" + missing[j].source, built[j]);
+    remember(key_of(missing[j].source), built[j]);
     binaries[at[j]] = std::move(built[j]);
   }
   for (size_t i = 0; i < kernels.size(); i++)
@@ -112,22 +112,7 @@ std::vector<std::string> Compiler::compile_many(const std::vector<KernelSource>&
 }
 
 std::shared_ptr<Program> Device::program(const std::string& function, const std::string& src) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto key = std::make_pair(function, src);
-  auto it = programs_.find(key);
-  if (it != programs_.end()) return it->second;
-  bool from_disk = false;
-  std::string binary = compiler().compile_cached(src, &from_disk);
-  std::shared_ptr<Program> p;
-  try {
-    p = load(function, binary);
-  } catch (const Error&) {
-    if (!from_disk) throw;
-    // a cached binary the loader refused is built again, and its entry replaced
-    p = load(function, compiler().compile_cached(src, nullptr, true));
-  }
-  programs_[key] = p;
-  return p;
+  return programs({{function, src}})[0];
 }
 
 std::vector<std::shared_ptr<Program>> Device::programs(const std::vector<KernelSource>& kernels) {
@@ -152,7 +137,7 @@ std::vector<std::shared_ptr<Program>> Device::programs(const std::vector<KernelS
       out[i] = load(k.entry, binaries[j - 1]);
     } catch (const Error&) {
       // a cached binary, or one of a joint compile, the loader refused: compiled again on its own, entry replaced
-      out[i] = load(k.entry, compiler().compile_cached(k.source, nullptr, true));
+      out[i] = load(k.entry, compiler().compile_cached(k.source, true));
     }
     programs_[{k.entry, k.source}] = out[i];
   }
@@ -160,4 +145,3 @@ std::vector<std::shared_ptr<Program>> Device::programs(const std::vector<KernelS
 }
 
 }  // namespace tg::runtime
-

@@ -24,9 +24,9 @@ struct KernelSource {
 class Compiler {
  public:
   virtual ~Compiler() = default;
-  // `from_disk` tells whether the binary came from the disk cache; `refresh` skips both caches' reads (the
-  // binary is compiled again and the entries replaced: a cached binary the loader refused).
-  std::string compile_cached(const std::string& src, bool* from_disk = nullptr, bool refresh = false);
+  // `refresh` skips both caches' reads (the binary is compiled again and the entries replaced: a cached binary the
+  // loader refused).
+  std::string compile_cached(const std::string& src, bool refresh = false);
   // Many kernels through the caches: those found in memory or on disk are taken, the others compiled together by
   // compile_many(). The binaries in the kernels' order.
   std::vector<std::string> compile_cached_many(const std::vector<KernelSource>& kernels);
@@ -46,7 +46,8 @@ class Compiler {
   virtual std::string cache_table() const = 0;  // the disk cache folder of this compiler
 
  private:
-  std::optional<std::string> cached(const std::string& key, bool* from_disk);  // memory, then disk
+  std::string key_of(const std::string& src);                                 // cache_key(), a newline, src
+  std::optional<std::string> cached(const std::string& key);                  // memory, then disk
   void remember(const std::string& key, const std::string& binary);           // both, counted as compiled
 
   std::mutex mu_;
