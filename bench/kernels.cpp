@@ -48,15 +48,23 @@ int64_t positional(const Args& args, int64_t fallback) {
 
 }  // namespace
 
-// --half / --bfloat16: the inputs and the result in that dtype (accumulated in float32)
+// --half / --bfloat16: the inputs and the result in that dtype (accumulated in float32). --m M --k K: a (M, K) @
+// (K, N) product (both N by default); --batch B: B of them; --bt: the right operand stored transposed, (N, K), as
+// a Linear layer's weight is
 int matmul(const Args& args) {
-  int64_t n = positional(args, 1024), reps = args.get("--reps", 5);
+  int64_t n = positional(args, 1024), reps = args.get("--reps", 5), m = args.get("--m", n), k = args.get("--k", n);
+  int64_t batch = args.get("--batch", 0);
   bool half = std::count(args.v.begin(), args.v.end(), "--half"), bf16 = std::count(args.v.begin(), args.v.end(), "--bfloat16");
+  bool bt = std::count(args.v.begin(), args.v.end(), "--bt");
   DType dt = half ? dtypes::float16 : bf16 ? dtypes::bfloat16 : dtypes::float32;
-  Tensor a = Tensor::rand({n, n}).cast(dt).realize(), b = Tensor::rand({n, n}).cast(dt).realize();
+  Shape lead = batch ? Shape{batch} : Shape{};
+  auto shape = [&](int64_t r, int64_t c) { Shape s = lead; s.push_back(r), s.push_back(c); return s; };
+  Tensor a = Tensor::rand(shape(m, k)).cast(dt).realize();
+  Tensor b = bt ? Tensor::rand(shape(n, k)).cast(dt).realize().transpose(-1, -2) : Tensor::rand(shape(k, n)).cast(dt).realize();
   double s = time_median(reps, [&] { a.matmul(b).realize(); });
-  print_line(dt == dtypes::float32 ? "matmul" : "matmul_" + dt.name(), std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n), s,
-             2.0 * n * n * n, 0);
+  std::string name = (dt == dtypes::float32 ? "matmul" : "matmul_" + dt.name()) + (bt ? "_bt" : "");
+  std::string dims = (batch ? std::to_string(batch) + "x" : "") + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  print_line(name, dims, s, 2.0 * std::max<int64_t>(batch, 1) * m * n * k, 0);
   return 0;
 }
 
@@ -97,6 +105,9 @@ int elementwise(const Args& args) {
   print_line("memcpy", std::to_string(n) + " float32", mem, 0, 2.0 * n * 4);
   print_line("add", std::to_string(n) + " float32", time_median(reps, [&] { (a + b).realize(); }), n, 3.0 * n * 4);
   print_line("gelu", std::to_string(n) + " float32", time_median(reps, [&] { a.gelu().realize(); }), 0, 2.0 * n * 4);
+  Tensor square = a.reshape({4096, n / 4096});
+  print_line("transpose", "4096x" + std::to_string(n / 4096) + " float32",
+             time_median(reps, [&] { square.transpose().contiguous().realize(); }), 0, 2.0 * n * 4);
   return 0;
 }
 

@@ -6,9 +6,9 @@
 //   tg_bench compile [--kernels N]   compile time per fresh kernel
 //   tg_bench first_result            process start to the first value read back (run twice: warm cache)
 //   tg_bench mlp_backward [--layers N --width W --batch B]  peak memory of a deep MLP's forward + backward
-//   tg_bench matmul [N]              N x N x N float32 matmul (1024)
+//   tg_bench matmul [N]              N x N x N float32 matmul (1024); --m M --k K --batch B --bt (B^T stored)
 //   tg_bench conv [--batch B]        beautiful_mnist's four convolutions, forward and backward
-//   tg_bench elementwise [--n N]     memcpy for reference, a + b, gelu over N float32
+//   tg_bench elementwise [--n N]     memcpy for reference, a + b, gelu over N float32, a transpose of them
 //   tg_bench copy [--n N]            N float32 to DEV and back (host memory as tensors hold it)
 //   tg_bench reduce [--n N]          sum of N float32, as a vector and as 4096 rows or columns
 //   tg_bench softmax [--rows R --cols C]
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help")) {
     std::cerr << "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
                  "             schedule [--ops N], compile [--kernels N], first_result,\n"
-                 "             mlp_backward [--layers N --width W --batch B], matmul [N], conv [--batch B],\n"
+                 "             mlp_backward [--layers N --width W --batch B], matmul [N --m M --k K --batch B --bt], conv [--batch B],\n"
                  "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
                  "             peak\n";
     return argc < 2 ? 1 : 0;

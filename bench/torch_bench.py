@@ -51,10 +51,13 @@ def line(name, shape, s, flops=0, nbytes=0):
 
 def matmul():
   n, reps = positional(1024), arg("--reps", 5)
+  m, k, batch, bt = arg("--m", n), arg("--k", n), arg("--batch", 0), "--bt" in sys.argv
   dt = torch.float16 if "--half" in sys.argv else torch.bfloat16 if "--bfloat16" in sys.argv else torch.float32
-  a, b = torch.rand(n, n).to(dt), torch.rand(n, n).to(dt)
-  name = "matmul" if dt == torch.float32 else "matmul_" + str(dt).split(".")[1]
-  line(name, f"{n}x{n}x{n}", time_median(reps, lambda: a @ b), 2.0 * n ** 3)
+  lead = (batch,) if batch else ()
+  a = torch.rand(*lead, m, k).to(dt)
+  b = torch.rand(*lead, n, k).to(dt).transpose(-1, -2) if bt else torch.rand(*lead, k, n).to(dt)
+  name = ("matmul" if dt == torch.float32 else "matmul_" + str(dt).split(".")[1]) + ("_bt" if bt else "")
+  line(name, (f"{batch}x" if batch else "") + f"{m}x{k}x{n}", time_median(reps, lambda: a @ b), 2.0 * max(batch, 1) * m * n * k)
 
 
 def conv():
@@ -76,6 +79,8 @@ def elementwise():
   line("memcpy", f"{n} float32", time_median(reps, lambda: dst.copy_(a)), 0, 2.0 * n * 4)
   line("add", f"{n} float32", time_median(reps, lambda: a + b), n, 3.0 * n * 4)
   line("gelu", f"{n} float32", time_median(reps, lambda: F.gelu(a, approximate="tanh")), 0, 2.0 * n * 4)
+  square = a.view(4096, n // 4096)
+  line("transpose", f"4096x{n // 4096} float32", time_median(reps, lambda: square.t().contiguous()), 0, 2.0 * n * 4)
 
 
 def copy():

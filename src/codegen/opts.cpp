@@ -227,6 +227,28 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
 
 namespace {
 
+// CPU, an elementwise kernel that transposes: its loads are contiguous along `vector_axis` (width `width`) and its
+// stores along another axis, along which some load jumps. Loop by loop, one side of the copy touches a new cache
+// line (and, a row or more apart, a new page) per element: x.T.contiguous() of 4096 x 4096 floats ran at 2.5 GB/s.
+// A block of 8 vectors (VECTOR on the loads' axis, UPCAST(8) on the stores') reads 8 runs of 16 and writes 16 runs
+// of 8: 8x faster there, and a (5632, 2048) weight laid out in panels of 32 rows 2x (the other way round, vectors
+// along the stores, took 3x as long as this; 16 copies spilled).
+std::vector<Opt> transpose_opts(const LoweredKernel& k, const KernelFacts& f, int64_t vector_axis, int64_t width) {
+  if (k.caps.grid || vector_axis < 0 || f.stores.empty()) return {};
+  for (int64_t s : f.globals) {
+    if (s == vector_axis) continue;
+    bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, s) == 1; });
+    bool jumps = std::any_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { int64_t d = stride(f, l, s); return d != 0 && d != 1; });
+    if (!stores_unit || !jumps) continue;
+    for (int64_t n : {8, 4, 2})
+      if (k.full_shape[s] % n == 0) {
+        std::vector<Opt> opts{{OptOp::VECTOR, vector_axis, width}, {OptOp::UPCAST, s, n}};
+        if (legal(k, opts)) return opts;
+      }
+  }
+  return {};
+}
+
 // The heuristic's vector, upcast and unroll opts (every device).
 std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   KernelFacts f = facts(k);
@@ -295,7 +317,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     // than an add of the same size)
     bool gated = vector_axis >= 0 && std::any_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, vector_axis); });
     if ((f.libm || gated) && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
-    return {};
+    return transpose_opts(k, f, vector_axis, width);
   }
   std::vector<Opt> opts;
   int64_t upcast = 1;

@@ -64,12 +64,19 @@ ShapeTracker ShapeTracker::simplify() const {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = remembered.find(*this); it != remembered.end()) return it->second;
   }
+  // any adjacent pair that merges, the topmost first, until none does: a pair deep in the stack can merge where the
+  // top one cannot (a transpose and the permute that undoes it, under a reshape that merges with neither: a
+  // gradient read back through a layout copy), and the merged view may then merge with the one above it
   std::vector<View> vs = views_;
-  while (vs.size() >= 2) {
-    std::optional<View> merged = merge_views(vs[vs.size() - 2], vs.back());
-    if (!merged) break;
-    vs.pop_back();
-    vs.back() = std::move(*merged);
+  for (size_t i = vs.size() - 1; i > 0;) {
+    std::optional<View> merged = merge_views(vs[i - 1], vs[i]);
+    if (!merged) {
+      i--;
+      continue;
+    }
+    vs[i - 1] = std::move(*merged);
+    vs.erase(vs.begin() + static_cast<std::ptrdiff_t>(i));
+    i = vs.size() - 1;
   }
   ShapeTracker out(std::move(vs));
   std::lock_guard<std::mutex> lock(mu);

@@ -157,6 +157,30 @@ TEST(Opts, AnElementwiseKernelWithGatedLoadsIsVectorized) {
   EXPECT_TRUE(codegen::choose_opts(codegen::lower(s.items.back().ast)).empty());
 }
 
+TEST(Opts, ATransposingCopyIsBlockedAsVectorsOfItsLoadsTimesCopiesOfItsStores) {
+  // x (R, C) stored transposed: the output (C, R) loads contiguously along its axis 0 and stores along axis 1; the
+  // heuristic takes a vector along the loads and copies along the stores, a block of 8 vectors of 16 (or what
+  // divides the sizes); values against the host's transpose
+  struct Case {
+    int64_t r, c;
+    std::vector<Opt> opts;
+  };
+  for (const Case& t : {Case{48, 64, {{OptOp::VECTOR, 0, 16}, {OptOp::UPCAST, 1, 8}}},
+                        Case{6, 20, {{OptOp::VECTOR, 0, 4}, {OptOp::UPCAST, 1, 2}}}, Case{7, 9, {}}}) {
+    Tensor x = Tensor::randn({t.r, t.c}).realize(), y = x.transpose().contiguous();
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    ASSERT_EQ(s.items.size(), 1u);
+    EXPECT_EQ(codegen::choose_opts(codegen::lower(s.items[0].ast)), t.opts) << t.r << "x" << t.c;
+    std::vector<float> xv = x.to_vector<float>(), got = y.to_vector<float>();
+    for (int64_t i = 0; i < t.c; i++)
+      for (int64_t j = 0; j < t.r; j++) ASSERT_EQ(got[i * t.r + j], xv[j * t.c + i]) << t.r << "x" << t.c << " " << i << " " << j;
+  }
+  // a copy whose loads and stores run along the same axis stays the C compiler's to vectorize
+  Tensor x = Tensor::randn({48, 64}).realize();
+  schedule::Schedule s = schedule::create_schedule({(x * 2.0f).uop()});
+  EXPECT_TRUE(codegen::choose_opts(codegen::lower(s.items.back().ast)).empty());
+}
+
 // got == a 3x3 max pool with stride 2 of x (channels x in x in), padded by `pad` on each side, into channels x out x
 // out, by a plain loop over the window's elements inside x; NaN wins
 void expect_max_pool_3x3_stride_2(const std::vector<float>& got, const float* x, int channels, int in, int out, int pad = 0) {

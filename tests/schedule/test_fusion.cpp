@@ -389,6 +389,45 @@ TEST(Fusion, MatmulIsOneKernel) {
     }
 }
 
+// x (..., M, K) @ w (K, N) by a plain loop in double, x's batch flattened into its rows
+std::vector<double> host_matmul(const std::vector<float>& x, const std::vector<float>& w, int64_t rows, int64_t k, int64_t n) {
+  std::vector<double> out(static_cast<size_t>(rows * n));
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t p = 0; p < k; p++) {
+      double a = x[static_cast<size_t>(i * k + p)];
+      for (int64_t j = 0; j < n; j++) out[static_cast<size_t>(i * n + j)] += a * w[static_cast<size_t>(p * n + j)];
+    }
+  return out;
+}
+
+TEST(Fusion, ALargeMatmulReadsItsRightOperandFromPanelsOfColumns) {
+  // w of 2^19 elements shared by 128 rows: copied into panels of 32 columns (N/32, K, 32) by a kernel of its own,
+  // which the matmul reads through a view of w's shape (linalg.cpp: packed_in_panels); x's batch broadcasts
+  // against w, so its 2 x 64 rows all share it
+  const int64_t K = 32, N = 16384;
+  Tensor x = Tensor::randn({2, 64, K}).realize(), w = Tensor::randn({K, N}).realize();
+  Tensor y = x.matmul(w);
+  EXPECT_EQ(kernels_for(y), 2);
+  std::vector<double> want = host_matmul(x.to_vector<float>(), w.to_vector<float>(), 128, K, N);
+  std::vector<float> got = y.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (std::fabs(want[i]) + 1)) << i;
+  // the gradient reaches w through the copy: dL/dw = x^T g
+  Tensor wg = w.detach().requires_grad_(), g = Tensor::randn({2, 64, N}).realize();
+  (x.matmul(wg) * g).sum().backward();
+  std::vector<float> xv = x.to_vector<float>(), xt(static_cast<size_t>(K * 128));
+  for (int64_t i = 0; i < 128; i++)
+    for (int64_t p = 0; p < K; p++) xt[static_cast<size_t>(p * 128 + i)] = xv[static_cast<size_t>(i * K + p)];
+  std::vector<double> dw = host_matmul(xt, g.to_vector<float>(), K, 128, N);
+  std::vector<float> got_dw = wg.grad().to_vector<float>();
+  for (size_t i = 0; i < dw.size(); i++) ASSERT_NEAR(got_dw[i], dw[i], 1e-4 * (std::fabs(dw[i]) + 1)) << i;
+  // where the copy does not pay, one kernel: fewer rows (a pass over w for 127 of them), a w that fits the caches,
+  // a column count that is no multiple of 32
+  EXPECT_EQ(kernels_for(x.reshape({128, K}).shrink({{0, 127}, {0, K}}).matmul(w)), 1);
+  EXPECT_EQ(kernels_for(x.matmul(w.shrink({{0, K}, {0, N / 2}}))), 1);
+  EXPECT_EQ(kernels_for(x.matmul(w.shrink({{0, K}, {0, N - 16}}))), 1);
+}
+
 TEST(Fusion, SoftmaxIsThreeKernels) {
   // max, then sum(exp(x - max)) reading it, then exp(x - max) / sum reading both
   Tensor x = iota({4, 32});

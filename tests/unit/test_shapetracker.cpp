@@ -167,6 +167,19 @@ TEST(ShapeTracker, SimplifyMergesExactly) {
   // a flatten of a transposed array cannot be one View
   st = ShapeTracker::from_shape({3, 5}).permute({1, 0}).reshape({15});
   EXPECT_EQ(st.simplify().views().size(), 2u);
+  // a pair deep in a stack merges where the top pair cannot: a (K, N) matrix split into panels (K, N/4, 4),
+  // panels first and back, composed view by view as a kernel reads it (every op its own View), is the matrix
+  // itself; the top pair, a flatten of the panels' permuted view, is no View alone
+  ShapeTracker panels = ShapeTracker::from_shape({3, 8}).reshape({3, 2, 4});
+  ShapeTracker stack = panels.compose(ShapeTracker::from_shape({3, 2, 4}).permute({1, 0, 2}))
+                           .compose(ShapeTracker::from_shape({2, 3, 4}).permute({1, 0, 2}))
+                           .compose(ShapeTracker::from_shape({3, 2, 4}).reshape({3, 8}));
+  ASSERT_EQ(stack.views().size(), 4u);
+  EXPECT_FALSE(merge_views(stack.views()[2], stack.views()[3]));
+  ShapeTracker merged = stack.simplify();
+  EXPECT_EQ(merged.views().size(), 1u);
+  EXPECT_TRUE(merged.contiguous());
+  EXPECT_EQ(compare_with_reference(merged, RefArray::arange({3, 8})), "");
 }
 
 TEST(ShapeTracker, EqualityHashAndCompose) {
