@@ -153,8 +153,10 @@ class Sampler {
   std::mt19937_64 rng_;
 };
 
-// Generation for one sequence: prefill() runs the prompt through decode_chunk() in chunks of kPromptChunk tokens
-// (one set of kernels for every prompt length and position), step() one token through decode() with the position
+// Generation for one sequence: prefill() runs the prompt through decode_chunk() in chunks of kLongPromptChunk tokens
+// while that many are left (where the cache holds two of them), then of kPromptChunk (one set of kernels per chunk
+// length for every prompt length and position: a long chunk reads each weight once per 128 tokens, and on a CPU
+// its matmuls read their weights from panels), step() one token through decode() with the position
 // as a bound Variable too; both under TinyJit (captured on the second call, replayed for every later position with
 // no compile or schedule, each call reading the cache up to its position).
 // A Generator owns the model's cache (it allocates it): use one Generator per model at a time; a new one replaces
@@ -174,7 +176,7 @@ class Generator {
   int64_t max_context() const { return model_.cache_context(); }
 
  private:
-  static constexpr int64_t kPromptChunk = 32;
+  static constexpr int64_t kPromptChunk = 32, kLongPromptChunk = 128;
   struct StepInputs {  // a decode step's: the token (1, 1), its position as a 0-d tensor and as the bound Variable
     Tensor token, pos;
     Dim at;
@@ -182,13 +184,20 @@ class Generator {
   void check_room(size_t n, const char* op, Loc where) const;                    // n more tokens fit the cache
   StepInputs step_inputs(int32_t token, const char* op, Loc where);             // checked, added to history_
   Tensor prompt(const std::vector<int32_t>& tokens, const char* op, Loc where);  // their last logits (1, vocab)
+  // prompt chunks of one length: their first position as a Variable, and the TinyJit that runs them
+  struct Chunks {
+    int64_t length;
+    Variable start;
+    std::unique_ptr<TinyJit<Tensor>> jit;
+  };
   Transformer& model_;
-  int64_t pos_ = 0, chunk_;  // chunk_: the prompt chunk's length (kPromptChunk, or half a shorter cache's context)
+  int64_t pos_ = 0;
   std::vector<int32_t> history_;  // the tokens in the cache: a last chunk that would pass its end starts earlier
-  std::unique_ptr<TinyJit<Tensor>> decode_, decode_pick_, chunk_jit_;
+  std::unique_ptr<TinyJit<Tensor>> decode_, decode_pick_;
   SamplingOptions picked_with_;  // the options decode_pick_ was captured with
   Variable start_pos_;  // the position decode() reads the cache up to, rebound at every step
-  Variable chunk_start_;  // a prompt chunk's first position
+  // the longest first: kLongPromptChunk where the cache holds two, then kPromptChunk (or half a shorter context)
+  std::vector<Chunks> chunks_;
 };
 
 int32_t argmax(const std::vector<float>& logits);  // the first of the largest

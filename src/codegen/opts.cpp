@@ -311,7 +311,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     }
   };
   choose_vector_axis(8);
-  if (f.reduced.empty()) {
+  if (f.n_reduces == 0) {
     // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2 and on loads under
     // a gate (a cat's halves, a pad: each a select per element; one of two (64, 27, 27) halves ran 3x slower
     // than an add of the same size)
@@ -321,9 +321,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   }
   std::vector<Opt> opts;
   int64_t upcast = 1;
-  // else the innermost reduce axis: a vector accumulator, summed across after the loop
-  int64_t r = f.reduced.back();
-  if (vector_axis < 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
+  // else the innermost reduce axis: a vector accumulator, summed across after the loop. None where every reduce
+  // loop has a symbolic size (attention over a KV cache of start_pos + 1 positions): the global axes are blocked
+  int64_t r = f.reduced.empty() ? -1 : f.reduced.back();
+  if (vector_axis < 0 && r >= 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
   // else a vector padded by up to half of its axis: squeezenet's later stride-2 max pools, 13 and 6 output
   // columns, ran as scalars at 4-8 GB/s (a NaN-propagating max per window element)
   if (vector_axis < 0) choose_vector_axis(2);
@@ -391,7 +392,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // a vector along the reduce axis: unrolled by 2 where the loop reads elements narrower than float32, so that the
   // two halves of a 32-element block of a quantized weight share its byte loads and the conversion of its scale
   // (Q4_0 and Q8_0 GGUF matrix-vector products ran 10-15% faster; float32's the same either way)
-  if (r == vector_axis) {
+  if (r >= 0 && r == vector_axis) {
     bool narrow = false;
     for (size_t i = 0; i < f.loads.size(); i++) narrow |= f.in_loop(i) && f.loads[i].dtype().base().itemsize() < 4;
     if (narrow && k.full_shape[r] % (2 * width) == 0) {
@@ -401,6 +402,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     return opts;
   }
   // the innermost reduce loop: unrolled whole when short (a 5x5 window), by 4 otherwise
+  if (r < 0) return opts;
   int64_t size = k.full_shape[r];
   if (size <= 8 && upcast * size <= 256) opts.push_back({OptOp::UNROLL, r, size});
   else if (size % 4 == 0 && upcast * 4 <= 256) opts.push_back({OptOp::UNROLL, r, 4});

@@ -2,6 +2,8 @@
 // next token either picked by the caller from the logits brought to the host, or picked on the device (sample.cpp)
 // in the same step.
 
+#include <algorithm>
+
 #include "models/models.h"
 
 namespace tg::llm {
@@ -15,16 +17,21 @@ int64_t last_position(Transformer& model, int64_t max_context) {
 }  // namespace
 
 Generator::Generator(Transformer& model, int64_t max_context, bool jit)
-    : model_(model),
-      chunk_(std::max<int64_t>(1, std::min(kPromptChunk, (last_position(model, max_context) + 1) / 2))),
-      start_pos_("start_pos", 0, model.cache_context() - 1),
-      chunk_start_("chunk_start", 0, model.cache_context() - chunk_) {
+    : model_(model), start_pos_("start_pos", 0, last_position(model, max_context)) {
+  const int64_t context = model.cache_context();
+  std::vector<int64_t> lengths;
+  if (context >= 2 * kLongPromptChunk) lengths.push_back(kLongPromptChunk);
+  lengths.push_back(std::max<int64_t>(1, std::min(kPromptChunk, context / 2)));
+  for (int64_t n : lengths) {
+    chunks_.push_back({n, Variable(n == kLongPromptChunk ? "long_chunk_start" : "chunk_start", 0, context - n), nullptr});
+    if (jit)
+      chunks_.back().jit = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
+        return model_.decode_chunk(in[0], in[1], vars[0], in[2]).realize();
+      });
+  }
   if (!jit) return;
   decode_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
     return model_.decode(in[0], in[1], vars[0]).realize();
-  });
-  chunk_jit_ = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
-    return model_.decode_chunk(in[0], in[1], vars[0], in[2]).realize();
   });
 }
 
@@ -43,8 +50,9 @@ Generator::StepInputs Generator::step_inputs(int32_t token, const char* op, Loc 
           Tensor(std::vector<int32_t>{static_cast<int32_t>(pos_)}, {}, model_.device(), where), start_pos_.bind(pos_, where)};
 }
 
-// The prompt in chunks of chunk_ tokens from pos_, the last one padded; a chunk that would pass the cache's end
-// starts earlier instead, again over tokens already in it (their keys and values come out the same).
+// The prompt in chunks from pos_: long ones while as many tokens are left, then short ones, the last padded; a chunk
+// that would pass the cache's end starts earlier instead, again over tokens already in it (their keys and values
+// come out the same).
 Tensor Generator::prompt(const std::vector<int32_t>& tokens, const char* op, Loc where) {
   check_room(tokens.size(), op, where);
   history_.resize(static_cast<size_t>(pos_));
@@ -52,16 +60,17 @@ Tensor Generator::prompt(const std::vector<int32_t>& tokens, const char* op, Loc
   const int64_t end = pos_ + static_cast<int64_t>(tokens.size()), context = model_.cache_context();
   Tensor logits;
   for (int64_t next = pos_; next < end;) {
-    int64_t start = std::min(next, context - chunk_), stop = std::min(start + chunk_, end);
+    const Chunks& c = *std::find_if(chunks_.begin(), chunks_.end(), [&](const Chunks& k) { return k.length <= end - next || &k == &chunks_.back(); });
+    const int64_t n = c.length, start = std::min(next, context - n), stop = std::min(start + n, end);
     std::vector<int32_t> chunk(history_.begin() + start, history_.begin() + stop);
-    chunk.resize(static_cast<size_t>(chunk_), 0);
-    Tensor t(chunk, {1, chunk_}, model_.device(), where);
+    chunk.resize(static_cast<size_t>(n), 0);
+    Tensor t(chunk, {1, n}, model_.device(), where);
     Tensor pos(std::vector<int32_t>{static_cast<int32_t>(start)}, {}, model_.device(), where);
     Tensor last(std::vector<int32_t>{static_cast<int32_t>(stop - 1 - start)}, {}, model_.device(), where);
-    if (chunk_jit_ && context > chunk_) {
-      logits = (*chunk_jit_)({t, pos, last}, {chunk_start_.bind(start, where)}, where);
+    if (c.jit && context > n) {
+      logits = (*c.jit)({t, pos, last}, {c.start.bind(start, where)}, where);
     } else {  // a context of one chunk has one position for it: a constant, no Variable
-      logits = model_.decode_chunk(t, pos, context > chunk_ ? chunk_start_.bind(start, where) : Dim(0), last, where);
+      logits = model_.decode_chunk(t, pos, context > n ? c.start.bind(start, where) : Dim(0), last, where);
     }
     next = stop;
   }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "runtime/device.h"
+#include "schedule/schedule.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -20,12 +21,16 @@ namespace {
 // kPackedElems or more (a 768^2 one fits the L2 and ran as fast either way) shared by kPackRows rows or more (the
 // copy is a pass over w; at 32 rows the product ran 1.2-1.5x slower with it). The kernel sees w's usual (..., K, N)
 // shape through the panels' view, so the heuristic blocks it as before. Not on grid devices (GPUs tile through
-// their work-groups' memory), not for symbolic sizes, and not where N is no multiple of 32: a partial last panel
-// makes the view a stack the heuristic cannot pad (1000^3 ran 1.6x slower through zero-padded panels).
+// their work-groups' memory), not for symbolic sizes, not where N is no multiple of 32 (a partial last panel makes
+// the view a stack the heuristic cannot pad: 1000^3 ran 1.6x slower through zero-padded panels), and only for a
+// stored w (a buffer, or a view of one): a computed one, a dequantized weight, would become a float32 copy as large
+// as the model's weights, which a TinyJit replay then keeps (a Q4_0 LLaMA 1B's prefill held 35 GB), and the copy
+// redid the dequantization per element across its rows (68 ms for a (5632, 2048) Q4_0 weight).
 constexpr int64_t kPanel = 32, kPackedElems = int64_t{1} << 19, kPackRows = 128;
 
 Tensor packed_in_panels(const Tensor& x, const Tensor& w, SourceLocation where) {
-  if (w.ndim() < 2 || x.ndim() < 2 || x.is_symbolic() || w.is_symbolic() || runtime::get_device(w.device()).caps().grid)
+  if (w.ndim() < 2 || x.ndim() < 2 || x.is_symbolic() || w.is_symbolic() || !schedule::is_realized_form(w.uop()) ||
+      runtime::get_device(w.device()).caps().grid)
     return w;
   const Shape &xs = x.shape(), &ws = w.shape();
   int64_t k = ws[ws.size() - 2], n = ws.back();

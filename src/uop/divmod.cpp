@@ -1,5 +1,7 @@
-// Folding x//c and x%c (truncating, as C) for a constant c, using the ranges of x's terms.
+// Folding x//c and x%c (truncating, as C) for a constant c, using the ranges of x's terms; and x//d, x%d for a
+// divisor d linear in one symbolic size (attention over a KV cache of `start_pos + 1` positions).
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "tg/error.h"
@@ -39,6 +41,83 @@ UOp remove_small_terms(const LinearForm& f, int64_t c, bool is_div) {
   return UOp();
 }
 
+// An integer expression as a polynomial: sum(coeff * product of atoms), atoms being anything that is not an ADD, a
+// MUL or a constant (variables, loop indices, divisions, casts), each product a sorted list of them.
+using Monomial = std::vector<UOp>;
+struct MonomialLess {
+  bool operator()(const Monomial& a, const Monomial& b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), term_less);
+  }
+};
+using Polynomial = std::map<Monomial, int64_t, MonomialLess>;
+
+constexpr size_t kMaxMonomials = 64;
+constexpr int64_t kMaxCoefficient = int64_t{1} << 40;  // far from overflow in every product below
+
+// u expanded (products distributed over sums), or nullopt when it has too many terms or too large coefficients
+std::optional<Polynomial> expand(const UOp& u) {
+  if (u.is_const()) {
+    int64_t c = const_to_int(u.const_value());
+    if (iabs(c) > kMaxCoefficient) return std::nullopt;
+    return c ? Polynomial{{Monomial{}, c}} : Polynomial{};
+  }
+  if ((u.op() == Ops::ADD || u.op() == Ops::MUL) && u.src().size() == 2 && u.dtype() == u.src(0).dtype()) {
+    auto a = expand(u.src(0)), b = expand(u.src(1));
+    if (!a || !b) return std::nullopt;
+    Polynomial out;
+    if (u.op() == Ops::ADD) {
+      out = *a;
+      for (const auto& [m, c] : *b) out[m] += c;
+    } else {
+      for (const auto& [ma, ca] : *a)
+        for (const auto& [mb, cb] : *b) {
+          if (iabs(ca) > kMaxCoefficient / std::max<int64_t>(1, iabs(cb))) return std::nullopt;
+          Monomial m = ma;
+          m.insert(m.end(), mb.begin(), mb.end());
+          std::sort(m.begin(), m.end(), term_less);
+          out[m] += ca * cb;
+        }
+    }
+    std::erase_if(out, [](const auto& p) { return p.second == 0 || iabs(p.second) > kMaxCoefficient; });
+    if (out.size() > kMaxMonomials) return std::nullopt;
+    return out;
+  }
+  return Polynomial{{Monomial{u}, 1}};
+}
+
+UOp build(const Polynomial& p, const UOp& like) {
+  UOp acc;
+  for (const auto& [m, c] : p) {
+    UOp t;
+    for (const UOp& a : m) t = t ? t * a : a;
+    t = !t ? like.const_like(c) : c == 1 ? t : t * like.const_like(c);
+    acc = acc ? acc + t : t;
+  }
+  return acc ? acc : like.const_like(int64_t{0});
+}
+
+// 0 <= r < d: from the bounds, or r = c*R + s for a loop R whose end e has d - c*e constant (the loop over the
+// cache's `start_pos + 1` positions: r < d although r.vmax() passes d.vmin())
+bool below(const Polynomial& r, const UOp& ru, const Polynomial& d, const UOp& du) {
+  if (ru.vmin() < 0) return false;
+  if (ru.vmax() < du.vmin()) return true;
+  for (const auto& [m, c] : r) {
+    if (m.size() != 1 || m[0].op() != Ops::RANGE || c <= 0 || m[0].src(0).is_const()) continue;
+    auto e = expand(m[0].src(0));
+    if (!e) continue;
+    Polynomial gap = d, s = r;
+    for (const auto& [me, ce] : *e) gap[me] -= c * ce;
+    std::erase_if(gap, [](const auto& p) { return p.second == 0; });
+    s.erase(m);
+    if (gap.size() > 1 || (gap.size() == 1 && !gap.begin()->first.empty())) continue;
+    int64_t g = gap.empty() ? 0 : gap.begin()->second;
+    UOp su = build(s, ru);
+    if (su.vmin() >= 0 && su.vmax() < g + c) return true;  // r <= c*(e-1) + s.vmax < c*e + g = d
+  }
+  return false;
+}
+
+
 }  // namespace
 
 UOp fold_divmod(const Match& m) {
@@ -55,6 +134,12 @@ UOp fold_divmod(const Match& m) {
   if (x.is_const()) return UOp();  // constant folding's job
   int64_t lo = x.vmin(), hi = x.vmax();
   std::optional<LinearForm> f = decompose(x);
+  // a product of a sum distributed, so that the rules below see its terms: i*(64*v + 2048) as 64*(i*v) + 2048*i
+  auto product_of_sum = [](const auto& t) {
+    return t.first.op() == Ops::MUL && (t.first.src(0).op() == Ops::ADD || t.first.src(1).op() == Ops::ADD);
+  };
+  if (f && std::any_of(f->terms.begin(), f->terms.end(), product_of_sum))
+    if (auto p = expand(x)) f = decompose(build(*p, x));
   if (f && !f->exact_range()) f.reset();
   // g divides c and every coefficient: (g*y)//(g*d) -> y//d, (g*y)%(g*d) -> (y%d)*g, whatever the signs
   if (f) {
@@ -89,6 +174,60 @@ UOp fold_divmod(const Match& m) {
     }
   }
   return remove_small_terms(*f, c, is_div);
+}
+
+// x//d and x%d for d = a*v + b (one symbolic atom v, a > 0): x = q*D + r with 0 <= r < D for D = d/k (k dividing
+// gcd(a, b)) gives x//d = q//k and x%d = (q%k)*D + r. (h*(v+32) + i)//(v+32) -> h over a loop i to v+32; the
+// grouped-query heads' (64*h*(v+32) + 64*i + j)//(512*(v+32)) -> h//8.
+UOp fold_symbolic_divmod(const Match& m) {
+  const UOp& u = m.root();
+  const UOp &x = m["x"], &du = m["d"];
+  if (!signed_exact(u.dtype()) || du.is_const() || du.vmin() <= 0) return UOp();
+  auto px = expand(x), pd = expand(du);
+  if (!px || !pd || pd->size() > 2) return UOp();
+  // d = a*v + b
+  UOp v;
+  int64_t a = 0, b = 0;
+  for (const auto& [mono, c] : *pd) {
+    if (mono.empty()) b = c;
+    else if (mono.size() == 1) v = mono[0], a = c;
+    else return UOp();
+  }
+  if (!v || a <= 0 || b < 0) return UOp();
+  // x = v*P + Q, v at most once in each product
+  Polynomial p, q;
+  for (const auto& [mono, c] : *px) {
+    auto it = std::find(mono.begin(), mono.end(), v);
+    if (it == mono.end()) {
+      q[mono] = c;
+      continue;
+    }
+    Monomial rest = mono;
+    rest.erase(rest.begin() + (it - mono.begin()));
+    if (std::find(rest.begin(), rest.end(), v) != rest.end()) return UOp();
+    p[rest] = c;
+  }
+  int64_t g = std::gcd(a, b);
+  for (int64_t k = g; k >= 1; k--) {
+    if (g % k != 0) continue;
+    int64_t ad = a / k, bd = b / k;  // D = ad*v + bd
+    Polynomial quot, rem = q;
+    bool divides = true;
+    for (const auto& [mono, c] : p) {
+      if (c % ad != 0) divides = false;
+      quot[mono] = c / ad;
+    }
+    if (!divides) continue;
+    for (const auto& [mono, c] : quot) rem[mono] -= bd * c;
+    std::erase_if(rem, [](const auto& e) { return e.second == 0; });
+    UOp qu = build(quot, x), ru = build(rem, x), dd = k == 1 ? du : v * ad + bd;
+    Polynomial pdd{{Monomial{v}, ad}};
+    if (bd) pdd[Monomial{}] = bd;
+    if (qu.vmin() < 0 || !below(rem, ru, pdd, dd)) continue;
+    if (u.op() == Ops::IDIV) return k == 1 ? qu : qu / x.const_like(k);
+    return k == 1 ? ru : (qu % x.const_like(k)) * dd + ru;
+  }
+  return UOp();
 }
 
 UOp fold_nested_div(const Match& m) {

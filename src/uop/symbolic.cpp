@@ -165,6 +165,8 @@ const PatternMatcher& symbolic() {
       {UPat(OpSet{Ops::ADD, Ops::MUL}).int_dtype(), canonicalize_linear},
       // x//c and x%c for a constant c, using the ranges of x's terms
       {UPat(OpSet{Ops::IDIV, Ops::MOD}, {UPat::var("x"), UPat::cvar("c")}).int_dtype(), fold_divmod},
+      // x//d and x%d for a divisor linear in one symbolic size, x = q*d + r with 0 <= r < d
+      {UPat(OpSet{Ops::IDIV, Ops::MOD}, {UPat::var("x"), UPat::var("d")}).int_dtype(), fold_symbolic_divmod},
       // (x//c1)//c2 -> x//(c1*c2) and (x%c1)%c2 -> x%c2 when c2 divides c1
       {(UPat::var("x") / UPat::cvar("c1")) / UPat::cvar("c2"), fold_nested_div},
       {(UPat::var("x") % UPat::cvar("c1")) % UPat::cvar("c2"), fold_nested_mod},

@@ -6,6 +6,7 @@ namespace tg::uop {
 
 // divmod.cpp
 UOp fold_divmod(const Match& m);       // root: IDIV/MOD with captures x, c
+UOp fold_symbolic_divmod(const Match& m);  // root: IDIV/MOD with captures x, d (d not a constant)
 UOp fold_nested_div(const Match& m);   // (x//c1)//c2
 UOp fold_nested_mod(const Match& m);   // (x%c1)%c2
 UOp fold_div_add_div(const Match& m);  // (x//c + a)//d

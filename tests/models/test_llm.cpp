@@ -114,6 +114,35 @@ TEST(Llm, PromptsOfAnyLengthRunTheSameChunkKernels) {
     }
 }
 
+// A cache that holds two long chunks (128 tokens) takes a long prompt in long chunks while 128 tokens are left, then
+// in short ones: the logits after it equal forward() of the whole sequence all the same.
+TEST(Llm, LongPromptsRunInLongChunks) {
+  for (bool jit : {false, true}) {
+    Tensor::manual_seed(3);
+    llm::Config c = tiny("llama");
+    c.max_context = 300;
+    auto model = llm::make_model(c);
+    std::vector<int32_t> seq;
+    for (int32_t i = 0; i < 300; i++) seq.push_back((i * 13 + 5) % 50);
+    model->allocate_cache(1);
+    std::vector<float> all = model->forward(Tensor(seq, {1, 300}), 0).to_vector<float>();
+    // (start, length): 2 long chunks and a short one; 1 long and 2 short after a short prompt; 4 short ones
+    std::vector<int64_t> launched;
+    for (auto [start, length] : std::vector<std::pair<int64_t, int64_t>>{{0, 280}, {7, 180}, {0, 100}}) {
+      llm::Generator gen(*model, 0, jit);
+      if (start > 0) gen.prefill(std::vector<int32_t>(seq.begin(), seq.begin() + start));
+      int64_t before = tg::GlobalCounters::kernel_count;
+      std::vector<float> logits = gen.prefill(std::vector<int32_t>(seq.begin() + start, seq.begin() + start + length));
+      launched.push_back(tg::GlobalCounters::kernel_count - before);
+      size_t v = 50, row = static_cast<size_t>(start + length - 1);
+      expect_close(logits, std::vector<float>(all.begin() + row * v, all.begin() + (row + 1) * v),
+                   std::string(jit ? "jit" : "") + " prompt of " + std::to_string(length) + " at " + std::to_string(start));
+    }
+    // every chunk runs the same kernels: 280 tokens as 3 chunks launch fewer than 100 as 4 (as 9 short ones, more)
+    EXPECT_LT(launched[0], launched[2]) << (jit ? "jit" : "");
+  }
+}
+
 // A decode step reads only the cached positions so far (a symbolic shrink to start_pos + 1): its work grows with the
 // position, while one captured set of kernels serves every position (no compile after the capture).
 TEST(Llm, DecodeReadsOnlyThePositionsSoFar) {

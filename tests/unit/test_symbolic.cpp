@@ -253,3 +253,47 @@ TEST(Symbolic, BadInput) {
     EXPECT_NE(std::string(e.what()).find("division by zero"), std::string::npos) << e.what();
   }
 }
+
+// x//d and x%d for d linear in a symbolic size v, over a loop i to v + 32 (attention over a KV cache of
+// start_pos + 1 positions, read through a reshape of its heads): folded where x = q*d + r with 0 <= r < d, which
+// no bound on r alone shows (r.vmax() passes d.vmin()); left as they are elsewhere. Every point of every variable
+// and of the loop gives the original's value.
+TEST(Symbolic, DivisionByASymbolicSize) {
+  UOp v = V("v", 0, 12), h = V("h", 0, 9), t = V("t", 0, 63), j = V("j", 0, 3);
+  UOp i = UOp::make(Ops::RANGE, dtypes::int32, {v + 32}, Arg(int64_t{4}));
+  auto same_everywhere = [&](const UOp& e, const UOp& s) {
+    for (int64_t vv = 0; vv <= 12; vv++)
+      for (int64_t iv = 0; iv < vv + 32; iv += 5)
+        for (int64_t hv = 0; hv <= 9; hv++)
+          for (int64_t tv = 0; tv <= 63; tv += 7)
+            for (int64_t jv = 0; jv <= 3; jv++) {
+              tg::testing::Env env{{"v", vv}, {"h", hv}, {"t", tv}, {"j", jv}};
+              ASSERT_EQ(tg::testing::eval(e.substitute({{i, C(iv)}}), env), tg::testing::eval(s.substitute({{i, C(iv)}}), env))
+                  << e.render() << " -> " << s.render() << " at v=" << vv << " i=" << iv << " h=" << hv << " t=" << tv;
+            }
+  };
+  auto folded = [&](const UOp& e, const std::string& want) {
+    UOp s = simplify(e);
+    EXPECT_EQ(s.render(), want) << e.render();
+    same_everywhere(e, s);
+  };
+  // rows of v + 32 positions: (i + h*(32*v + 1024) + j*(v + 32)) // (v + 32) is the row, % the position
+  UOp rows = i + h * (v * 32 + 1024) + j * (v + 32);
+  folded(rows / (v + 32), "((h*32)+j)");
+  folded(rows % (v + 32), "ridx4");  // the loop i renders as its index
+  // 64-wide heads of v + 32 positions, 8 query heads per key head: the key head is h//8, whatever v is
+  UOp heads = i * 64 + t + h * (v * 64 + 2048);
+  folded(heads / (v * 512 + 16384), "(h//8)");
+  same_everywhere(heads % (v * 512 + 16384), simplify(heads % (v * 512 + 16384)));
+  EXPECT_EQ(simplify(heads % (v * 512 + 16384)).render().find("/(("), std::string::npos);
+  // a constant divisor of a product of a sum: the product distributed, then the usual rules
+  folded((t + h * (v * 64 + 2048)) / 64, "((h*32)+(h*v))");
+  folded((t + h * (v * 64 + 2048)) % 64, "t");
+  // not folded: a remainder that can reach d (i + 1 at the last position), a dividend that can be negative, a
+  // divisor in two symbolic sizes
+  for (const UOp& e : {(rows + 1) / (v + 32), (i + (h - 5) * (v + 32)) / (v + 32), rows / (v + h + 32)}) {
+    UOp s = simplify(e);
+    EXPECT_NE(s.render().find('/'), std::string::npos) << s.render();
+    same_everywhere(e, s);
+  }
+}
