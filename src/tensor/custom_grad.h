@@ -1,7 +1,7 @@
 // Composite methods with a gradient rule of their own, rather than the chain rule through the primitives they are
 // built from: a CUSTOM_GRAD node whose value is src 0 (the composite), whose other sources are the method's inputs,
 // and whose arg is {rule, parameters...}. The scheduler sees only src 0; autograd calls the rule. A convolution
-// differentiates as convolutions; pow as PyTorch's formulas, which stay right at its special points (0, 1, inf,
+// differentiates as convolutions, a large matmul as matmuls; pow as PyTorch's formulas, which stay right at its special points (0, 1, inf,
 // negative bases) where the chain through exp2(e * log2|b|) gives NaN; clip, hardtanh and hardswish with PyTorch's
 // one-sided derivatives at their bounds, and 0 (not 0 * inf) where their discarded pieces overflow.
 #pragma once
@@ -9,7 +9,7 @@
 
 namespace tg::tensor {
 
-enum class GradRule : int64_t { conv = 0, pow = 1, clamp = 2, hardswish = 3, unpool = 4, stored_permuted = 5 };
+enum class GradRule : int64_t { conv = 0, pow = 1, clamp = 2, hardswish = 3, unpool = 4, stored_permuted = 5, matmul = 6 };
 
 // value, differentiated by `rule` with respect to `inputs` (value itself unchanged; under NoGradGuard or for a
 // non-float value, value as it is)
@@ -24,6 +24,7 @@ std::vector<Tensor> custom_gradient(const uop::UOp& u, const Tensor& g);
 std::vector<Tensor> conv_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // conv.cpp
 std::vector<Tensor> unpool_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // conv.cpp
 std::vector<Tensor> stored_permuted_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // conv.cpp
+std::vector<Tensor> matmul_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // linalg.cpp
 std::vector<Tensor> pow_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);   // math.cpp
 std::vector<Tensor> clamp_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params); // math.cpp
 std::vector<Tensor> hardswish_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // activation.cpp

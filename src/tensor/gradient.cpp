@@ -138,6 +138,7 @@ std::vector<Tensor> custom_gradient(const UOp& u, const Tensor& g) {
     case GradRule::hardswish: return hardswish_gradient(u, g, params);
     case GradRule::unpool: return unpool_gradient(u, g, params);
     case GradRule::stored_permuted: return stored_permuted_gradient(u, g, params);
+    case GradRule::matmul: return matmul_gradient(u, g, params);
   }
   throw InternalError("gradient", "unknown gradient rule " + std::to_string(arg[0]));
 }

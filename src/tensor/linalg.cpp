@@ -5,6 +5,7 @@
 
 #include "runtime/device.h"
 #include "schedule/schedule.h"
+#include "tensor/custom_grad.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -28,9 +29,9 @@ namespace {
 // redid the dequantization per element across its rows (68 ms for a (5632, 2048) Q4_0 weight).
 constexpr int64_t kPanel = 32, kPackedElems = int64_t{1} << 19, kPackRows = 128;
 
-Tensor packed_in_panels(const Tensor& x, const Tensor& w, SourceLocation where) {
-  if (w.ndim() < 2 || x.ndim() < 2 || x.is_symbolic() || w.is_symbolic() || !schedule::is_realized_form(w.uop()) ||
-      runtime::get_device(w.device()).caps().grid)
+Tensor packed_in_panels(const Tensor& x, const Tensor& w, bool stored_only, SourceLocation where) {
+  if (w.ndim() < 2 || x.ndim() < 2 || x.is_symbolic() || w.is_symbolic() ||
+      (stored_only && !schedule::is_realized_form(w.uop())) || runtime::get_device(w.device()).caps().grid)
     return w;
   const Shape &xs = x.shape(), &ws = w.shape();
   int64_t k = ws[ws.size() - 2], n = ws.back();
@@ -50,7 +51,33 @@ Tensor packed_in_panels(const Tensor& x, const Tensor& w, SourceLocation where) 
   return p.permute(swap_k_panels, where).reshape(ws, where);
 }
 
+// x (..., M, K) @ w (..., K, N), both at least 2-d: x (..., M, 1, K) * w^T (..., 1, N, K) summed over K, w read
+// from panels where that pays (`stored_only` false: a computed w too, as a gradient is: no TinyJit replay keeps it).
+// A product on panels with a 2-d w differentiates as two such products (tensor::matmul_gradient): through the
+// broadcast multiply, its gradients' kernels ran at a third of its own speed (2048^3: 110-120 GFLOP/s, against 350).
+Tensor product(const Tensor& x, const Tensor& w, bool stored_only, SourceLocation where) {
+  DType dt = least_upper_dtype({x.dtype(), w.dtype()});
+  Tensor y = packed_in_panels(x, w, stored_only, where);
+  Tensor xt = x.unsqueeze(-2, where), yt = y.transpose(-1, -2, where).unsqueeze(-3, where);
+  Tensor r = xt.cast(dt, where).mul(yt.cast(dt, where), where).sum(-1, false, where).cast(dt, where);
+  if (y.uop() != w.uop() && w.ndim() == 2 && x.dtype() == w.dtype()) r = tensor::with_gradient_rule(r, tensor::GradRule::matmul, {x, w});
+  return r;
+}
+
 }  // namespace
+
+namespace tensor {
+
+// d(x @ w) for a 2-d w (K, N): dx = g @ w^T, dw = x^T @ g over every row of x's batch
+std::vector<Tensor> matmul_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>&) {
+  Tensor x = source_of(u, 1), w = source_of(u, 2);
+  int64_t k = w.shape()[0], n = w.shape()[1];
+  Tensor dx = product(g, w.transpose(), true, SourceLocation::current());
+  Tensor dw = product(x.reshape({-1, k}).transpose(), g.reshape({-1, n}), false, SourceLocation::current());
+  return {Tensor(), dx, dw};
+}
+
+}  // namespace tensor
 
 Tensor Tensor::matmul(const Tensor& w, Loc where) const try {
   std::vector<Dim> xs = sym_shape(), ws = w.sym_shape();
@@ -61,12 +88,10 @@ Tensor Tensor::matmul(const Tensor& w, Loc where) const try {
     throw ShapeError("matmul", "cannot multiply " + uop::dims_str(xs) + " by " + uop::dims_str(ws) +
                                    " (inner sizes " + k.str() + " and " + kw.str() + " differ)", where);
   if (dtype().is_bool() || w.dtype().is_bool()) throw DTypeError("matmul", "needs number tensors, not bool", where);
-  DType dt = least_upper_dtype({dtype(), w.dtype()});
-  // x (..., n, 1, k) * w^T (..., 1, m, k), summed over k; 1-d operands gain a dimension that is dropped after
+  // 1-d operands gain a dimension that is dropped after
   Tensor x = ndim() == 1 ? reshape({Dim(1), k}, where) : *this;
-  Tensor y = w.ndim() == 1 ? w.reshape({k, Dim(1)}, where) : packed_in_panels(x, w, where);
-  Tensor xt = x.unsqueeze(-2, where), yt = y.transpose(-1, -2, where).unsqueeze(-3, where);
-  Tensor r = xt.cast(dt, where).mul(yt.cast(dt, where), where).sum(-1, false, where).cast(dt, where);
+  Tensor y = w.ndim() == 1 ? w.reshape({k, Dim(1)}, where) : w;
+  Tensor r = product(x, y, true, where);
   if (ndim() == 1) r = r.squeeze(-2, where);
   if (w.ndim() == 1) r = r.squeeze(-1, where);
   return r;

@@ -403,7 +403,7 @@ std::vector<double> host_matmul(const std::vector<float>& x, const std::vector<f
 TEST(Fusion, ALargeMatmulReadsItsRightOperandFromPanelsOfColumns) {
   // w of 2^19 elements shared by 128 rows: copied into panels of 32 columns (N/32, K, 32) by a kernel of its own,
   // which the matmul reads through a view of w's shape (linalg.cpp: packed_in_panels); x's batch broadcasts
-  // against w, so its 2 x 64 rows all share it
+  // against w, so its 2 x 64 rows all share it. Against plain loops in double
   const int64_t K = 32, N = 16384;
   Tensor x = Tensor::randn({2, 64, K}).realize(), w = Tensor::randn({K, N}).realize();
   Tensor y = x.matmul(w);
@@ -412,9 +412,15 @@ TEST(Fusion, ALargeMatmulReadsItsRightOperandFromPanelsOfColumns) {
   std::vector<float> got = y.to_vector<float>();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (std::fabs(want[i]) + 1)) << i;
-  // the gradient reaches w through the copy: dL/dw = x^T g
-  Tensor wg = w.detach().requires_grad_(), g = Tensor::randn({2, 64, N}).realize();
-  (x.matmul(wg) * g).sum().backward();
+  // its gradients (products themselves: tensor::matmul_gradient): dL/dw = x^T g, dL/dx = g w^T
+  Tensor wg = w.detach().requires_grad_(), xg = x.detach().requires_grad_(), g = Tensor::randn({2, 64, N}).realize();
+  (xg.matmul(wg) * g).sum().backward();
+  std::vector<float> wv = w.to_vector<float>(), wt(static_cast<size_t>(N * K));
+  for (int64_t p = 0; p < K; p++)
+    for (int64_t j = 0; j < N; j++) wt[static_cast<size_t>(j * K + p)] = wv[static_cast<size_t>(p * N + j)];
+  std::vector<double> dx = host_matmul(g.to_vector<float>(), wt, 128, N, K);
+  std::vector<float> got_dx = xg.grad().to_vector<float>();
+  for (size_t i = 0; i < dx.size(); i++) ASSERT_NEAR(got_dx[i], dx[i], 1e-4 * (std::fabs(dx[i]) + 1)) << i;
   std::vector<float> xv = x.to_vector<float>(), xt(static_cast<size_t>(K * 128));
   for (int64_t i = 0; i < 128; i++)
     for (int64_t p = 0; p < K; p++) xt[static_cast<size_t>(p * 128 + i)] = xv[static_cast<size_t>(i * K + p)];
