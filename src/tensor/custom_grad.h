@@ -1,9 +1,10 @@
 // Composite methods with a gradient rule of their own, rather than the chain rule through the primitives they are
 // built from: a CUSTOM_GRAD node whose value is src 0 (the composite), whose other sources are the method's inputs,
 // and whose arg is {rule, parameters...}. The scheduler sees only src 0; autograd calls the rule. A convolution
-// differentiates as convolutions, a large matmul as matmuls; pow as PyTorch's formulas, which stay right at its special points (0, 1, inf,
-// negative bases) where the chain through exp2(e * log2|b|) gives NaN; clip, hardtanh and hardswish with PyTorch's
-// one-sided derivatives at their bounds, and 0 (not 0 * inf) where their discarded pieces overflow.
+// differentiates as convolutions, a large matmul as matmuls; pow as PyTorch's formulas, which stay right at its
+// special points (0, 1, inf, negative bases) where the chain through exp2(e * log2|b|) gives NaN; clip, hardtanh and
+// hardswish with PyTorch's one-sided derivatives at their bounds, and 0 (not 0 * inf) where their discarded pieces
+// overflow.
 #pragma once
 #include "tensor/tensor_impl.h"
 

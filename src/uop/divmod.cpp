@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 
 #include "tg/error.h"
 #include "uop/linear.h"
@@ -52,37 +53,53 @@ struct MonomialLess {
 using Polynomial = std::map<Monomial, int64_t, MonomialLess>;
 
 constexpr size_t kMaxMonomials = 64;
-constexpr int64_t kMaxCoefficient = int64_t{1} << 40;  // far from overflow in every product below
+constexpr int64_t kMaxCoefficient = int64_t{1} << 40;
 
-// u expanded (products distributed over sums), or nullopt when it has too many terms or too large coefficients
-std::optional<Polynomial> expand(const UOp& u) {
+// a*b - or a+b - when it stays within kMaxCoefficient
+std::optional<int64_t> bounded(__int128 v) {
+  if (v > kMaxCoefficient || v < -kMaxCoefficient) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+// u expanded (products distributed over sums), or nullopt when it has too many terms or too large coefficients.
+// Each node once (`seen`): an index shares subexpressions, and walking it as a tree could take exponential time.
+std::optional<Polynomial> expand(const UOp& u, std::unordered_map<const UOpNode*, std::optional<Polynomial>>& seen) {
+  if (auto it = seen.find(u.get()); it != seen.end()) return it->second;
+  std::optional<Polynomial> out;
   if (u.is_const()) {
     int64_t c = const_to_int(u.const_value());
-    if (iabs(c) > kMaxCoefficient) return std::nullopt;
-    return c ? Polynomial{{Monomial{}, c}} : Polynomial{};
-  }
-  if ((u.op() == Ops::ADD || u.op() == Ops::MUL) && u.src().size() == 2 && u.dtype() == u.src(0).dtype()) {
-    auto a = expand(u.src(0)), b = expand(u.src(1));
-    if (!a || !b) return std::nullopt;
-    Polynomial out;
-    if (u.op() == Ops::ADD) {
-      out = *a;
-      for (const auto& [m, c] : *b) out[m] += c;
-    } else {
-      for (const auto& [ma, ca] : *a)
-        for (const auto& [mb, cb] : *b) {
-          if (iabs(ca) > kMaxCoefficient / std::max<int64_t>(1, iabs(cb))) return std::nullopt;
+    if (iabs(c) <= kMaxCoefficient) out = c ? Polynomial{{Monomial{}, c}} : Polynomial{};
+  } else if ((u.op() == Ops::ADD || u.op() == Ops::MUL) && u.src().size() == 2 && u.dtype() == u.src(0).dtype()) {
+    auto a = expand(u.src(0), seen), b = expand(u.src(1), seen);
+    if (a && b) {
+      out = u.op() == Ops::ADD ? *a : Polynomial{};
+      for (const auto& [mb, cb] : *b) {
+        if (u.op() == Ops::ADD) {
+          (*out)[mb] += cb;  // both within 2^40: no overflow
+          continue;
+        }
+        for (const auto& [ma, ca] : *a) {
           Monomial m = ma;
           m.insert(m.end(), mb.begin(), mb.end());
           std::sort(m.begin(), m.end(), term_less);
-          out[m] += ca * cb;
+          std::optional<int64_t> c = bounded(static_cast<__int128>(ca) * cb + (*out)[m]);
+          if (!c) return seen[u.get()] = std::nullopt;
+          (*out)[m] = *c;
         }
+      }
+      std::erase_if(*out, [](const auto& p) { return p.second == 0; });
+      if (out->size() > kMaxMonomials || std::any_of(out->begin(), out->end(), [](const auto& p) { return iabs(p.second) > kMaxCoefficient; }))
+        out.reset();
     }
-    std::erase_if(out, [](const auto& p) { return p.second == 0 || iabs(p.second) > kMaxCoefficient; });
-    if (out.size() > kMaxMonomials) return std::nullopt;
-    return out;
+  } else {
+    out = Polynomial{{Monomial{u}, 1}};
   }
-  return Polynomial{{Monomial{u}, 1}};
+  return seen[u.get()] = out;
+}
+
+std::optional<Polynomial> expand(const UOp& u) {
+  std::unordered_map<const UOpNode*, std::optional<Polynomial>> seen;
+  return expand(u, seen);
 }
 
 UOp build(const Polynomial& p, const UOp& like) {
@@ -106,7 +123,12 @@ bool below(const Polynomial& r, const UOp& ru, const Polynomial& d, const UOp& d
     auto e = expand(m[0].src(0));
     if (!e) continue;
     Polynomial gap = d, s = r;
-    for (const auto& [me, ce] : *e) gap[me] -= c * ce;
+    bool fits = true;
+    for (const auto& [me, ce] : *e) {
+      std::optional<int64_t> v = bounded(static_cast<__int128>(gap[me]) - static_cast<__int128>(c) * ce);
+      fits = fits && v, gap[me] = v.value_or(0);
+    }
+    if (!fits) continue;
     std::erase_if(gap, [](const auto& p) { return p.second == 0; });
     s.erase(m);
     if (gap.size() > 1 || (gap.size() == 1 && !gap.begin()->first.empty())) continue;
@@ -207,18 +229,26 @@ UOp fold_symbolic_divmod(const Match& m) {
     if (std::find(rest.begin(), rest.end(), v) != rest.end()) return UOp();
     p[rest] = c;
   }
-  int64_t g = std::gcd(a, b);
-  for (int64_t k = g; k >= 1; k--) {
-    if (g % k != 0) continue;
-    int64_t ad = a / k, bd = b / k;  // D = ad*v + bd
+  // D = ad*v + bd with ad dividing every coefficient of P: ad among the divisors of gcd(a, P's coefficients), the
+  // smallest first (the largest k), k = a/ad dividing b too
+  int64_t gp = a;
+  for (const auto& [mono, c] : p) gp = std::gcd(gp, iabs(c));
+  std::vector<int64_t> ads;
+  for (int64_t i = 1; i <= gp / i && i <= (int64_t{1} << 16); i++)
+    if (gp % i == 0) ads.push_back(i), ads.push_back(gp / i);
+  std::sort(ads.begin(), ads.end());
+  ads.erase(std::unique(ads.begin(), ads.end()), ads.end());
+  for (int64_t ad : ads) {
+    int64_t k = a / ad, bd = b / k;
+    if (b % k != 0) continue;
     Polynomial quot, rem = q;
-    bool divides = true;
-    for (const auto& [mono, c] : p) {
-      if (c % ad != 0) divides = false;
-      quot[mono] = c / ad;
+    bool fits = true;
+    for (const auto& [mono, c] : p) quot[mono] = c / ad;
+    for (const auto& [mono, c] : quot) {
+      std::optional<int64_t> v = bounded(static_cast<__int128>(rem[mono]) - static_cast<__int128>(bd) * c);
+      fits = fits && v, rem[mono] = v.value_or(0);
     }
-    if (!divides) continue;
-    for (const auto& [mono, c] : quot) rem[mono] -= bd * c;
+    if (!fits) continue;
     std::erase_if(rem, [](const auto& e) { return e.second == 0; });
     UOp qu = build(quot, x), ru = build(rem, x), dd = k == 1 ? du : v * ad + bd;
     Polynomial pdd{{Monomial{v}, ad}};
