@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <numeric>
+#include <random>
 
 #include "engine/kernel_cache.h"
 #include "engine/realize.h"
@@ -92,8 +94,11 @@ TEST(OpenCL, ABuildFailureNamesTheLogAndTheSource) {
 
 TEST(OpenCL, AProgramIsBuiltOnce) {
   NEED_OPENCL(dev);
-  // a source no earlier run has seen (a second process finding it on disk: ctest opencl.second_process_compiles_nothing)
-  std::string src = std::string(kAdd) + "\n// " + std::to_string(::getpid()) + " " + std::to_string(std::rand());
+  // a source no earlier run has seen (a second process finding it on disk: ctest opencl.second_process_compiles_nothing).
+  // Not the pid and an unseeded rand(): CI's Release and sanitized passes ran it in processes with the same pid, and
+  // the second pass found the first one's binary on disk
+  std::string src = std::string(kAdd) + "\n// " + std::to_string(std::random_device{}()) + " " +
+                    std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   int64_t compiled = runtime::compile_stats().compiled;
   std::string first = dev->compiler().compile_cached(src);
   EXPECT_EQ(runtime::compile_stats().compiled, compiled + 1);
