@@ -56,6 +56,11 @@ int64_t stride(const KernelFacts& f, const UOp& index, int64_t a) {
   return d.is_const() ? const_to_int(d.const_value()) : -1;
 }
 
+// Whether every store's address moves by one element per step of axis a.
+bool stores_contiguous(const KernelFacts& f, int64_t a) {
+  return std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
+}
+
 KernelFacts facts(const LoweredKernel& k) {
   KernelFacts f;
   auto symbolic = [&](int64_t a) { return static_cast<size_t>(a) < k.loop_sizes.size() && k.loop_sizes[a].is_symbolic(); };
@@ -237,7 +242,7 @@ std::vector<Opt> transpose_opts(const LoweredKernel& k, const KernelFacts& f, in
   if (k.caps.grid || vector_axis < 0 || f.stores.empty()) return {};
   for (int64_t s : f.globals) {
     if (s == vector_axis) continue;
-    bool stores_unit = std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, s) == 1; });
+    bool stores_unit = stores_contiguous(f, s);
     bool jumps = std::any_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { int64_t d = stride(f, l, s); return d != 0 && d != 1; });
     if (!stores_unit || !jumps) continue;
     for (int64_t n : {8, 4, 2})
@@ -299,8 +304,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
           break;
         }
       }
-      bool stores_unit =
-          std::all_of(f.stores.begin(), f.stores.end(), [&](const UOp& st) { return stride(f, st, a) == 1; });
+      bool stores_unit = stores_contiguous(f, a);
       bool ungated = std::none_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, a); });
       bool streams = big >= 0 && stride(f, f.loads[big], a) == 1;
       // a padded vector ranks below every unpadded one as wide (resnet50's 1x1 convs at 14x14: 512 channels of

@@ -55,7 +55,7 @@ using Polynomial = std::map<Monomial, int64_t, MonomialLess>;
 constexpr size_t kMaxMonomials = 64;
 constexpr int64_t kMaxCoefficient = int64_t{1} << 40;
 
-// a*b - or a+b - when it stays within kMaxCoefficient
+// v when it stays within kMaxCoefficient (a product or difference computed in 128 bits)
 std::optional<int64_t> bounded(__int128 v) {
   if (v > kMaxCoefficient || v < -kMaxCoefficient) return std::nullopt;
   return static_cast<int64_t>(v);
