@@ -754,25 +754,39 @@ TEST(Opts, EveryFloat16ReadAloneOrAsAVectorIsTheHostConversion) {
   }
 }
 
-TEST(Opts, ANarrowRowReadAlongTheVectorIsUnrolledByTwo) {
-  // a matrix-vector product whose matrix is bytes (a quantized weight's) or float16: the vector along the reduce axis
-  // is unrolled by 2 (a 32-element block's two halves share its loads); a float32 matrix's is not
-  std::vector<float> xs(64);
-  for (int i = 0; i < 64; i++) xs[i] = static_cast<float>(i % 7) - 3.0f;
-  Tensor x = Tensor(xs, {64}).realize();
-  for (DType dt : {dtypes::uint8, dtypes::float16, dtypes::float32}) {
-    Tensor w = (Tensor::arange(0, 8 * 64, 1, dtypes::int32).reshape({8, 64}) % 13).cast(dt).realize();
-    Tensor y = (w.cast(dtypes::float32) * x).sum(1);
+TEST(Opts, ANarrowMatrixVectorProductStreamsItsRowsOneByOneWhileTheVectorFitsTheL1) {
+  // a product whose matrix is bytes (a quantized weight's) or float16: the vector along the reduce axis, unrolled by
+  // 4 for one row of x (two 32-element blocks per step), by 2 for more. With one row of x of 16 KB at most, no block
+  // over the matrix's rows (it streams row after row); past that, 8 rows share each load of x. A float32 matrix
+  // keeps its block of 8 rows and no unroll. The values are integers, exact in any order of summation
+  struct Case {
+    DType dt;
+    int64_t m, k;
+    std::vector<Opt> want;
+  };
+  std::vector<Case> cases{
+      {dtypes::uint8, 1, 64, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 4}}},
+      {dtypes::float16, 1, 64, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 4}}},
+      {dtypes::float32, 1, 64, {{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 8}}},
+      {dtypes::uint8, 1, 8192, {{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 1, 4}}},
+      {dtypes::uint8, 2, 64, {{OptOp::VECTOR, 2, 16}, {OptOp::UPCAST, 1, 8}, {OptOp::UPCAST, 0, 2}, {OptOp::UNROLL, 2, 2}}},
+  };
+  for (const Case& c : cases) {
+    std::vector<float> xs(static_cast<size_t>(c.m * c.k));
+    for (size_t i = 0; i < xs.size(); i++) xs[i] = static_cast<float>(i % 7) - 3.0f;
+    Tensor x = Tensor(xs, {c.m, 1, c.k}).realize();
+    Tensor w = (Tensor::arange(0, static_cast<double>(8 * c.k), 1, dtypes::int32).reshape({8, c.k}) % 13).cast(c.dt).realize();
+    Tensor y = (w.cast(dtypes::float32) * x).sum(2);
     schedule::Schedule s = schedule::create_schedule({y.uop()});
-    std::vector<Opt> opts = codegen::choose_opts(codegen::lower(s.items.back().ast));
-    bool unrolled = std::find(opts.begin(), opts.end(), Opt{OptOp::UNROLL, 1, 2}) != opts.end();
-    EXPECT_EQ(unrolled, dt != dtypes::float32) << dt.name() << " " << codegen::opts_str(opts);
+    std::string what = c.dt.name() + " m=" + std::to_string(c.m) + " k=" + std::to_string(c.k);
+    EXPECT_EQ(codegen::opts_str(codegen::choose_opts(codegen::lower(s.items.back().ast))), codegen::opts_str(c.want)) << what;
     std::vector<float> got = y.to_vector<float>();
-    for (int r = 0; r < 8; r++) {
-      float want = 0;
-      for (int c = 0; c < 64; c++) want += static_cast<float>((r * 64 + c) % 13) * xs[c];
-      EXPECT_EQ(got[r], want) << dt.name() << " row " << r;
-    }
+    for (int64_t i = 0; i < c.m; i++)
+      for (int64_t r = 0; r < 8; r++) {
+        float want = 0;
+        for (int64_t j = 0; j < c.k; j++) want += static_cast<float>((r * c.k + j) % 13) * xs[static_cast<size_t>(i * c.k + j)];
+        EXPECT_EQ(got[static_cast<size_t>(i * 8 + r)], want) << what << " at " << i << ", " << r;
+      }
   }
 }
 
