@@ -41,6 +41,9 @@ struct Config {
   double rope_theta = 10000, rope_factor = 0, rope_low_freq_factor = 1, rope_high_freq_factor = 4;
   int64_t rope_original_context = 8192;
   std::vector<float> rope_freq_factors;  // GGUF's rope_freqs: each inverse frequency divided by its factor
+  // q and k rotated in pairs (2i, 2i+1) instead of halves (i, i + D/2): the layout of the q and k projections' rows
+  // in GGUF files (llama.cpp's converter permutes each head's rows so); the attention scores are the same
+  bool rope_interleaved = false;
   std::vector<int32_t> eos_token_ids;  // config.json's eos_token_id (one or a list): generation stops at them
 };
 // Reads and checks a config.json: a missing or malformed field raises tg::ArgumentError naming the file and field.

@@ -103,7 +103,8 @@ class Llama : public Transformer {
   }
 
  private:
-  // x (B, T, heads, D) rotated by its positions' angles: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin)
+  // x (B, T, heads, D) rotated by its positions' angles: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin), or
+  // with Config::rope_interleaved the pairs (x[2i], x[2i+1]) alike
   Tensor rope(const Tensor& x, const Positions& p) const {
     int64_t half = config_.head_dim / 2, T = x.shape()[1];
     auto rows = [&](const Tensor& table) {
@@ -111,6 +112,14 @@ class Llama : public Transformer {
     };
     Tensor c = rows(rope_cos), s = rows(rope_sin);
     Shape sh = x.shape();
+    if (config_.rope_interleaved) {
+      Tensor pairs = x.reshape({sh[0], sh[1], sh[2], half, 2});
+      auto part = [&](int64_t b) {
+        return pairs.shrink({{0, sh[0]}, {0, sh[1]}, {0, sh[2]}, {0, half}, {b, b + 1}}).reshape({sh[0], sh[1], sh[2], half});
+      };
+      Tensor x1 = part(0), x2 = part(1);
+      return Tensor::stack({x1 * c - x2 * s, x2 * c + x1 * s}, -1).reshape(sh);
+    }
     auto part = [&](int64_t b) { return x.shrink({{0, sh[0]}, {0, sh[1]}, {0, sh[2]}, {b, b + half}}); };
     Tensor x1 = part(0), x2 = part(half);
     return Tensor::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
