@@ -1,5 +1,6 @@
 // The language models without PyTorch (its logits are checked by ctest llm.reference.*): decode against forward on
 // random weights, the cache and the TinyJit replay, sampling statistics, and every bad input naming what is wrong.
+#include <map>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -175,6 +176,40 @@ TEST(Llm, LogitsWithoutTheCacheEqualForward) {
     model->logits(seq).sparse_categorical_crossentropy(seq).backward();
     for (Tensor& t : params) EXPECT_TRUE(t.grad().defined());
   }
+}
+
+// GGUF's layout: each head's q and k rows permuted from halves (i, i + D/2) to pairs (2i, 2i+1), as llama.cpp's
+// converter does, and rotated in pairs (Config::rope_interleaved): the same logits as the model it came from, with
+// and without the cache
+TEST(Llm, InterleavedRopeOnPermutedRowsEqualsTheHalvesModel) {
+  Tensor::manual_seed(8);
+  llm::Config c = tiny("llama");
+  auto halves = llm::make_model(c);
+  c.rope_interleaved = true;
+  auto pairs = llm::make_model(c);
+  auto permuted = [&](const Tensor& w, int64_t heads) {  // (heads, 2, D/2, in) -> (heads, D/2, 2, in)
+    int64_t out = w.shape()[0], in = w.shape()[1];
+    return w.reshape({heads, 2, out / heads / 2, in}).permute({0, 2, 1, 3}).reshape({out, in});
+  };
+  std::map<std::string, Tensor> from = tg::get_state_dict(*halves), to = tg::get_state_dict(*pairs);
+  for (auto& [name, t] : to) {
+    Tensor w = from.at(name);
+    if (name.find("q_proj") != std::string::npos) w = permuted(w, c.n_heads);
+    if (name.find("k_proj") != std::string::npos) w = permuted(w, c.n_kv_heads);
+    t.assign(w.contiguous()).realize();
+  }
+  Tensor seq = Tensor::randint({1, 9}, 0, 50, tg::dtypes::int32).realize();
+  expect_close(pairs->logits(seq).to_vector<float>(), halves->logits(seq).to_vector<float>(), "logits");
+  halves->allocate_cache(1), pairs->allocate_cache(1);
+  expect_close(pairs->forward(seq, 0).to_vector<float>(), halves->forward(seq, 0).to_vector<float>(), "forward");
+  // and the permutation matters: the halves model's rotation on the permuted rows is another model
+  auto wrong = llm::make_model(tiny("llama"));
+  std::map<std::string, Tensor> w = tg::get_state_dict(*wrong);
+  for (auto& [name, t] : w) t.assign(to.at(name).contiguous()).realize();
+  std::vector<float> a = wrong->logits(seq).to_vector<float>(), b = halves->logits(seq).to_vector<float>();
+  double diff = 0;
+  for (size_t i = 0; i < a.size(); i++) diff = std::max(diff, std::fabs(double(a[i]) - b[i]));
+  EXPECT_GT(diff, 1e-3);
 }
 
 // The training forward's gradients against central finite differences, one element of every parameter (weights
