@@ -67,15 +67,18 @@ constexpr int64_t kMaxRecomputedOps = 32, kPadCost = kMaxRecomputedOps / 2;
 // the one-hot of an embedding lookup) is left to fuse: codegen folds it into a gated read.
 constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64, kBlockCopies = 32, kMaxAddedOps = int64_t{1} << 20;
 bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions, bool widened) {
+  // never a value wider than what it reads: a quantized weight's dequantization stays fused into the matmul, which
+  // then reads the packed bytes instead of a float32 copy four to eight times their size. Stored, it would become
+  // the weight tensor's value for good: a Q8_0 LLaMA 1B held float32 weights after its first prompt of 128 tokens
+  // (their broadcast along the prompt's rows made it 9 ops over 128 copies), and decoded 2.5x slower from them
+  if (widened) return false;
   if (cost > kMaxRecomputedOps) return true;
   if (cost == 0 || from_positions) return false;
   int64_t from = shape::prod(e.src(0).max_shape());
   if (from <= 0) return false;
   int64_t copies = shape::prod(e.max_shape()) / from;
   if (cost > kMaxBroadcastOps && copies >= kManyCopies) return true;
-  // (not a value wider than what it reads: a quantized weight's dequantization stays fused into the matmul, which
-  // then reads the packed bytes instead of a float32 copy four to eight times their size)
-  return !widened && static_cast<double>(cost) * from * (copies / kBlockCopies) >= static_cast<double>(kMaxAddedOps);
+  return static_cast<double>(cost) * from * (copies / kBlockCopies) >= static_cast<double>(kMaxAddedOps);
 }
 
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it

@@ -11,6 +11,7 @@
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/schedule.h"
+#include "state/gguf_quants.h"
 
 using namespace tg;
 
@@ -495,6 +496,30 @@ TEST(Fusion, AMatmulOperandOfMoreThanAFewOpsIsStoredBeforeTheBroadcast) {
   Tensor want = normed.contiguous().realize().matmul(w);
   std::vector<float> have = y.to_vector<float>(), ref = want.to_vector<float>();
   for (size_t i = 0; i < ref.size(); i++) ASSERT_NEAR(have[i], ref[i], 1e-4 * std::fabs(ref[i]) + 1e-4) << i;
+}
+
+TEST(Fusion, AQuantizedWeightStaysFusedAndQuantizedUnderManyRows) {
+  // a Q8_0 weight (34-byte blocks: an f16 scale, 32 int8 values) read by a 128-row matmul (a long prompt's chunk):
+  // its dequantization, broadcast along the rows, stays fused into the matmul (one kernel), and the weight tensor
+  // stays the lazy dequantization of its bytes afterwards, not a float32 buffer four times their size
+  const int64_t n = 64, k = 256, blocks = n * k / 32;
+  std::vector<uint8_t> raw(static_cast<size_t>(blocks * 34));
+  for (size_t i = 0; i < raw.size(); i++) raw[i] = static_cast<uint8_t>((i * 37 + 11) % 251);
+  for (int64_t b = 0; b < blocks; b++) raw[static_cast<size_t>(b * 34)] = 0, raw[static_cast<size_t>(b * 34 + 1)] = 0x2c;  // 1/16
+  Tensor bytes = Tensor(raw, {static_cast<int64_t>(raw.size())}).realize();
+  Tensor w = state::dequantize(bytes, state::GgmlType::Q8_0, n * k).reshape({n, k});
+  Tensor x = (iota({128, k}) * 0.001f).realize();
+  Tensor y = x.matmul(w.T());
+  EXPECT_EQ(kernels_for(y), 1);
+  std::vector<float> got = y.to_vector<float>();
+  EXPECT_FALSE(schedule::is_realized_form(w.uop()));
+  std::vector<float> wv = w.to_vector<float>(), xv = x.to_vector<float>();
+  for (int64_t r = 0; r < 128; r += 17)
+    for (int64_t c = 0; c < n; c++) {
+      double want = 0;
+      for (int64_t j = 0; j < k; j++) want += double(xv[static_cast<size_t>(r * k + j)]) * wv[static_cast<size_t>(c * k + j)];
+      ASSERT_NEAR(got[static_cast<size_t>(r * n + c)], want, 1e-4 * std::fabs(want) + 1e-3) << r << ", " << c;
+    }
 }
 
 TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
