@@ -338,16 +338,20 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // whose vector row stays in the L1 (16 KB at most): no block over the weight's rows. Row after row, the weight is
   // read as one sequential stream; a block of 8 rows reads 8 streams a row apart, each too short for the prefetcher
   // to catch up with. LLaMA 1B's K=2048 products (x of 8 KB): Q4_0 and Q8_0 1.5x faster with rows one by one, F16
-  // 1.1x; its down projection (K=5632, x of 22 KB) ran 1.3x slower that way, x then re-read from the L2 per row
+  // 1.1x; its down projection (K=5632, x of 22 KB) ran 1.3x slower that way, x then re-read from the L2 per row.
+  // Nor where each row needs more than 4 loads per step (a K-quant's scale and minimum bytes beside its values):
+  // 8 rows of them spill, and Q4_K's down projection ran 1.35x slower with the block
   bool narrow = false;
   for (size_t i = 0; i < f.loads.size(); i++) narrow |= f.in_loop(i) && f.loads[i].dtype().base().itemsize() < 4;
   bool matvec = r >= 0 && r == vector_axis && f.globals.size() == 1 && f.reduced.size() == 1, row_by_row = false;
   if (matvec && narrow && !k.caps.grid) {
-    int64_t shared_bytes = 0;  // what the loop reads that every row shares (the vector)
-    for (size_t i = 0; i < f.loads.size(); i++)
-      if (f.in_loop(i) && !(f.load_axes[i] >> f.globals[0] & 1))
-        shared_bytes += k.full_shape[r] * f.loads[i].dtype().base().itemsize();
-    row_by_row = shared_bytes <= 16384;
+    int64_t shared_bytes = 0, row_loads = 0;  // what the loop reads that every row shares (the vector); loads per row
+    for (size_t i = 0; i < f.loads.size(); i++) {
+      if (!f.in_loop(i)) continue;
+      if (f.load_axes[i] >> f.globals[0] & 1) row_loads++;
+      else shared_bytes += k.full_shape[r] * f.loads[i].dtype().base().itemsize();
+    }
+    row_by_row = shared_bytes <= 16384 || row_loads > 4;
   }
   // register blocking: a global axis that some input does not depend on gives every copy the same loads
   // (loads of the loop only: an epilogue's bias or clip bound is read once per output whatever the blocking)
