@@ -381,8 +381,11 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   };
   bool narrow_first = false;
   for (size_t i = 1; i < order.size() && !narrow_first; i++)
-    if (reuse(order[i]) && reuses_bytes(order[i]) && !reuses_bytes(order[0]))
-      std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(i) + 1), narrow_first = true;
+    if (reuse(order[i]) && reuses_bytes(order[i]) && !reuses_bytes(order[0])) {
+      auto at = order.begin() + static_cast<std::ptrdiff_t>(i);
+      std::rotate(order.begin(), at, at + 1);  // order[i] to the front, the others in their order after it
+      narrow_first = true;
+    }
   int blocked = 0;
   for (auto it = order.begin(); it != order.end() && blocked < 2; ++it) {
     int64_t a = *it;
