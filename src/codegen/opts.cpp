@@ -353,13 +353,16 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     }
     row_by_row = shared_bytes <= 16384 || row_loads > 4;
   }
+  // whether some load of the loop that `which` accepts does not depend on axis a
+  auto loop_load_invariant_along = [&](int64_t a, auto&& which) {
+    for (size_t i = 0; i < f.loads.size(); i++)
+      if (f.in_loop(i) && !(f.load_axes[i] >> a & 1) && which(f.loads[i])) return true;
+    return false;
+  };
   // register blocking: a global axis that some input does not depend on gives every copy the same loads
   // (loads of the loop only: an epilogue's bias or clip bound is read once per output whatever the blocking)
   auto reuse = [&](int64_t a) {
-    if (a == vector_axis || row_by_row) return false;
-    for (size_t i = 0; i < f.loads.size(); i++)
-      if (f.in_loop(i) && !(f.load_axes[i] >> a & 1)) return true;
-    return false;
+    return a != vector_axis && !row_by_row && loop_load_invariant_along(a, [](const UOp&) { return true; });
   };
   // with something to block for, two vectors along the vector axis first: each broadcast value then feeds two FMAs
   // per copy, and the block grows to 20 vectors (beautiful_mnist's convolutions: forward 2-12% faster, weight
@@ -373,11 +376,9 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // weight (one conversion per value): at 32 rows the usual order was as fast or faster
   std::vector<int64_t> order(f.globals.rbegin(), f.globals.rend());
   auto reuses_bytes = [&](int64_t a) {
-    for (size_t i = 0; i < f.loads.size(); i++)
-      if (f.in_loop(i) && !(f.load_axes[i] >> a & 1) && f.loads[i].dtype().base().itemsize() == 1 &&
-          !f.loads[i].dtype().base().is_float())
-        return true;
-    return false;
+    return loop_load_invariant_along(a, [](const UOp& l) {
+      return l.dtype().base().itemsize() == 1 && !l.dtype().base().is_float();
+    });
   };
   bool narrow_first = false;
   for (size_t i = 1; i < order.size() && !narrow_first; i++)
