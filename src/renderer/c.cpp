@@ -146,6 +146,8 @@ class CLanguage : public CStyleLanguage {
     return f + "(" + a + ", " + b + ", " + c + ")";
   }
 
+  // two FMA ports, 4 cycles each (x86 since Haswell, Zen, ARM's big cores): 8 sums in flight keep both busy
+  int accumulator_chains() const override { return 8; }
   // a scalar is splat by the language in a vector op (x - 0 keeps -0 and NaN)
   std::string splat(DType dt, const std::string& x) const override {
     // an integer first converted to the element type (clang refuses an int variable beside a char vector)

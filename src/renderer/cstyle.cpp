@@ -160,20 +160,38 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       if (mul.src(i).op() == Ops::RECIPROCAL && uses[mul.src(i).get()] == 1) return i;
     return -1;
   };
-  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0
-  auto accumulate = [&](const UOp& red, const std::string& acc) {
-    std::vector<const UOp*> terms, todo{&red.src(0)};  // the sum's terms, left to right
+  // a sum's terms, left to right (an unrolled reduce's copies)
+  auto sum_terms = [&](const UOp& red) {
+    std::vector<const UOp*> terms, todo{&red.src(0)};
     while (!todo.empty()) {
       const UOp* t = todo.back();
       todo.pop_back();
       if (t->op() == Ops::ADD && uses[t->get()] == 1 && t->dtype().is_float()) todo.push_back(&t->src(1)), todo.push_back(&t->src(0));
       else terms.push_back(t);
     }
+    return terms;
+  };
+  auto fusable = [](DType dt) { return dt.scalar() == dtypes::float32 || dt.scalar() == dtypes::float64; };
+  // a float sum's accumulators: one, or partial ones (the language's accumulator_chains) that the END of its
+  // outermost loop adds into the first
+  int n_regs = 0;
+  for (const UOp& u : uops) n_regs += u.op() == Ops::DEFINE_REG;
+  std::unordered_map<const uop::UOpNode*, std::vector<std::string>> partials;  // REDUCE -> its accumulators
+  std::unordered_map<const uop::UOpNode*, std::vector<const uop::UOpNode*>> combine_at;  // RANGE -> REDUCEs
+  auto partial_count = [&](const UOp& red) -> size_t {
+    if (red.arg().get<Ops>() != Ops::ADD || !fusable(red.dtype()) || red.src().size() < 3) return 1;
+    return std::max<size_t>(1, std::min<size_t>(sum_terms(red).size(), static_cast<size_t>(lang.accumulator_chains() / n_regs)));
+  };
+  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
+  // Term i goes to accumulator i % n.
+  auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
+    std::vector<const UOp*> terms = sum_terms(red);
     DType dt = red.dtype();
-    bool fusable = dt.scalar() == dtypes::float32 || dt.scalar() == dtypes::float64;
-    for (const UOp* t : terms) {
-      if (fusable && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
-        auto operand = [&](size_t i) { return dt.count() > 1 ? splat(t->src(i), dt) : val(t->src(i)); };
+    for (size_t i = 0; i < terms.size(); i++) {
+      const UOp* t = terms[i];
+      const std::string& acc = accs[i % accs.size()];
+      if (fusable(dt) && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
+        auto operand = [&](size_t j) { return dt.count() > 1 ? splat(t->src(j), dt) : val(t->src(j)); };
         line(acc + " = " + lang.fma(dt, operand(0), operand(1), acc, prelude) + ";");
       } else {
         line(acc + " += " + val(*t) + ";");
@@ -225,7 +243,16 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         r[u.get()] = v;
         break;
       }
-      case Ops::END: depth--, line("}"); break;
+      case Ops::END: {
+        depth--, line("}");
+        for (const uop::UOpNode* red : combine_at[u.src(0).get()]) {
+          const std::vector<std::string>& a = partials.at(red);
+          std::string sum = a[0];
+          for (size_t i = 1; i < a.size(); i++) sum += " + " + a[i];
+          line(a[0] + " = " + sum + ";");
+        }
+        break;
+      }
       case Ops::INDEX: {
         // base + constant as (buffer + base)[constant]: pointer arithmetic, so the compiler sign-extends the base
         // once and folds each constant into the addressing mode (int math under -fwrapv would be redone per read).
@@ -287,14 +314,19 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         std::string acc = "acc" + std::to_string(n_acc++);
         std::string init = val(red.src().back());
         if (red.dtype().count() > 1) init = lang.splat(red.dtype(), init);  // every element
-        line(ctype(red.dtype()) + " " + acc + " = " + init + ";");
+        std::vector<std::string>& accs = partials[red.get()];
+        for (size_t i = 0, n = partial_count(red); i < n; i++) {
+          accs.push_back(i ? acc + "_" + std::to_string(i) : acc);
+          line(ctype(red.dtype()) + " " + accs.back() + " = " + init + ";");
+        }
+        if (accs.size() > 1) combine_at[red.src(1).get()].push_back(red.get());
         r[red.get()] = acc;
         break;
       }
       case Ops::REDUCE: {
         std::string acc = r.at(u.get()), x = val(u.src(0));
         Ops op = u.arg().get<Ops>();
-        if (op == Ops::ADD) accumulate(u, acc);
+        if (op == Ops::ADD) accumulate(u, partials.at(u.get()));
         else if (op == Ops::MUL) line(acc + " *= " + x + ";");
         else if (u.dtype().count() > 1) line(acc + " = " + lang.select(u.dtype(), max_mask(x, acc), x, acc, prelude) + ";");
         else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins

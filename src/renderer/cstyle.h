@@ -58,6 +58,10 @@ class CStyleLanguage {
   // A work-group's shared array and the barrier its work-items wait at (GROUP); only grid dialects have them.
   virtual std::string local_array(const std::string& type, const std::string& name, int64_t size) const;
   virtual std::string barrier() const;
+  // How many float sums a kernel keeps going at once: a float add waits for the one before it (4 cycles), so a
+  // kernel with a single accumulator does one add per 4 cycles. Below this many, an unrolled sum's terms go to
+  // partial accumulators added together after the loop. 1 on grid dialects, whose other threads hide the wait.
+  virtual int accumulator_chains() const { return 1; }
 
   // Vectors (dt is the vector dtype). A mask is the int vector of a comparison: -1 where true, 0 where false.
   virtual std::string splat(DType dt, const std::string& scalar) const = 0;

@@ -363,6 +363,24 @@ void check_matmul_with(const std::vector<Opt>& opts, int64_t n, bool expect_vect
     }
 }
 
+TEST(Opts, AnUnrolledSumWithFewAccumulatorsKeepsPartialSumsAddedAfterTheLoop) {
+  // one accumulator waits 4 cycles per add: the 4 copies of an unrolled k go to 4 partial sums, added once the k
+  // loop ends (the C dialect keeps 8 sums going: 2 accumulators get 4 partials each, 8 get none)
+  auto source = [](const std::vector<Opt>& opts) {
+    return engine::build_kernel(runtime::get_device("CPU"), codegen::lower(matmul_ast(32), opts), "partials_test")->rendered.source;
+  };
+  std::string one = source({{OptOp::UNROLL, 2, 4}});
+  size_t update = one.find("acc0_3 = tg_fma_float("), sum = one.find("acc0 = acc0 + acc0_1 + acc0_2 + acc0_3;");
+  ASSERT_NE(update, std::string::npos) << one;
+  ASSERT_NE(sum, std::string::npos) << one;
+  EXPECT_LT(one.find('}', update), sum) << "added after the k loop's end: " << one;
+  EXPECT_NE(source({{OptOp::UPCAST, 0, 2}, {OptOp::UNROLL, 2, 4}}).find("acc1_3"), std::string::npos);
+  EXPECT_EQ(source({{OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}}).find("acc0_1"), std::string::npos);
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{{{OptOp::UNROLL, 2, 4}}, {{OptOp::UNROLL, 2, 2}, {OptOp::UPCAST, 1, 2}},
+                                                                    {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 2, 4}}})
+    check_matmul_with(opts, 32, opts[0].op == OptOp::VECTOR);
+}
+
 TEST(Opts, SwappedLoopsKeepTheValues) {
   check_matmul_with({{OptOp::SWAP, 0, 1}}, 8, false);
   check_matmul_with({{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 1, 2}, {OptOp::UPCAST, 0, 8}, {OptOp::UNROLL, 2, 4}, {OptOp::SWAP, 0, 1}}, 64, true);
