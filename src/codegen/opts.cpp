@@ -334,25 +334,16 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   if (vector_axis < 0) choose_vector_axis(2);
   if (pad_vector) opts.push_back({OptOp::PADTO, vector_axis, width});
   if (vector_axis >= 0) opts.push_back({OptOp::VECTOR, vector_axis, width});
-  // a matrix-vector product on a CPU over a narrow weight (quantized or half: its loads are narrower than float32)
-  // whose vector row stays in the L1 (16 KB at most): no block over the weight's rows. Row after row, the weight is
-  // read as one sequential stream; a block of 8 rows reads 8 streams a row apart, each too short for the prefetcher
-  // to catch up with. LLaMA 1B's K=2048 products (x of 8 KB): Q4_0 and Q8_0 1.5x faster with rows one by one, F16
-  // 1.1x; its down projection (K=5632, x of 22 KB) ran 1.3x slower that way, x then re-read from the L2 per row.
-  // Nor where each row needs more than 4 loads per step (a K-quant's scale and minimum bytes beside its values):
-  // 8 rows of them spill, and Q4_K's down projection ran 1.35x slower with the block
+  // a matrix-vector product on a CPU over a narrow weight (quantized or half: its loads are narrower than float32):
+  // no block over the weight's rows. Row after row, the weight is read as one sequential stream; a block of 8 rows
+  // reads 8 streams a row apart, each too short for the prefetcher to catch up with, and 8 rows of a K-quant's
+  // scale and minimum bytes spill. The row's one accumulator is no wait: the renderer gives the unrolled sum partial
+  // accumulators. LLaMA 1B, rows one by one against blocks of 8: K=2048 Q4_0 and Q8_0 1.5x faster, F16 1.1x; the
+  // down projection (K=5632, x of 22 KB re-read from the L2 per row) Q4_0 1.25x, Q8_0 1.15x, Q4_K 1.35x, F16 even
   bool narrow = false;
   for (size_t i = 0; i < f.loads.size(); i++) narrow |= f.in_loop(i) && f.loads[i].dtype().base().itemsize() < 4;
-  bool matvec = r >= 0 && r == vector_axis && f.globals.size() == 1 && f.reduced.size() == 1, row_by_row = false;
-  if (matvec && narrow && !k.caps.grid) {
-    int64_t shared_bytes = 0, row_loads = 0;  // what the loop reads that every row shares (the vector); loads per row
-    for (size_t i = 0; i < f.loads.size(); i++) {
-      if (!f.in_loop(i)) continue;
-      if (f.load_axes[i] >> f.globals[0] & 1) row_loads++;
-      else shared_bytes += k.full_shape[r] * f.loads[i].dtype().base().itemsize();
-    }
-    row_by_row = shared_bytes <= 16384 || row_loads > 4;
-  }
+  bool matvec = r >= 0 && r == vector_axis && f.globals.size() == 1 && f.reduced.size() == 1;
+  bool row_by_row = matvec && narrow && !k.caps.grid;
   // whether some load of the loop that `which` accepts does not depend on axis a
   auto loop_load_invariant_along = [&](int64_t a, auto&& which) {
     for (size_t i = 0; i < f.loads.size(); i++)
