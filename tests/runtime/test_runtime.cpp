@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -89,6 +90,36 @@ TEST(Runtime, AllocatorReusesFreedBlocks) {
   al.free(p, 4096);
   al.free_cache();
   EXPECT_EQ(al.cached_bytes(), 0u);
+}
+
+// A buffer of 2 MiB or more starts on a 2 MiB boundary and, where the kernel gives transparent huge pages on
+// request, is backed by them once written (/proc/self/smaps: AnonHugePages of its mapping). Skipped where THP is
+// off.
+TEST(Runtime, ABigBufferIsBackedByHugePages) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator maps the memory";
+#endif
+  Allocator& al = get_device("CPU").allocator();
+  size_t n = size_t{6} << 20;
+  void* p = al.alloc(n);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (size_t{2} << 20), 0u);
+  std::memset(p, 1, n);
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  int64_t huge_kb = -1;
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool mine = false;
+  uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) mine = lo <= at && at < hi;  // a mapping's first line
+    if (mine && line.rfind("AnonHugePages:", 0) == 0) huge_kb = std::stoll(line.substr(14));
+  }
+  al.free(p, n);
+  al.free_cache();
+  if (mode.find("[never]") != std::string::npos || mode.empty()) GTEST_SKIP() << "transparent huge pages are off";
+  EXPECT_GE(huge_kb, 2048) << "THP: " << mode;
 }
 
 // More memory than the machine has, or a byte count that overflows, is a DeviceError naming the bytes and the
