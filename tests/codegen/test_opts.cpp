@@ -919,6 +919,29 @@ TEST(Opts, Exp2AndLog2OfAVectorMatchLibm) {
   check_vector_math(ps, [](const Tensor& t) { return t.log2(); }, [](double v) { return std::log2(v); });
 }
 
+TEST(Opts, Exp2OfAScalarIsThePolynomialAndMatchesLibm) {
+  // scalar float32 exp2 is the same polynomial inlined (no libm call, so clang can vectorize a loop the opts could
+  // not, one of symbolic length): the source calls no exp2f, and the values are libm's across the range
+  std::vector<float> xs;
+  for (int i = -1600; i < 1600; i++) xs.push_back(static_cast<float>(i) * 0.0913f);
+  for (float v : {-149.0f, -149.7f, -150.5f, -126.5f, 127.99f, 128.0f, 0.0f, -0.0f, 1e-8f, 300.0f, -300.0f})
+    xs.push_back(v);
+  for (float v : {INFINITY, -INFINITY, NAN}) xs.push_back(v);
+  Context noopt{{"NOOPT", 1}};
+  Tensor x = Tensor(xs, {static_cast<int64_t>(xs.size())}).realize(), y = x.exp2();
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  auto kernel = engine::build_kernel(runtime::get_device("CPU"), codegen::lower(s.items.back().ast), "exp2_scalar");
+  EXPECT_EQ(kernel->rendered.source.find("exp2f"), std::string::npos) << kernel->rendered.source;
+  EXPECT_NE(kernel->rendered.source.find("tg_exp2_float("), std::string::npos) << kernel->rendered.source;
+  std::vector<float> got = y.to_vector<float>();
+  for (size_t i = 0; i < xs.size(); i++) {
+    double want = std::exp2(static_cast<double>(xs[i]));
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << xs[i];
+    else if (want > FLT_MAX || want < 1e-46) EXPECT_EQ(got[i], static_cast<float>(want)) << xs[i];
+    else EXPECT_NEAR(got[i], want, std::max(want * 4e-7, 1.5e-45)) << xs[i];
+  }
+}
+
 TEST(Opts, ProductsSummedRoundOncePerTermAndNowhereElse) {
   // with a = 1 + 2^-12: a*a = 1 + 2^-11 + 2^-24 exactly, which float rounds to 1 + 2^-11. Summed as
   // -(1 + 2^-11) + a*a with one rounding per term (an FMA), the sum is exactly 2^-24; rounding a*a first gives 0.
