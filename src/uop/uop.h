@@ -111,6 +111,10 @@ std::vector<UOp> substitute(const std::vector<UOp>& roots, const std::vector<std
 
 std::ostream& operator<<(std::ostream& os, const UOp& u);  // the numbered graph listing, each node once
 std::string print_graph(const UOp& u);
+// Whether the float32 MUL mul is exact for every value it can take (its operands are casts from bounded integers or
+// narrower floats, constants, or products of those, and the product keeps to 24 significant bits and the normal
+// range): then mul + c rounds once whether or not it is one FMA (exact_product.cpp)
+bool exact_float32_product(const UOp& mul);
 
 // How many nodes are alive (interned) now: for tests of memory behaviour.
 size_t live_uop_count();

@@ -774,8 +774,8 @@ TEST(Opts, EveryFloat16ReadAloneOrAsAVectorIsTheHostConversion) {
 
 TEST(Opts, ANarrowMatrixVectorProductStreamsItsRowsOneByOne) {
   // a product whose matrix is bytes (a quantized weight's) or float16: the vector along the reduce axis, unrolled by
-  // 4 for one row of x (two 32-element blocks per step), and no block over the matrix's rows (it streams row after
-  // row), however long the row. With more rows of x, a byte
+  // up to 16 for one row of x (a K-quant's block of 256 per step; less where the row is shorter), and no block over
+  // the matrix's rows (it streams row after row), however long the row. With more rows of x, a byte
   // matrix is blocked over x's rows first (each dequantized value serves 8 of them) and unrolled by 4; a float16 one
   // over its own rows first, unrolled by 2. A float32 matrix keeps its block of 8 rows and no unroll. The values are
   // integers, exact in any order of summation
@@ -788,7 +788,8 @@ TEST(Opts, ANarrowMatrixVectorProductStreamsItsRowsOneByOne) {
       {dtypes::uint8, 1, 64, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 4}}},
       {dtypes::float16, 1, 64, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 4}}},
       {dtypes::float32, 1, 64, {{OptOp::VECTOR, 1, 16}, {OptOp::UPCAST, 0, 8}}},
-      {dtypes::uint8, 1, 8192, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 4}}},
+      {dtypes::uint8, 1, 8192, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 16}}},
+      {dtypes::float16, 1, 128, {{OptOp::VECTOR, 1, 16}, {OptOp::UNROLL, 1, 8}}},
       {dtypes::uint8, 2, 64, {{OptOp::VECTOR, 2, 16}, {OptOp::UPCAST, 0, 2}, {OptOp::UPCAST, 1, 8}, {OptOp::UNROLL, 2, 4}}},
       {dtypes::uint8, 32, 64, {{OptOp::VECTOR, 2, 16}, {OptOp::UPCAST, 0, 8}, {OptOp::UPCAST, 1, 2}, {OptOp::UNROLL, 2, 4}}},
       {dtypes::float16, 32, 64, {{OptOp::VECTOR, 2, 16}, {OptOp::UPCAST, 1, 8}, {OptOp::UPCAST, 0, 2}, {OptOp::UNROLL, 2, 2}}},
@@ -939,6 +940,40 @@ TEST(Opts, Exp2OfAScalarIsThePolynomialAndMatchesLibm) {
     if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << xs[i];
     else if (want > FLT_MAX || want < 1e-46) EXPECT_EQ(got[i], static_cast<float>(want)) << xs[i];
     else EXPECT_NEAR(got[i], want, std::max(want * 4e-7, 1.5e-45)) << xs[i];
+  }
+}
+
+TEST(Opts, AnExactProductPlusAnOffsetIsOneFMAWithTheSameValues) {
+  // codes * half scale + offset (a dequantization): the product is exact, so it may be one FMA and the values stay
+  // those of one rounding of the sum; a product of float32 values of unknown bits stays unfused
+  const int64_t n = 4096;
+  std::vector<uint8_t> codes(n);
+  std::vector<float> scales(n), offsets(n), a(n), b(n);
+  for (int64_t i = 0; i < n; i++) {
+    codes[i] = static_cast<uint8_t>((i * 37) % 256);
+    scales[i] = std::ldexp(1.0f + static_cast<float>(i % 1023) / 1024.0f, static_cast<int>(i % 30) - 20);
+    offsets[i] = std::sin(static_cast<float>(i)) * 1000.0f;
+    a[i] = std::cos(static_cast<float>(i)) * 3.1f, b[i] = std::sin(static_cast<float>(i) * 0.7f);
+  }
+  Tensor q = Tensor(codes, {n}), s = Tensor(scales, {n}).cast(dtypes::float16).realize(), o = Tensor(offsets, {n});
+  Tensor y = (q & 15).cast(dtypes::float32) * s.cast(dtypes::float32) + o;
+  auto source = [](const Tensor& t) {
+    schedule::Schedule sc = schedule::create_schedule({t.uop()});
+    auto kernel = engine::build_kernel(runtime::get_device("CPU"), codegen::lower(sc.items.back().ast), "fma_test");
+    return kernel->rendered.source;
+  };
+  EXPECT_NE(source(y).find("tg_fma_float"), std::string::npos) << source(y);
+  std::vector<float> got = y.to_vector<float>(), half = s.cast(dtypes::float32).to_vector<float>();
+  for (int64_t i = 0; i < n; i++) {
+    float want = static_cast<float>(static_cast<double>(codes[i] & 15) * half[i] + static_cast<double>(offsets[i]));
+    ASSERT_EQ(got[i], want) << i;
+  }
+  Tensor z = Tensor(a, {n}) * Tensor(b, {n}) + o;
+  EXPECT_EQ(source(z).find("tg_fma_float"), std::string::npos) << source(z);
+  std::vector<float> zs = z.to_vector<float>();
+  for (int64_t i = 0; i < n; i++) {  // the product rounded, then the sum (a double product of floats is exact)
+    float product = static_cast<float>(static_cast<double>(a[i]) * b[i]);
+    ASSERT_EQ(zs[i], product + offsets[i]) << i;
   }
 }
 

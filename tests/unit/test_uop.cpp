@@ -91,6 +91,30 @@ TEST(UOp, DeepChainsNeedNoRecursion) {
   EXPECT_EQ(graph_rewrite(e, noop), e);
 }
 
+TEST(UOp, ExactFloat32ProductsAreThoseWhoseBitsFitAndStayNormal) {
+  // a float32 product is exact when its operands' significant bits add up to 24 or fewer and its magnitude stays
+  // normal: then a*b + c rounds once as an FMA or not (a dequantization's scale * code - offset)
+  auto f32 = [](const UOp& x) { return x.cast(dtypes::float32); };
+  UOp code = f32(UOp::variable("q", 0, 255, dtypes::int32) & 15);                             // 4 bits
+  UOp scale6 = f32(UOp::variable("s", 0, 63, dtypes::int32));                                 // 6 bits
+  UOp half = f32(UOp::variable("h", 0, 65535, dtypes::uint16).bitcast(dtypes::float16));     // 11 bits, >= 2^-24
+  UOp any = UOp::variable("w", 0, 1 << 30, dtypes::int32).bitcast(dtypes::float32);           // unknown
+  UOp wide = f32(UOp::variable("n", 0, 1 << 20, dtypes::int32));                             // 21 bits
+  EXPECT_TRUE(exact_float32_product(half * scale6 * code));   // 11 + 6 + 4
+  EXPECT_TRUE(exact_float32_product(-half * f32(UOp::variable("m", -8, 7, dtypes::int32))));
+  EXPECT_TRUE(exact_float32_product(half * half));            // 22 bits, >= 2^-48
+  EXPECT_TRUE(exact_float32_product(code * UOp::const_(dtypes::float32, 0.375)));  // 0.375 has 2 bits
+  EXPECT_FALSE(exact_float32_product(half * half * half));    // 33 bits
+  EXPECT_FALSE(exact_float32_product(wide * half));           // 32 bits
+  EXPECT_FALSE(exact_float32_product(any * code));            // a float32 of unknown bits
+  EXPECT_FALSE(exact_float32_product(code * UOp::const_(dtypes::float32, 0.1)));  // 0.1 has 24 bits
+  EXPECT_FALSE(exact_float32_product(f32(UOp::variable("big", 0, (1 << 25) + 1, dtypes::int32)) * code));  // rounded cast
+  // small enough to be subnormal: rounded
+  UOp tiny = half * UOp::const_(dtypes::float32, std::ldexp(1.0, -110));
+  EXPECT_FALSE(exact_float32_product(tiny));
+  EXPECT_FALSE(exact_float32_product(half + half));           // not a product
+}
+
 TEST(UOp, RangesOfOps) {
   UOp a = UOp::variable("a", -3, 5), b = UOp::variable("b", 2, 4);
   EXPECT_EQ((a * b).vmin(), -12);
