@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include "uop/uop.h"
 
@@ -41,9 +42,22 @@ std::optional<Bound> of_double(double v) {
   return Bound{bits, e - 1, e};
 }
 
-// depth-limited: the expressions that feed an FMA are a few nodes deep (a dequantization's scale times its codes)
-std::optional<Bound> bound(const UOp& u, int depth) {
+using Memo = std::unordered_map<const UOpNode*, std::optional<Bound>>;
+
+std::optional<Bound> compute(const UOp& u, int depth, Memo& memo);
+
+// depth-limited (the expressions that feed an FMA are a few nodes deep: a dequantization's scale times its codes)
+// and memoized (a vector built of the same lanes many times over stays linear)
+std::optional<Bound> bound(const UOp& u, int depth, Memo& memo) {
   if (depth > 12 || u.dtype().scalar() != dtypes::float32) return std::nullopt;
+  auto it = memo.find(u.get());
+  if (it != memo.end()) return it->second;
+  std::optional<Bound> b = compute(u, depth, memo);
+  memo[u.get()] = b;
+  return b;
+}
+
+std::optional<Bound> compute(const UOp& u, int depth, Memo& memo) {
   const auto& s = u.src();
   switch (u.op()) {
     case Ops::CONST: return of_double(const_to_double(u.const_value()));
@@ -61,28 +75,28 @@ std::optional<Bound> bound(const UOp& u, int depth) {
       if (n > 24) return std::nullopt;  // the cast itself rounds
       return Bound{n, 0, n};
     }
-    case Ops::NEG: return bound(s[0], depth + 1);
+    case Ops::NEG: return bound(s[0], depth + 1, memo);
     case Ops::MUL: {
-      std::optional<Bound> a = bound(s[0], depth + 1), b = bound(s[1], depth + 1);
+      std::optional<Bound> a = bound(s[0], depth + 1, memo), b = bound(s[1], depth + 1, memo);
       if (!a || !b) return std::nullopt;
       if (a->zero() || b->zero()) return Bound{};
       return Bound{a->bits + b->bits, a->emin + b->emin, a->emax + b->emax};
     }
     case Ops::WHERE: {
-      std::optional<Bound> a = bound(s[1], depth + 1), b = bound(s[2], depth + 1);
+      std::optional<Bound> a = bound(s[1], depth + 1, memo), b = bound(s[2], depth + 1, memo);
       if (!a || !b) return std::nullopt;
       return either(*a, *b);
     }
     case Ops::VECTORIZE: {
       Bound all;
       for (const UOp& x : s) {
-        std::optional<Bound> b = bound(x, depth + 1);
+        std::optional<Bound> b = bound(x, depth + 1, memo);
         if (!b) return std::nullopt;
         all = either(all, *b);
       }
       return all;
     }
-    case Ops::GEP: return bound(s[0], depth + 1);
+    case Ops::GEP: return bound(s[0], depth + 1, memo);
     default: return std::nullopt;
   }
 }
@@ -91,7 +105,8 @@ std::optional<Bound> bound(const UOp& u, int depth) {
 
 bool exact_float32_product(const UOp& mul) {
   if (mul.op() != Ops::MUL || mul.dtype().scalar() != dtypes::float32) return false;
-  std::optional<Bound> p = bound(mul, 0);
+  Memo memo;
+  std::optional<Bound> p = bound(mul, 0, memo);
   // representable as it is: a significand that fits, and neither subnormal (rounded) nor past the largest float
   return p && (p->zero() || (p->bits <= 24 && p->emin >= -126 && p->emax <= 128));
 }

@@ -113,6 +113,13 @@ TEST(UOp, ExactFloat32ProductsAreThoseWhoseBitsFitAndStayNormal) {
   UOp tiny = half * UOp::const_(dtypes::float32, std::ldexp(1.0, -110));
   EXPECT_FALSE(exact_float32_product(tiny));
   EXPECT_FALSE(exact_float32_product(half + half));           // not a product
+  // lanes gathered from vectors of the same lanes, 5 levels deep: each node is looked at once (not 16^5 times)
+  UOp lane = half;
+  for (int level = 0; level < 5; level++) {
+    UOp v = UOp::make(Ops::VECTORIZE, dtypes::float32.vec(16), std::vector<UOp>(16, lane));
+    lane = UOp::make(Ops::GEP, dtypes::float32, {v}, Arg(std::vector<int64_t>{3}));
+  }
+  EXPECT_TRUE(exact_float32_product(lane * code));
 }
 
 TEST(UOp, RangesOfOps) {
