@@ -231,6 +231,25 @@ TEST(TinyJit, HostDataCopiedInsideTheFunctionIsReportedAtCapture) {
   EXPECT_EQ(f().to_vector<float>(), (std::vector<float>{3.f, 6.f}));
 }
 
+TEST(TinyJit, ActivationsMuchLargerThanTheirInputsAreNotHeldBetweenCalls) {
+  // an evaluation in miniature: a 256-byte weight expanded into 32 MB activations, then three more layers of them.
+  // No call changes w, yet the steps run at every replay (their outputs share two blocks of planned memory):
+  // holding each layer's output between calls would keep all four, 128 MB
+  Tensor w = Tensor::rand({64}).realize();
+  auto layers = [&]() {
+    Tensor h = (w.reshape({1, 64}).expand({131072, 64}) + 1).contiguous();
+    for (int i = 0; i < 3; i++) h = (h * 0.5f + 0.25f).contiguous();
+    return h.sum();
+  };
+  TinyJit<Tensor> f([&](const std::vector<Tensor>&) { return layers().realize(); });
+  int64_t held = GlobalCounters::mem_used, before = GlobalCounters::kernel_count;
+  float want = layers().item<float>();
+  size_t kernels = static_cast<size_t>(GlobalCounters::kernel_count - before);
+  for (int i = 0; i < 4; i++) EXPECT_EQ(f().item<float>(), want) << "call " << i;
+  EXPECT_EQ(f.kernel_count(), kernels) << "every kernel runs at a replay";
+  EXPECT_LE(GlobalCounters::mem_used - held, (2 * 32 + 4) << 20);
+}
+
 TEST(TinyJit, IntermediatesShareMemoryAfterTheCapture) {
   // 12 steps of 1 MB each, every one read only by the next: a replay needs two blocks at a time, not twelve
   TinyJit<Tensor> f([](const std::vector<Tensor>& in) {
