@@ -266,12 +266,13 @@ void JitState::find_invariant_steps() {
   // a step that makes much more than it reads (a whole dataset's activations from the images and the weights) is
   // run again at every replay: holding its output between calls would cost more memory than it saves time
   // (beautiful_mnist's 10000-image evaluation held 1.66 GB of activations after its capture)
-  auto expands = [&](const std::vector<size_t>& sl) {
+  std::vector<bool> expands(steps.size());
+  for (size_t i = 0; i < steps.size(); i++) {
+    const std::vector<size_t>& sl = steps[i].slots;
     size_t in = 0;
     for (size_t k = 1; k < sl.size(); k++) in += memory(sl[k]).nbytes();
-    size_t out = memory(sl[0]).nbytes();
-    return out > std::max<size_t>(2 * in, size_t{16} << 20);
-  };
+    expands[i] = memory(sl[0]).nbytes() > std::max<size_t>(2 * in, size_t{16} << 20);
+  }
   invariant.assign(steps.size(), false);
   // until nothing changes: a buffer written in place by a later step (an assign into a view) also varies for the
   // steps before it, which read what the previous call wrote
@@ -280,7 +281,7 @@ void JitState::find_invariant_steps() {
     for (size_t i = 0; i < steps.size(); i++) {
       const std::vector<size_t>& sl = steps[i].slots;
       invariant[i] = !varies[sl[0]] && steps[i].var_index.empty() &&
-                     std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; }) && !expands(sl);
+                     std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; }) && !expands[i];
       if (!invariant[i] && !varies[sl[0]]) varies[sl[0]] = changed = true;
     }
   }

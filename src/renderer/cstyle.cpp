@@ -358,7 +358,16 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         auto select = [&](const std::string& mask, size_t a, size_t b) {
           return lang.select(u.dtype(), mask, splat(u.src(a), u.dtype()), splat(u.src(b), u.dtype()), prelude);
         };
-        if (vector && u.op() == Ops::MAX) e = select(max_mask(s(0), s(1)), 0, 1);
+        // a*b + c as one FMA where the product a*b is exact (a dequantization's scale times its codes, minus its
+        // offset): the one rounding is the same, and it saves an instruction per element
+        int exact_mul = -1;
+        for (int i = 0; u.op() == Ops::ADD && exact_mul < 0 && i < 2; i++)
+          if (u.src(i).op() == Ops::MUL && uses[u.src(i).get()] == 1 && uop::exact_float32_product(u.src(i))) exact_mul = i;
+        if (exact_mul >= 0) {
+          const UOp& mul = u.src(exact_mul);
+          auto operand = [&](const UOp& x) { return vector ? splat(x, u.dtype()) : val(x); };
+          e = lang.fma(u.dtype(), operand(mul.src(0)), operand(mul.src(1)), operand(u.src(1 - exact_mul)), prelude);
+        } else if (vector && u.op() == Ops::MAX) e = select(max_mask(s(0), s(1)), 0, 1);
         else if (vector && u.op() == Ops::WHERE)
           e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
                                            : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
@@ -394,22 +403,6 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
             e = in.is_float() ? "((" + s(0) + " > " + s(1) + " || " + s(0) + " != " + s(0) + ") ? " + s(0) + " : " + s(1) + ")"
                               : "((" + s(0) + " > " + s(1) + ") ? " + s(0) + " : " + s(1) + ")";
             break;
-          case Ops::ADD: {
-            // a*b + c as one FMA where the product a*b is exact (a dequantization's scale times its codes, minus
-            // its offset): the one rounding is the same, and it saves an instruction per element
-            int m = -1;
-            for (int i : {0, 1})
-              if (m < 0 && u.src(i).op() == Ops::MUL && uses[u.src(i).get()] == 1 && uop::exact_float32_product(u.src(i)))
-                m = i;
-            if (m >= 0) {
-              const UOp& mul = u.src(m);
-              auto operand = [&](const UOp& x) { return vector ? splat(x, u.dtype()) : val(x); };
-              e = lang.fma(u.dtype(), operand(mul.src(0)), operand(mul.src(1)), operand(u.src(1 - m)), prelude);
-              break;
-            }
-            e = "(" + s(0) + "+" + s(1) + ")";
-            break;
-          }
           case Ops::MUL: {
             int r = reciprocal_operand(u);
             e = r < 0 ? "(" + s(0) + "*" + s(1) + ")" : "(" + s(1 - r) + "/" + val(u.src(r).src(0)) + ")";

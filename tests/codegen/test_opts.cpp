@@ -884,8 +884,25 @@ TEST(Opts, BroadcastsServeTwoVectorsWhenThereIsReuse) {
   EXPECT_NE(std::find(opts.begin(), opts.end(), Opt{OptOp::UPCAST, opts[0].axis, 8}), opts.end()) << codegen::opts_str(opts);
 }
 
-// f over xs (padded to whole vectors) must be vectorized by the heuristic and match libm's f in double: within
-// 3 ulp, a subnormal's last bit, and exactly for infinities, zeros and NaN
+// got[i] is libm's f(xs[i]) in double: within 3 ulp, a subnormal's last bit, and exactly for infinities, zeros and NaN
+void expect_libm_values(const std::vector<float>& xs, const std::vector<float>& got, double (*want_of)(double)) {
+  for (size_t i = 0; i < xs.size(); i++) {
+    double want = want_of(static_cast<double>(xs[i]));
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << xs[i];
+    else if (std::fabs(want) > FLT_MAX || std::fabs(want) < 1e-46) EXPECT_EQ(got[i], static_cast<float>(want)) << xs[i];
+    else EXPECT_NEAR(got[i], want, std::max(std::fabs(want) * 4e-7, 1.5e-45)) << xs[i];
+  }
+}
+
+// the sources of the kernels that compute t
+std::string kernel_source(const Tensor& t) {
+  std::string src;
+  for (const schedule::ScheduleItem& item : schedule::create_schedule({t.uop()}).items)
+    if (item.kind == schedule::ScheduleItem::Kind::Kernel) src += engine::get_kernel(item.ast, runtime::get_device("CPU"))->rendered.source;
+  return src;
+}
+
+// f over xs (padded to whole vectors) must be vectorized by the heuristic and match libm's f (expect_libm_values)
 void check_vector_math(std::vector<float> xs, const std::function<Tensor(const Tensor&)>& f, double (*want_of)(double)) {
   while (xs.size() % 16) xs.push_back(1.0f);
   Tensor x = Tensor(xs, {static_cast<int64_t>(xs.size())}).realize(), y = f(x);
@@ -894,13 +911,7 @@ void check_vector_math(std::vector<float> xs, const std::function<Tensor(const T
   ASSERT_EQ(opts.size(), 1u);
   EXPECT_EQ(opts[0].op, OptOp::VECTOR);
   EXPECT_TRUE(codegen::lower(s.items.back().ast, opts).vectorized);
-  std::vector<float> got = y.to_vector<float>();
-  for (size_t i = 0; i < xs.size(); i++) {
-    double want = want_of(static_cast<double>(xs[i]));
-    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << xs[i];
-    else if (std::fabs(want) > FLT_MAX || std::fabs(want) < 1e-46) EXPECT_EQ(got[i], static_cast<float>(want)) << xs[i];
-    else EXPECT_NEAR(got[i], want, std::max(std::fabs(want) * 4e-7, 1.5e-45)) << xs[i];
-  }
+  expect_libm_values(xs, y.to_vector<float>(), want_of);
 }
 
 TEST(Opts, Exp2AndLog2OfAVectorMatchLibm) {
@@ -930,17 +941,10 @@ TEST(Opts, Exp2OfAScalarIsThePolynomialAndMatchesLibm) {
   for (float v : {INFINITY, -INFINITY, NAN}) xs.push_back(v);
   Context noopt{{"NOOPT", 1}};
   Tensor x = Tensor(xs, {static_cast<int64_t>(xs.size())}).realize(), y = x.exp2();
-  schedule::Schedule s = schedule::create_schedule({y.uop()});
-  auto kernel = engine::build_kernel(runtime::get_device("CPU"), codegen::lower(s.items.back().ast), "exp2_scalar");
-  EXPECT_EQ(kernel->rendered.source.find("exp2f"), std::string::npos) << kernel->rendered.source;
-  EXPECT_NE(kernel->rendered.source.find("tg_exp2_float("), std::string::npos) << kernel->rendered.source;
-  std::vector<float> got = y.to_vector<float>();
-  for (size_t i = 0; i < xs.size(); i++) {
-    double want = std::exp2(static_cast<double>(xs[i]));
-    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << xs[i];
-    else if (want > FLT_MAX || want < 1e-46) EXPECT_EQ(got[i], static_cast<float>(want)) << xs[i];
-    else EXPECT_NEAR(got[i], want, std::max(want * 4e-7, 1.5e-45)) << xs[i];
-  }
+  std::string src = kernel_source(y);
+  EXPECT_EQ(src.find("exp2f"), std::string::npos) << src;
+  EXPECT_NE(src.find("tg_exp2_float("), std::string::npos) << src;
+  expect_libm_values(xs, y.to_vector<float>(), [](double v) { return std::exp2(v); });
 }
 
 TEST(Opts, AnExactProductPlusAnOffsetIsOneFMAWithTheSameValues) {
@@ -957,19 +961,14 @@ TEST(Opts, AnExactProductPlusAnOffsetIsOneFMAWithTheSameValues) {
   }
   Tensor q = Tensor(codes, {n}), s = Tensor(scales, {n}).cast(dtypes::float16).realize(), o = Tensor(offsets, {n});
   Tensor y = (q & 15).cast(dtypes::float32) * s.cast(dtypes::float32) + o;
-  auto source = [](const Tensor& t) {
-    schedule::Schedule sc = schedule::create_schedule({t.uop()});
-    auto kernel = engine::build_kernel(runtime::get_device("CPU"), codegen::lower(sc.items.back().ast), "fma_test");
-    return kernel->rendered.source;
-  };
-  EXPECT_NE(source(y).find("tg_fma_float"), std::string::npos) << source(y);
+  EXPECT_NE(kernel_source(y).find("tg_fma_float"), std::string::npos) << kernel_source(y);
   std::vector<float> got = y.to_vector<float>(), half = s.cast(dtypes::float32).to_vector<float>();
   for (int64_t i = 0; i < n; i++) {
     float want = static_cast<float>(static_cast<double>(codes[i] & 15) * half[i] + static_cast<double>(offsets[i]));
     ASSERT_EQ(got[i], want) << i;
   }
   Tensor z = Tensor(a, {n}) * Tensor(b, {n}) + o;
-  EXPECT_EQ(source(z).find("tg_fma_float"), std::string::npos) << source(z);
+  EXPECT_EQ(kernel_source(z).find("tg_fma_float"), std::string::npos) << kernel_source(z);
   std::vector<float> zs = z.to_vector<float>();
   for (int64_t i = 0; i < n; i++) {  // the product rounded, then the sum (a double product of floats is exact)
     float product = static_cast<float>(static_cast<double>(a[i]) * b[i]);
