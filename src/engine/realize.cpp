@@ -5,12 +5,14 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/kernel_cache.h"
 #include "runtime/thread_pool.h"
-#include "uop/sint.h"
 #include "schedule/buffer_uop.h"
+#include "uop/buffer_arg.h"
+#include "uop/sint.h"
 #include "tg/context.h"
 #include "tg/counters.h"
 
@@ -21,16 +23,18 @@ using schedule::ScheduleItem;
 
 namespace {
 thread_local std::vector<ScheduleItem>* capture_sink = nullptr;
+// handles the capture's items hold on each buffer node: a buffer held by nothing else is an intermediate
+thread_local std::unordered_map<const uop::UOpNode*, uint32_t>* capture_holds = nullptr;
 constexpr int64_t kMinParallelWork = 1 << 17;  // ALU ops + elements moved; below it one thread is faster
 constexpr int64_t kChunksPerThread = 4;
 }  // namespace
 
 thread_local const uop::VarVals* capture_vars = nullptr;
 CaptureScope::CaptureScope(std::vector<ScheduleItem>& sink, const uop::VarVals* vars)
-    : outer_(capture_sink), outer_vars_(capture_vars) {
-  capture_sink = &sink, capture_vars = vars;
+    : outer_(capture_sink), outer_vars_(capture_vars), outer_holds_(capture_holds) {
+  capture_sink = &sink, capture_vars = vars, capture_holds = &holds_;
 }
-CaptureScope::~CaptureScope() { capture_sink = outer_, capture_vars = outer_vars_; }
+CaptureScope::~CaptureScope() { capture_sink = outer_, capture_vars = outer_vars_, capture_holds = outer_holds_; }
 bool capturing() { return capture_sink != nullptr; }
 
 // Where one side's memory is host memory (the CPU's) the other device copies straight from or into it; between two
@@ -130,6 +134,27 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, 
                  k.opts.c_str());
 }
 
+namespace {
+// The capture keeps every item, so the items would hold every buffer to the capture's end: a buffer past its last
+// item in this schedule that nothing but the capture holds (an intermediate) gives its memory back as a plain
+// realize would; the capture's peak is then a plain call's, not the sum of every intermediate (1.66 GB more for
+// beautiful_mnist's 10000-image evaluation). TinyJit plans memory for such buffers, or runs their steps again.
+void capture_item(ScheduleItem item, size_t i, std::unordered_map<const uop::UOpNode*, size_t>& last_use) {
+  std::vector<uop::UOp> done;
+  for (const uop::UOp& b : item.bufs) {
+    (*capture_holds)[b.get()]++;
+    auto it = last_use.find(b.get());
+    if (it != last_use.end() && it->second == i) done.push_back(b), last_use.erase(it);
+  }
+  capture_sink->push_back(std::move(item));
+  for (const uop::UOp& b : done) {
+    const auto& arg = uop::get_buffer_arg(b);
+    // held by the capture's items and by `done`, and no other buffer is a view of its memory
+    if (b.get()->refcount.load() == (*capture_holds)[b.get()] + 1 && arg.memory.use_count() == 1) buffer_of(b).release();
+  }
+}
+}  // namespace
+
 void run_schedule(schedule::Schedule s) {
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 1 && !s.items.empty()) {
@@ -158,7 +183,12 @@ void run_schedule(schedule::Schedule s) {
       if (item.kind != ScheduleItem::Kind::Copy) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});
     if (requests.size() > 1) get_kernels(requests);
   }
-  for (ScheduleItem& item : s.items) {
+  std::unordered_map<const uop::UOpNode*, size_t> last_use;  // capture: each buffer's last item in this schedule
+  if (capture_sink)
+    for (size_t i = 0; i < s.items.size(); i++)
+      for (const uop::UOp& b : s.items[i].bufs) last_use[b.get()] = i;
+  for (size_t i = 0; i < s.items.size(); i++) {
+    ScheduleItem& item = s.items[i];
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));
     if (item.kind == ScheduleItem::Kind::Copy) copy_buffer(*bufs[0], *bufs[1]);
@@ -172,7 +202,7 @@ void run_schedule(schedule::Schedule s) {
       }
       launch(k, bufs, vals);
     }
-    if (capture_sink) capture_sink->push_back(std::move(item));
+    if (capture_sink) capture_item(std::move(item), i, last_use);
     item = ScheduleItem();  // frees the buffers only this item still held
   }
 }

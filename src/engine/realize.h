@@ -3,6 +3,7 @@
 // intermediate no live tensor refers to) goes back to the allocator right after its last reader: the schedule's
 // `becomes` must have been applied (and cleared) first, or it keeps every buffer alive to the end.
 #pragma once
+#include <unordered_map>
 #include <vector>
 
 #include "engine/kernel_cache.h"
@@ -14,7 +15,8 @@ namespace tg::engine {
 void run_schedule(schedule::Schedule s);
 
 // TinyJit's capture: while a CaptureScope lives on this thread, run_schedule also appends every item it runs to
-// `sink` (which then holds the item's buffers alive).
+// `sink`. The items hold their buffers, except that an intermediate's memory goes back to the allocator after its
+// last item, as in a plain realize (Buffer::release: allocated again, with undefined contents, at its next use).
 class CaptureScope {
  public:
   // `vars`: the values of the variables the captured kernels may take (TinyJit's call); a kernel taking another
@@ -27,6 +29,8 @@ class CaptureScope {
  private:
   std::vector<schedule::ScheduleItem>* outer_;
   const uop::VarVals* outer_vars_;
+  std::unordered_map<const uop::UOpNode*, uint32_t> holds_;  // handles `sink` holds on each buffer node
+  std::unordered_map<const uop::UOpNode*, uint32_t>* outer_holds_;
 };
 
 // Whether a CaptureScope is active on this thread.

@@ -195,12 +195,15 @@ struct JitState {
   }
   void plan_memory(int64_t first_new_id, const std::unordered_set<const uop::UOpNode*>& seen_outside);
   void find_invariant_steps();
-  // (slot, version) of every buffer the invariant steps use, as `cur` holds them now
+  // (slot, version) of every buffer the invariant steps use, as `cur` holds them now; a buffer without memory (the
+  // capture gave an intermediate's back: Buffer::release) gets a version no buffer has, so the next replay runs
+  // the invariant steps again
   void record_invariant_versions(const std::vector<runtime::Buffer*>& cur) {
     invariant_versions.clear();
     for (size_t i = 0; i < steps.size(); i++)
       if (invariant[i])
-        for (size_t s : steps[i].slots) invariant_versions.emplace_back(s, cur[s]->version());
+        for (size_t s : steps[i].slots)
+          invariant_versions.emplace_back(s, cur[s]->allocated() ? cur[s]->version() : UINT64_MAX);
   }
   std::vector<Tensor> capture(const std::vector<Tensor>& in, SourceLocation where);
   std::vector<Tensor> replay(const std::vector<Tensor>& in, SourceLocation where);

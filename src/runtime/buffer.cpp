@@ -42,6 +42,12 @@ void* Buffer::ptr() {
   return ptr_;
 }
 
+void Buffer::release() {
+  if (!ptr_ || base_ || !owned_) return;
+  device_.allocator().free(ptr_, nbytes());
+  ptr_ = nullptr;
+}
+
 void Buffer::fill_lazily(const void* host, std::shared_ptr<const void> keep) {
   if (ptr_ || base_) throw InternalError("Buffer::fill_lazily", "the buffer is already in use");
   lazy_src_ = host;

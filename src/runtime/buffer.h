@@ -30,6 +30,11 @@ class Buffer {
   bool allocated() const { return ptr_ != nullptr; }
   void* ptr();  // allocates on first use
 
+  // Gives the memory back to the allocator: the next use takes memory again, with undefined contents (TinyJit's
+  // capture frees an intermediate after its last reader, as a plain realize does). Does nothing to a view of
+  // another buffer, to the caller's memory, or to a buffer not yet used.
+  void release();
+
   // Exchanges the memory of two buffers of the same device and size (TinyJit's replay of an updated tensor).
   void swap_memory(Buffer& other);
 

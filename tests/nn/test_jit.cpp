@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <cstring>
+#include <functional>
 
 #include "support/expect_error.h"
 #include "tg/tg.h"
@@ -71,13 +71,15 @@ Tensor project(const Tensor& x, const Tensor& w) { return x.matmul((w * 0.5f).T(
 TEST(TinyJit, KernelsOfWhatNoCallChangesRunOnlyAtTheCapture) {
   Tensor w = Tensor::rand({5, 4}).realize();
   TinyJit<Tensor> f([&](const std::vector<Tensor>& in) { return project(in[0], w); });
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     Tensor x = Tensor::rand({3, 4}).realize();
     int64_t before = GlobalCounters::kernel_count;
     std::vector<float> got = f({x}).to_vector<float>();
     if (i >= 2) {
       EXPECT_EQ(f.kernel_count(), 1u) << "the matmul only: w's relayout is invariant";
-      EXPECT_EQ(GlobalCounters::kernel_count - before, 1) << "call " << i;
+      // the capture gave the relayout's memory back after the matmul read it (an intermediate): the first replay
+      // makes it again, and later replays keep it
+      EXPECT_EQ(GlobalCounters::kernel_count - before, i == 2 ? 2 : 1) << "call " << i;
     }
     EXPECT_EQ(got, project(x, w).to_vector<float>()) << "call " << i;
   }
@@ -248,6 +250,32 @@ TEST(TinyJit, ActivationsMuchLargerThanTheirInputsAreNotHeldBetweenCalls) {
   for (int i = 0; i < 4; i++) EXPECT_EQ(f().item<float>(), want) << "call " << i;
   EXPECT_EQ(f.kernel_count(), kernels) << "every kernel runs at a replay";
   EXPECT_LE(GlobalCounters::mem_used - held, (2 * 32 + 4) << 20);
+}
+
+TEST(TinyJit, TheCaptureHoldsNoMoreMemoryThanAPlainCall) {
+  // 16 layers of 4 MB, each read only by the next: a plain call frees each after its reader, and so must the
+  // capture (it keeps every kernel for the replays, not every intermediate: 64 MB here); the replays after it
+  // compute the same value in planned memory
+  auto layers = [](const Tensor& x) {
+    Tensor h = x;
+    for (int i = 0; i < 16; i++) h = (h * 1.5f + 1).contiguous();
+    return h.sum();
+  };
+  TinyJit<Tensor> f([&](const std::vector<Tensor>& in) { return layers(in[0]).realize(); });
+  Tensor x = Tensor::ones({1024, 1024}).contiguous().realize();
+  auto peak_of = [](const std::function<float()>& call) {
+    GlobalCounters::reset();
+    int64_t held = GlobalCounters::mem_used;
+    float v = call();
+    return std::make_pair(GlobalCounters::mem_peak - held, v);
+  };
+  auto [plain_peak, want] = peak_of([&] { return layers(x).item<float>(); });
+  EXPECT_LE(plain_peak, 12 << 20);
+  for (int i = 0; i < 4; i++) {  // called, captured, replayed twice
+    auto [peak, got] = peak_of([&] { return f({x}).item<float>(); });
+    EXPECT_LE(peak, plain_peak) << "call " << i;
+    EXPECT_EQ(got, want) << "call " << i;
+  }
 }
 
 TEST(TinyJit, IntermediatesShareMemoryAfterTheCapture) {
