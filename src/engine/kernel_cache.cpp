@@ -2,6 +2,7 @@
 
 #include "uop/symbolic.h"
 
+#include <functional>
 #include <algorithm>
 #include <cctype>
 #include <iostream>
@@ -34,9 +35,9 @@ std::string kernel_name(const codegen::LoweredKernel& k) {
   return name + sizes;
 }
 
-// ALU ops executed by one run: each ALU uop times the trip counts of the loops around it. A symbolic loop's trip
-// count is its end expression, so the count is an int64 expression over the kernel's variables then.
-uop::UOp count_ops(const std::vector<uop::UOp>& uops) {
+// What one run executes, `per(u)` for each uop u times the trip counts of the loops around it. A symbolic loop's
+// trip count is its end expression, so the count is an int64 expression over the kernel's variables then.
+uop::UOp count_per_run(const std::vector<uop::UOp>& uops, const std::function<int64_t(const uop::UOp&)>& per) {
   int64_t ops = 0, mult = 1;
   uop::UOp sym_mult;  // the symbolic trip counts around this point (null: none)
   std::vector<std::pair<int64_t, uop::UOp>> outer;
@@ -56,9 +57,8 @@ uop::UOp count_ops(const std::vector<uop::UOp>& uops) {
     } else if (u.op() == uop::Ops::END && !outer.empty()) {
       std::tie(mult, sym_mult) = outer.back();
       outer.pop_back();
-    } else if ((uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST) ||
-               u.op() == uop::Ops::REDUCE) {
-      int64_t n = mult * u.dtype().count();  // a vector op does one per element
+    } else if (int64_t per_trip = per(u)) {
+      int64_t n = mult * per_trip;
       if (!sym_mult) ops += n;
       else if (!sym_ops.empty() && sym_ops.back().first == sym_mult) sym_ops.back().second += n;
       else sym_ops.push_back({sym_mult, n});
@@ -67,6 +67,23 @@ uop::UOp count_ops(const std::vector<uop::UOp>& uops) {
   uop::UOp total = uop::UOp::const_(dtypes::int64, ops);
   for (const auto& [trips, n] : sym_ops) total = total + trips * uop::UOp::const_(dtypes::int64, n);
   return uop::simplify(total);
+}
+
+// ALU ops (a vector op does one per element)
+int64_t alu_ops(const uop::UOp& u) {
+  bool alu = uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST;
+  return alu || u.op() == uop::Ops::REDUCE ? u.dtype().count() : 0;
+}
+// elements loaded or stored in global memory
+int64_t global_moves(const uop::UOp& u) {
+  bool global = (u.op() == uop::Ops::LOAD || u.op() == uop::Ops::STORE) && u.src(0).dtype().addr_space() == AddrSpace::Global;
+  return !global ? 0 : u.op() == uop::Ops::LOAD ? u.dtype().count() : u.src(1).dtype().count();
+}
+
+// a count as the kernel keeps it: its value at the variables' largest values, and the expression when symbolic
+void set_count(const uop::UOp& count, int64_t& value, uop::UOp& expr) {
+  if (count.is_const()) value = const_to_int(count.const_value());
+  else expr = count, value = count.vmax();
 }
 
 }  // namespace
@@ -89,9 +106,8 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
     if (u.op() == uop::Ops::DEFINE_VAR) k->vars.push_back(u.arg().get<uop::VarArg>().name);
   k->dims.n_vars = k->vars.size();
   k->n_buffers = k->dims.n_bufs = lowered.globals.size();
-  uop::UOp ops = count_ops(k->uops);
-  if (ops.is_const()) k->ops = const_to_int(ops.const_value());
-  else k->ops_expr = ops, k->ops = ops.vmax();
+  set_count(count_per_run(k->uops, alu_ops), k->ops, k->ops_expr);
+  set_count(count_per_run(k->uops, global_moves), k->moves, k->moves_expr);
   // on the CPU, the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write
   // disjoint outputs
   const uop::UOp* parallel = nullptr;

@@ -22,6 +22,8 @@ struct CompiledKernel {
   std::string opts;                   // the optimizations applied, "UPCAST(1,16) UNROLL(2,4)" (codegen/opts.h)
   int64_t ops = 0;  // ALU ops per launch, counted over the loop sizes (at the variables' largest values)
   uop::UOp ops_expr;  // with symbolic loop sizes: the count over `vars` (evaluated at each launch), else null
+  int64_t moves = 0;  // elements loaded from and stored to global memory per launch, counted the same way
+  uop::UOp moves_expr;
   // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0; when that
   // count is symbolic, its expression over `vars` (evaluated at each launch)
   int64_t parallel_size = 0;
