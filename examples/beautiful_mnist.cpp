@@ -37,23 +37,24 @@ int main(int argc, char** argv) try {
     Tensor::realize(outs);
     return loss;
   });
-  // the test set in batches (tinygrad evaluates all 10000 images at once: 1.25 GB of activations held by the
-  // TinyJit between calls); the batch's images and labels are the TinyJit's inputs, so each call reads new ones
+  // the test set in batches (tinygrad evaluates all 10000 images at once: 1.25 GB of activations that the TinyJit
+  // holds between calls), cut once into buffers of their own; each batch's images and labels are the TinyJit's
+  // inputs, so every call reads new ones. A last, smaller batch has shapes of its own: it runs without the TinyJit.
   tg::TinyJit<Tensor> count_correct([&](const std::vector<Tensor>& in) {
     return (model(in[0]).argmax(1) == in[1]).sum();
   });
-  int64_t n_test = data.X_test.shape()[0], eval_bs = std::min<int64_t>(env_int("EVAL_BS", 2000), n_test);
+  int64_t eval_bs = std::max<int64_t>(1, env_int("EVAL_BS", 2000));
+  std::vector<Tensor> test_x = data.X_test.split(eval_bs), test_y = data.Y_test.split(eval_bs), batches;
+  for (size_t b = 0; b < test_x.size(); b++)
+    batches.push_back(test_x[b] = test_x[b].contiguous()), batches.push_back(test_y[b] = test_y[b].contiguous());
+  Tensor::realize(batches);
   auto test_accuracy = [&] {
-    int64_t correct = 0, full = n_test / eval_bs * eval_bs;
-    for (int64_t i = 0; i < full; i += eval_bs) {
-      tg::Slice batch(i, i + eval_bs);
-      correct += count_correct({data.X_test[{batch}], data.Y_test[{batch}]}).item<int64_t>();
+    int64_t correct = 0;
+    for (size_t b = 0; b < test_x.size(); b++) {
+      bool full = test_x[b].shape()[0] == test_x[0].shape()[0];
+      correct += (full ? count_correct({test_x[b], test_y[b]}) : (model(test_x[b]).argmax(1) == test_y[b]).sum()).item<int64_t>();
     }
-    if (full < n_test) {  // a last, smaller batch: shapes of its own, so not through the TinyJit
-      tg::Slice rest(full, n_test);
-      correct += (model(data.X_test[{rest}]).argmax(1) == data.Y_test[{rest}]).sum().item<int64_t>();
-    }
-    return 100.0F * static_cast<float>(correct) / static_cast<float>(n_test);
+    return 100.0F * static_cast<float>(correct) / static_cast<float>(data.X_test.shape()[0]);
   };
 
   Progress progress(steps, 10);
