@@ -12,3 +12,4 @@
 #include "tg/state.h"
 #include "tg/datasets.h"
 #include "tg/jit.h"
+#include "tg/profile.h"

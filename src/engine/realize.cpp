@@ -15,6 +15,7 @@
 #include "uop/sint.h"
 #include "tg/context.h"
 #include "tg/counters.h"
+#include "tg/profile.h"
 
 namespace tg::engine {
 
@@ -41,6 +42,8 @@ bool capturing() { return capture_sink != nullptr; }
 // devices the bytes pass through a host block (not zeroed: first touching 256 MiB of fresh pages cost more than
 // the copy itself on a GPU machine)
 void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
+  profile::Span span("copy " + src.device().name() + " -> " + dst.device().name(), "copy");
+  span.arg("bytes", std::to_string(src.nbytes()));
   src.device().synchronize();
   size_t n = src.nbytes();
   if (n > 0 && src.device().allocator().host_addressable()) {
@@ -58,6 +61,11 @@ void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
 }
 
 namespace {
+std::string format_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
 // a kernel's variables at the values of one launch
 uop::VarVals values_of(const CompiledKernel& k, const std::vector<int64_t>& vals) {
   uop::VarVals at;
@@ -118,17 +126,24 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, 
   int64_t mem = 0;
   for (runtime::Buffer* buf : bufs) mem += static_cast<int64_t>(buf->nbytes());
   runtime::Buffer& out = *bufs[0];
-  bool debug = getenv_int("DEBUG") >= 2;
+  bool debug = getenv_int("DEBUG") >= 2, profiling = profile::enabled(), timed = debug || profiling;
   double device_s = 0;
   auto t0 = std::chrono::steady_clock::now();
-  size_t threads = run_program(k, bufs, debug ? &device_s : nullptr, vals);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  size_t threads = run_program(k, bufs, timed ? &device_s : nullptr, vals);
+  auto t1 = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(t1 - t0).count();
   if (device_s > 0) s = device_s;  // DEBUG=2 on a device that measures its kernels: the device's time
   GlobalCounters::kernel_count++;
   int64_t ops = ops_of(k, vals);
   GlobalCounters::global_ops += ops;
   GlobalCounters::global_mem += mem;
-  if (!k.grid || debug) GlobalCounters::time_sum_s += s;  // an untimed grid launch only queued the kernel
+  if (!k.grid || timed) GlobalCounters::time_sum_s += s;  // an untimed grid launch only queued the kernel
+  if (profiling) {  // on the device's row; a grid device's own time, ending when the wait for it did
+    auto begin = device_s > 0 ? t1 - std::chrono::duration_cast<profile::Clock::duration>(std::chrono::duration<double>(s)) : t0;
+    profile::record(k.name, "kernel", begin, t1, out.device().name(),
+                    {{"ops", std::to_string(ops)}, {"bytes", std::to_string(mem)}, {"GFLOP/s", format_double(s > 0 ? ops / s * 1e-9 : 0)},
+                     {"GB/s", format_double(s > 0 ? mem / s * 1e-9 : 0)}, {"threads", std::to_string(threads)}, {"opts", k.opts}});
+  }
   if (debug)
     std::fprintf(stderr, "*** %-6s %4lld %-24s arg %2zu mem %7.3f GB tm %9.2fus (%8.2f GFLOP/s %7.2f GB/s) x%zu %s\n",
                  out.device().name().c_str(), static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),

@@ -22,6 +22,7 @@
 #include "schedule/kernel_ast.h"
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
+#include "tg/profile.h"
 #include "uop/buffer_arg.h"
 #include "uop/sint.h"
 
@@ -472,6 +473,7 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, const s
   std::vector<Tensor> in = s.prepare_inputs(inputs, where);
   s.check_vars(vars, in, where);
   std::vector<Tensor> out;
+  profile::Span span(s.captured ? "TinyJit replay" : s.calls == 0 ? "TinyJit call" : "TinyJit capture", "jit");
   if (s.captured) out = s.replay(in, where);
   else if (s.calls == 0) out = s.run(in, where);
   else {

@@ -27,6 +27,7 @@
 #include "runtime/thread_pool.h"
 #include "tg/context.h"
 #include "tg/error.h"
+#include "tg/profile.h"
 
 extern char** environ;
 
@@ -346,6 +347,7 @@ const CPUCompiler::LinkTools& CPUCompiler::link_tools(const std::string& cc) {
 // are left to dlopen, which finds them in the process, as it does for the driver's -lm.
 std::vector<std::string> CPUCompiler::compile_and_link(const std::vector<KernelSource>& kernels, const std::string& cc,
                                                        const LinkTools& tools) {
+  profile::Span span("cc and ld: " + std::to_string(kernels.size()) + (kernels.size() == 1 ? " kernel" : " kernels"), "compile");
   TempDir dir;
   std::string c_path = dir.path + "/kernels.c", o_path = dir.path + "/kernels.o", log_path = dir.path + "/cc.log";
   std::string unit;

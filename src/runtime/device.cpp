@@ -10,6 +10,7 @@
 #include "runtime/thread_pool.h"
 #include "tg/context.h"
 #include "tg/error.h"
+#include "tg/profile.h"
 
 namespace tg::runtime {
 
@@ -61,6 +62,8 @@ std::string Compiler::compile_cached(const std::string& src, bool refresh) {
   std::string key = key_of(src);
   std::optional<std::string> hit = refresh ? std::nullopt : cached(key);
   if (hit) return *hit;
+  profile::Span span("compile 1 kernel", "compile");
+  span.arg("cache", cache_table());
   std::string binary = compile(src);
   remember(key, binary);
   return binary;
@@ -77,6 +80,9 @@ std::vector<std::string> Compiler::compile_cached_many(const std::vector<KernelS
     else if (!first.count(kernels[i].source)) first[kernels[i].source] = missing.size(), missing.push_back(kernels[i]), at.push_back(i);
   }
   if (missing.empty()) return binaries;
+  profile::Span span("compile " + std::to_string(missing.size()) + (missing.size() == 1 ? " kernel" : " kernels"), "compile");
+  span.arg("cache", cache_table());
+  span.arg("first", missing[0].entry);
   std::vector<std::string> built = missing.size() == 1 ? std::vector<std::string>{compile(missing[0].source)} : compile_many(missing);
   for (size_t j = 0; j < missing.size(); j++) {
     remember(key_of(missing[j].source), built[j]);

@@ -13,6 +13,7 @@
 #include "schedule/schedule.h"
 #include "tensor/tensor_impl.h"
 #include "tg/device.h"
+#include "tg/profile.h"
 
 namespace tg {
 
@@ -326,7 +327,14 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
 void detail::realize_graphs(const std::vector<UOp>& outs, const std::vector<const TensorImpl*>& tensors) {
   if (outs.empty()) return;
   auto lock = detail::realize_lock();
-  schedule::Schedule s = schedule::create_schedule(outs);
+  profile::Span realize_span("realize", "realize");
+  schedule::Schedule s;
+  {
+    profile::Span span("schedule", "schedule");
+    s = schedule::create_schedule(outs);
+    span.arg("items", std::to_string(s.items.size()));
+  }
+  realize_span.arg("items", std::to_string(s.items.size()));
   // live tensors point at the new buffers before they are filled, so that running can free every buffer no tensor
   // holds after its last use (a deep backward's intermediates); on failure the tensors get their graphs back
   detail::SavedGraphs saved = detail::apply_becomes(s.becomes);
