@@ -1,13 +1,7 @@
 // The CPU device: C source compiled by clang (or gcc, or $CC) into a shared object, loaded with dlopen from memory.
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,20 +10,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "runtime/cpu.h"
 #include "runtime/disk_cache.h"
 #include "runtime/elf_check.h"
+#include "runtime/process.h"
 #include "runtime/thread_pool.h"
 #include "tg/context.h"
 #include "tg/error.h"
 #include "tg/profile.h"
 
-extern char** environ;
 
 namespace tg::runtime {
 
@@ -38,123 +30,8 @@ namespace {
 constexpr const char* kInstall = "the CPU device needs clang or gcc (apt-get install clang), or CC pointing at one";
 constexpr size_t kMaxBinaryBytes = size_t{1} << 30;
 
-std::string temp_dir() {
-  const char* t = std::getenv("TMPDIR");
-  return t && *t ? t : "/tmp";
-}
-
-// A private folder for one compile (mkdtemp: no other user can plant a file or a link in it), removed at the end.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = temp_dir() + "/tg_cc_XXXXXX";
-    if (::mkdtemp(tmpl.data())) path = tmpl;
-    else throw CompileError("CPU", "cannot make a temporary folder in " + temp_dir() + ": " + std::strerror(errno));
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// a regular file this process may use as `access_mode` says (X_OK: run it, R_OK: read it)
-bool usable_file(const std::string& path, int access_mode) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), access_mode) == 0;
-}
-bool is_executable(const std::string& path) { return usable_file(path, X_OK); }
-
-// `exe` as a path to run: itself when it names a folder, else the first match on `path`; "" when none.
-std::string find_executable(const std::string& exe, const std::string& path) {
-  if (exe.find('/') != std::string::npos) return is_executable(exe) ? exe : "";
-  std::stringstream dirs(path);
-  std::string d;
-  while (std::getline(dirs, d, ':'))
-    if (!d.empty() && is_executable(d + "/" + exe)) return d + "/" + exe;
-  return "";
-}
-
 int64_t cc_timeout_s() { return std::max<int64_t>(0, getenv_int("CC_TIMEOUT", 120)); }
 
-struct RunResult {
-  bool started = false, timed_out = false;
-  int exit_code = -1, signal = 0;
-  std::string spawn_error, output;
-};
-
-// Waits for `pid` at most timeout_s seconds (0: no limit); false when it is still running then.
-bool wait_for(pid_t pid, int64_t timeout_s, int& status) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  int pidfd = -1;
-#ifdef SYS_pidfd_open
-  if (timeout_s > 0) pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // readable when it exits
-#endif
-  auto nap = std::chrono::milliseconds(1);
-  bool done = false;
-  while (true) {
-    pid_t r = ::waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
-    if (r == pid || (r < 0 && errno != EINTR)) {
-      if (r < 0) status = -1;  // reaped by someone else (SIGCHLD ignored): no status
-      done = true;
-      break;
-    }
-    if (r != 0) continue;  // EINTR
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    if (pidfd >= 0) {
-      struct pollfd p{pidfd, POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    } else {  // no pidfd (old kernel): look again after a growing nap
-      std::this_thread::sleep_for(std::min(nap, left));
-      nap = std::min(nap * 2, std::chrono::milliseconds(20));
-    }
-  }
-  if (pidfd >= 0) ::close(pidfd);
-  return done;
-}
-
-// Runs argv (argv[0] a path) in a process group of its own with stdout and stderr to output_path; after timeout_s
-// seconds (0: no limit) the whole group (the compiler and what it started: cc1, as, ld) is killed.
-RunResult run(const std::vector<std::string>& argv, const std::string& output_path, int64_t timeout_s) {
-  RunResult res;
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid;
-  int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    res.spawn_error = std::strerror(rc);
-    return res;
-  }
-  res.started = true;
-  int status = 0;
-  if (!wait_for(pid, timeout_s, status)) {
-    res.timed_out = true;
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return res;
-  }
-  res.output = read_regular_file(output_path, size_t{1} << 20).value_or("");
-  if (status != -1 && WIFEXITED(status)) res.exit_code = WEXITSTATUS(status);
-  if (status != -1 && WIFSIGNALED(status)) res.signal = WTERMSIG(status);
-  return res;
-}
 
 class CPUProgram : public Program {
  public:
@@ -402,6 +279,20 @@ std::vector<std::string> CPUCompiler::compile_many(const std::vector<KernelSourc
     for (size_t j = 0; j < parts[t].size(); j++)
       binaries[j * runs + t] = failed[t] ? compile(parts[t][j].source) : std::move(built[t][j]);
   return binaries;
+}
+
+std::string CPUCompiler::disassemble(const std::string& binary) {
+  std::string objdump = find_executable("objdump", getenv_str("PATH", "/usr/bin:/bin"));
+  if (objdump.empty()) return "(DEBUG=6 needs objdump on PATH: apt-get install binutils)\n";
+  TempDir dir("DEBUG=6");
+  std::string so_path = dir.path + "/kernel.so";
+  write_source(so_path, binary);
+  RunResult r = run({objdump, "-d", "--no-show-raw-insn", "-j", ".text", so_path}, dir.path + "/asm", cc_timeout_s());
+  if (r.exit_code != 0) return "(objdump failed: " + (r.started ? r.output : r.spawn_error) + ")\n";
+  // from the first symbol on: the header names the temporary file
+  size_t at = r.output.find(">:\n");
+  at = at == std::string::npos ? 0 : r.output.rfind('\n', at) + 1;
+  return r.output.substr(at);
 }
 
 CPUDevice::CPUDevice(std::string name) : Device(std::move(name)) { allocator_.device_name = this->name(); }

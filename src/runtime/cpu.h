@@ -21,6 +21,7 @@ class CPUCompiler : public Compiler {
   std::string compiler_id() override;  // the compiler's path and first line of `--version`; "" when none is found
   bool plausible_binary(const std::string& binary) override;  // a well-formed shared object (elf_check.h)
   std::string cache_table() const override { return "cpu"; }
+  std::string disassemble(const std::string& binary) override;  // objdump -d of the shared object's code
   // The compiler's absolute path: $CC, else clang, gcc or cc on PATH, looked up again when CC or PATH change.
   // Throws a CompileError naming what to install when there is none.
   std::string cc();

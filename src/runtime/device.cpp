@@ -117,6 +117,8 @@ std::vector<std::string> Compiler::compile_many(const std::vector<KernelSource>&
   return binaries;
 }
 
+std::string Compiler::disassemble(const std::string&) { return "(no disassembler for " + cache_table() + " binaries)\n"; }
+
 std::shared_ptr<Program> Device::program(const std::string& function, const std::string& src) {
   return programs({{function, src}})[0];
 }
@@ -138,6 +140,15 @@ std::vector<std::shared_ptr<Program>> Device::programs(const std::vector<KernelS
     if (it != programs_.end()) {
       out[i] = it->second;
       continue;
+    }
+    if (getenv_int("DEBUG") >= 6) {
+      std::string text;
+      try {
+        text = compiler().disassemble(binaries[j - 1]);
+      } catch (const Error& e) {  // only a look at the code: the program runs on
+        text = std::string("(no disassembly: ") + e.what() + ")\n";
+      }
+      std::fprintf(stderr, "assembly of %s on %s:\n%s", k.entry.c_str(), name().c_str(), text.c_str());
     }
     try {
       out[i] = load(k.entry, binaries[j - 1]);

@@ -44,6 +44,9 @@ class Compiler {
   // Whether a binary read from the disk cache may be loaded (the CPU device checks its ELF structure).
   virtual bool plausible_binary(const std::string& binary) { return !binary.empty(); }
   virtual std::string cache_table() const = 0;  // the disk cache folder of this compiler
+  // DEBUG=6: the binary's machine code as text, from the toolchain's disassembler found at run time; where there is
+  // none, a line saying what to install (or that this device has none).
+  virtual std::string disassemble(const std::string& binary);
 
  private:
   std::string key_of(const std::string& src);                                 // cache_key(), a newline, src

@@ -61,6 +61,21 @@ TEST(Runtime, TwoPlusThreeInRawC) {
   EXPECT_EQ(five, 5.0f);
 }
 
+// DEBUG=6 prints a program's machine code when it is loaded: objdump's disassembly of its shared object (the
+// addition is an x86 add of two floats), or a line saying objdump is missing
+TEST(Runtime, Debug6PrintsTheMachineCodeOfEachNewProgram) {
+  TempCache cache;
+  Context ctx{{"DEBUG", 6}};
+  ::testing::internal::CaptureStderr();
+  get_device("CPU").program("add", std::string(kAdd) + "// a source no other test loads\n");
+  std::string err = ::testing::internal::GetCapturedStderr();
+  if (err.find("needs objdump") != std::string::npos) GTEST_SKIP() << err;
+  EXPECT_NE(err.find("assembly of add on CPU:"), std::string::npos) << err;
+  EXPECT_NE(err.find("<add>:"), std::string::npos) << err;
+  EXPECT_NE(err.find("addss"), std::string::npos) << err;
+  EXPECT_NE(err.find("ret"), std::string::npos) << err;
+}
+
 // A program's calls bind to its own functions (-Wl,-Bsymbolic), even when the process already has a global symbol
 // of the same name: here libm's exp, which a kernel's entry would otherwise call instead of the kernel (a large
 // kernel is not inlined into its entry; noinline stands for that).
