@@ -12,6 +12,8 @@
 
 #include "schedule/buffer_uop.h"
 #include "tensor/custom_grad.h"
+#include "tensor/graph_dot.h"
+#include "tg/context.h"
 #include "uop/reduce_arg.h"
 
 namespace tg {
@@ -224,6 +226,15 @@ Tensor seed_gradient(const Tensor& root, const std::optional<Tensor>& gradient, 
   return gradient->cast(root.dtype(), where);
 }
 
+// GRAPH=1: the first backward graph of the process, drawn
+void draw(const UOp& root, const std::vector<Tensor>& grads) {
+  if (getenv_int("GRAPH") < 1) return;
+  std::vector<UOp> g;
+  for (const Tensor& t : grads)
+    if (t.defined()) g.push_back(t.uop());
+  tensor::draw_autograd_graph(root, g);
+}
+
 }  // namespace
 
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient, Loc where) const {
@@ -231,6 +242,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   std::vector<UOp> nodes;
   for (const Tensor& t : targets) nodes.push_back(t.uop());
   std::vector<Tensor> grads = tensor::compute_gradients(*this, seed, nodes);
+  draw(uop(), grads);
   std::unordered_set<const uop::UOpNode*> in_graph;
   for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
   for (size_t i = 0; i < grads.size(); i++) {
@@ -258,6 +270,7 @@ Tensor& Tensor::backward(std::optional<Tensor> gradient, Loc where) {
     throw ArgumentError("backward", "nothing in the graph of this tensor (shape " + tensor::shape_str(shape()) +
                                         ") requires a gradient (call requires_grad_() on the parameters)", where);
   std::vector<Tensor> grads = tensor::compute_gradients(*this, seed, nodes);
+  draw(uop(), grads);
   for (size_t i = 0; i < found.size(); i++) {
     Tensor g = grads[i].defined() ? grads[i] : found[i].zeros_like();
     found[i].impl_->grad = found[i].impl_->grad.defined() ? found[i].impl_->grad + g : g;  // accumulates until zeroed
