@@ -1,9 +1,7 @@
 #include "engine/kernel_cache.h"
 
-#include "uop/symbolic.h"
-
-#include <functional>
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <iostream>
 #include <map>
@@ -17,6 +15,8 @@
 #include "engine/beam.h"
 #include "engine/render_check.h"
 #include "tg/context.h"
+#include "uop/spec.h"
+#include "uop/symbolic.h"
 
 namespace tg::engine {
 
@@ -102,6 +102,7 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
     k->grid = true;
   }
   k->uops = codegen::linearize(caps.grid ? gridded : lowered);
+  uop::check_spec(k->uops, uop::SpecStage::Linear);
   for (const uop::UOp& u : k->uops)  // linearize emits them sorted by name, after the buffers
     if (u.op() == uop::Ops::DEFINE_VAR) k->vars.push_back(u.arg().get<uop::VarArg>().name);
   k->dims.n_vars = k->vars.size();

@@ -9,6 +9,8 @@
 #include "schedule/kernel_ast.h"
 #include "schedule/schedule_cache.h"
 #include "shape/view.h"
+#include "tg/context.h"
+#include "uop/spec.h"
 
 namespace tg::schedule {
 
@@ -134,7 +136,13 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
 
 }  // namespace
 
-Schedule create_schedule(const std::vector<UOp>& outputs) { return cached_schedule(outputs, build_schedule); }
+Schedule create_schedule(const std::vector<UOp>& outputs) {
+  if (getenv_int("SPEC") >= 1) uop::check_spec(UOp::sink(outputs), uop::SpecStage::Tensor);
+  Schedule s = cached_schedule(outputs, build_schedule);
+  if (getenv_int("SPEC") >= 1)
+    for (const ScheduleItem& item : s.items) uop::check_spec(item.ast, uop::SpecStage::Kernel);
+  return s;
+}
 
 std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
