@@ -38,6 +38,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -67,6 +68,12 @@ class JitFunction {
                            SourceLocation where = SourceLocation::current());
   bool captured() const;         // true once the kernels are captured: later calls replay them
   size_t kernel_count() const;   // kernels (and copies) one replay runs (the invariant ones it skips not counted)
+  // Writes the captured function as one self-contained C file (c_path) and its weights (weights_path): `int
+  // model_init(const char* weights_path)` and `void model(const void* const* inputs, void* const* outputs)`, which
+  // run the captured kernels in order with nothing but a C compiler (the file says which flags keep the values bit
+  // for bit). For a captured function of its inputs on the CPU; raises ArgumentError naming what stands in the way
+  // (not captured yet, Variables, tensors it updates, another device, an output that is a view).
+  void export_c(const std::string& c_path, const std::string& weights_path, SourceLocation where = SourceLocation::current()) const;
   void reset();
 
  private:

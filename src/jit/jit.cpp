@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "engine/realize.h"
+#include "jit/export_c.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/kernel_ast.h"
@@ -208,6 +209,7 @@ struct JitState {
   }
   std::vector<Tensor> capture(const std::vector<Tensor>& in, SourceLocation where);
   std::vector<Tensor> replay(const std::vector<Tensor>& in, SourceLocation where);
+  jit::ExportedProgram exported(SourceLocation where);
   size_t kernels_per_replay() const { return steps.size() - static_cast<size_t>(std::count(invariant.begin(), invariant.end(), true)); }
 };
 
@@ -383,6 +385,55 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   return out;
 }
 
+// The capture as the C export needs it: every step (invariant ones too: the exported function keeps no state between
+// calls), every buffer with its role. Only what plain C on the host can run: CPU kernels, no variables, nothing
+// the function updates.
+jit::ExportedProgram JitState::exported(SourceLocation where) {
+  auto refuse = [&](const std::string& why) { return ArgumentError("TinyJit::export_c", why, where); };
+  if (!captured) throw refuse("nothing captured yet: call the TinyJit at least twice first (it captures at the second call)");
+  if (!var_args.empty()) throw refuse("the function takes Variables (symbolic shapes), which the C export does not have yet");
+  for (const Tracked& tr : tracked)
+    if (tr.updated()) throw refuse("the function updates tensors (a training step): only a function of its inputs can be exported");
+  jit::ExportedProgram p;
+  p.buffers.resize(slots.size());
+  std::vector<bool> written(slots.size(), false);
+  for (const Step& st : steps) {
+    if (st.kernel && (st.kernel->grid || memory(st.slots[0]).device().name().rfind("CPU", 0) != 0))
+      throw refuse("kernel " + st.kernel->name + " runs on " + memory(st.slots[0]).device().name() + ": only the CPU's C kernels can be exported");
+    if (!st.kernel && memory(st.slots[0]).device().name() != memory(st.slots[1]).device().name())
+      throw refuse("the function copies between devices: only the CPU's C kernels can be exported");
+    p.steps.push_back({st.kernel, st.slots});
+    written[st.slots[0]] = true;
+  }
+  for (size_t i = 0; i < input_slots.size(); i++)
+    if (input_slots[i]) p.buffers[*input_slots[i]].input = static_cast<int>(i);
+  p.n_inputs = input_slots.size();
+  std::unordered_map<const uop::UOpNode*, size_t> slot_of;
+  for (size_t i = 0; i < slots.size(); i++)
+    if (slots[i]) slot_of[slots[i].get()] = i;
+  for (size_t o = 0; o < outputs.size(); o++) {
+    UOp b = schedule::plain_buffer(outputs[o]);
+    if (!b || !slot_of.count(b.get()))
+      throw refuse("output " + std::to_string(o) + " is not a whole buffer the kernels write (a view, or a tensor from outside): "
+                   "return it .contiguous()");
+    if (p.buffers[slot_of[b.get()]].output >= 0) throw refuse("output " + std::to_string(o) + " is also an earlier output");
+    p.buffers[slot_of[b.get()]].output = static_cast<int>(o);
+  }
+  p.n_outputs = outputs.size();
+  for (size_t i = 0; i < slots.size(); i++) {
+    runtime::Buffer& m = memory(i);
+    jit::ExportedProgram::Buffer& b = p.buffers[i];
+    b.nbytes = m.nbytes();
+    b.dtype = m.dtype().name();
+    b.weight = !written[i] && b.input < 0;
+    if (b.weight) {
+      b.bytes.resize(b.nbytes);
+      m.copyout(b.bytes.data(), b.nbytes);
+    }
+  }
+  return p;
+}
+
 std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocation where) {
   std::vector<runtime::Buffer*> cur = memories();
   std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
@@ -486,6 +537,10 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, const s
   }
   s.calls++;
   return out;
+}
+
+void JitFunction::export_c(const std::string& c_path, const std::string& weights_path, SourceLocation where) const {
+  jit::write_c(state_->exported(where), c_path, weights_path, where);
 }
 
 bool JitFunction::captured() const { return state_->captured; }

@@ -49,7 +49,9 @@ TEST(GraphDot, TheFirstBackwardIsDrawnWithSeed000sColours) {
     // black inside the forward, blue inside the backward, red and purple from the forward into the backward
     EXPECT_EQ(colour == "black", !from_backward && !to_backward) << from << " -> " << to << " " << colour;
     EXPECT_EQ(colour == "blue", from_backward && to_backward) << from << " -> " << to << " " << colour;
-    if (colour == "red" || colour == "purple") EXPECT_TRUE(!from_backward && to_backward) << from << " -> " << to;
+    if (colour == "red" || colour == "purple") {
+      EXPECT_TRUE(!from_backward && to_backward) << from << " -> " << to;
+    }
     // red carries the user's data (x, w, constants, or views of them), purple an intermediate of the forward (the
     // relu's mask its gradient reads)
     std::string op = label[from].substr(0, label[from].find_first_of(" \\"));

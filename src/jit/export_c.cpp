@@ -1,0 +1,88 @@
+#include "jit/export_c.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+
+#include "tg/error.h"
+
+namespace tg::jit {
+
+namespace {
+
+void write_file(const std::string& path, const std::string& text, SourceLocation where) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw ArgumentError("TinyJit::export_c", path + ": cannot be written (" + std::strerror(errno) + ")", where);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) throw ArgumentError("TinyJit::export_c", path + ": writing failed (" + std::strerror(errno) + ")", where);
+}
+
+std::string buf_name(size_t i) { return "model_buf" + std::to_string(i); }
+
+}  // namespace
+
+void write_c(const ExportedProgram& p, const std::string& c_path, const std::string& weights_path, SourceLocation where) {
+  std::string c, weights, io;
+  for (size_t i = 0; i < p.buffers.size(); i++) {
+    const ExportedProgram::Buffer& b = p.buffers[i];
+    if (b.input >= 0) io += "//   inputs[" + std::to_string(b.input) + "]: " + std::to_string(b.nbytes) + " bytes of " + b.dtype + "\n";
+    if (b.output >= 0) io += "//   outputs[" + std::to_string(b.output) + "]: " + std::to_string(b.nbytes) + " bytes of " + b.dtype + "\n";
+    if (b.weight) weights.append(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
+  }
+  c += "// A model exported by tinygrad.cpp from a TinyJit capture: " + std::to_string(p.steps.size()) + " steps over " +
+       std::to_string(p.buffers.size()) + " buffers, " + std::to_string(weights.size()) + " bytes of weights.\n"
+       "// It needs nothing but a C compiler. Build it with the flags that keep the values bit for bit the library's:\n"
+       "//   clang -O2 -march=native -ffp-contract=off -fno-math-errno -fwrapv -c model.c   (link with -lm)\n"
+       "//\n"
+       "//   int model_init(const char* weights_path);  reads the weights file; 0, or -1 when it is not the exported one\n"
+       "//   void model(const void* const* inputs, void* const* outputs);  the captured function, in and out as bytes:\n" +
+       io + "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n";
+  // each kernel once, its functions renamed so that kernels of one name from different schedules stay apart
+  std::vector<const engine::CompiledKernel*> kernels;
+  std::vector<size_t> kernel_of(p.steps.size(), SIZE_MAX);
+  for (size_t s = 0; s < p.steps.size(); s++) {
+    const engine::CompiledKernel* k = p.steps[s].kernel.get();
+    if (!k) continue;
+    size_t at = 0;
+    while (at < kernels.size() && kernels[at] != k) at++;
+    if (at == kernels.size()) {
+      kernels.push_back(k);
+      std::string n = "model_k" + std::to_string(at), name = k->rendered.name, entry = k->rendered.entry;
+      c += "#define " + name + " " + n + "\n#define " + entry + " " + n + "_call\n" + k->rendered.source + "\n#undef " + name +
+           "\n#undef " + entry + "\n\n";
+    }
+    kernel_of[s] = at;
+  }
+  for (size_t i = 0; i < p.buffers.size(); i++)
+    c += "static unsigned char " + buf_name(i) + "[" + std::to_string(std::max<size_t>(1, p.buffers[i].nbytes)) +
+         "] __attribute__((aligned(64)));  // " + p.buffers[i].dtype + "\n";
+  c += "\nint model_init(const char* weights_path) {\n  FILE* f = fopen(weights_path, \"rb\");\n  if (!f) return -1;\n  int ok = 1;\n";
+  for (size_t i = 0; i < p.buffers.size(); i++)
+    if (p.buffers[i].weight)
+      c += "  ok = ok && fread(" + buf_name(i) + ", 1, " + std::to_string(p.buffers[i].nbytes) + ", f) == " + std::to_string(p.buffers[i].nbytes) + ";\n";
+  c += "  ok = ok && fgetc(f) == EOF;  // the whole file, and no more\n  fclose(f);\n  return ok ? 0 : -1;\n}\n\n";
+  c += "void model(const void* const* inputs, void* const* outputs) {\n";
+  for (size_t i = 0; i < p.buffers.size(); i++)
+    if (p.buffers[i].input >= 0)
+      c += "  memcpy(" + buf_name(i) + ", inputs[" + std::to_string(p.buffers[i].input) + "], " + std::to_string(p.buffers[i].nbytes) + ");\n";
+  for (size_t s = 0; s < p.steps.size(); s++) {
+    const ExportedProgram::Step& st = p.steps[s];
+    if (!st.kernel) {
+      c += "  memcpy(" + buf_name(st.bufs[0]) + ", " + buf_name(st.bufs[1]) + ", " + std::to_string(p.buffers[st.bufs[0]].nbytes) + ");\n";
+      continue;
+    }
+    std::string list;
+    for (size_t b : st.bufs) list += (list.empty() ? "" : ", ") + buf_name(b);
+    c += "  { void* b[] = {" + list + "}; model_k" + std::to_string(kernel_of[s]) + "_call(b, 0); }  // " + st.kernel->name + "\n";
+  }
+  for (size_t i = 0; i < p.buffers.size(); i++)
+    if (p.buffers[i].output >= 0)
+      c += "  memcpy(outputs[" + std::to_string(p.buffers[i].output) + "], " + buf_name(i) + ", " + std::to_string(p.buffers[i].nbytes) + ");\n";
+  c += "}\n";
+  write_file(c_path, c, where);
+  write_file(weights_path, weights, where);
+}
+
+}  // namespace tg::jit
