@@ -24,8 +24,7 @@ using schedule::ScheduleItem;
 
 namespace {
 thread_local std::vector<ScheduleItem>* capture_sink = nullptr;
-// handles the capture's items hold on each buffer node: a buffer held by nothing else is an intermediate
-thread_local std::unordered_map<const uop::UOpNode*, uint32_t>* capture_holds = nullptr;
+thread_local CaptureScope::Holds* capture_holds = nullptr;
 constexpr int64_t kMinParallelWork = 1 << 17;  // ALU ops + elements moved; below it one thread is faster
 constexpr int64_t kChunksPerThread = 4;
 }  // namespace
@@ -158,16 +157,19 @@ namespace {
 // beautiful_mnist's 10000-image evaluation). TinyJit plans memory for such buffers, or runs their steps again.
 void capture_item(ScheduleItem item, size_t i, std::unordered_map<const uop::UOpNode*, size_t>& last_use) {
   std::vector<uop::UOp> done;
+  if (!item.bufs.empty()) (*capture_holds)[item.bufs[0].get()].written = true;
   for (const uop::UOp& b : item.bufs) {
-    (*capture_holds)[b.get()]++;
+    (*capture_holds)[b.get()].handles++;
     auto it = last_use.find(b.get());
     if (it != last_use.end() && it->second == i) done.push_back(b), last_use.erase(it);
   }
   capture_sink->push_back(std::move(item));
   for (const uop::UOp& b : done) {
-    const auto& arg = uop::get_buffer_arg(b);
-    // held by the capture's items and by `done`, and no other buffer is a view of its memory
-    if (b.get()->refcount.load() == (*capture_holds)[b.get()] + 1 && arg.memory.use_count() == 1) buffer_of(b).release();
+    const CaptureScope::Hold& h = (*capture_holds)[b.get()];
+    // written by a captured item (so a replay writes it again: not host data copied in inside the function), held
+    // by the capture's items and by `done` only, and no other buffer is a view of its memory
+    if (h.written && b.get()->refcount.load() == h.handles + 1 && uop::get_buffer_arg(b).memory.use_count() == 1)
+      buffer_of(b).release();
   }
 }
 }  // namespace

@@ -19,6 +19,11 @@ void run_schedule(schedule::Schedule s);
 // last item, as in a plain realize (Buffer::release: allocated again, with undefined contents, at its next use).
 class CaptureScope {
  public:
+  struct Hold {
+    uint32_t handles = 0;  // handles the sink's items hold on a buffer node
+    bool written = false;  // whether one of those items wrote it
+  };
+  using Holds = std::unordered_map<const uop::UOpNode*, Hold>;
   // `vars`: the values of the variables the captured kernels may take (TinyJit's call); a kernel taking another
   // variable, or one at another value, raises ArgumentError
   explicit CaptureScope(std::vector<schedule::ScheduleItem>& sink, const uop::VarVals* vars = nullptr);
@@ -29,8 +34,8 @@ class CaptureScope {
  private:
   std::vector<schedule::ScheduleItem>* outer_;
   const uop::VarVals* outer_vars_;
-  std::unordered_map<const uop::UOpNode*, uint32_t> holds_;  // handles `sink` holds on each buffer node
-  std::unordered_map<const uop::UOpNode*, uint32_t>* outer_holds_;
+  Holds holds_;
+  Holds* outer_holds_;
 };
 
 // Whether a CaptureScope is active on this thread.

@@ -149,7 +149,9 @@ TEST(SymbolicKernels, ASymbolicOuterLoopIsSplitBetweenThreads) {
     }
     // 4 rows are 32768 elements moved and about as many ops, under the threshold, though the buffers hold 2 MB:
     // the work decides, not the buffers' sizes (a KV cache's write of one position)
-    if (v == 4) EXPECT_EQ(threads, 1u);
+    if (v == 4) {
+      EXPECT_EQ(threads, 1u);
+    }
     out.copyout(got.data(), got.size() * 4);
     for (size_t i = 0; i < got.size(); i++)
       if (got[i] != (static_cast<int64_t>(i) < v * 4096 ? a[i] + 1 : -1.0f)) {
