@@ -137,9 +137,10 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOp>& outputs) {
-  if (getenv_int("SPEC") >= 1) uop::check_spec(UOp::sink(outputs), uop::SpecStage::Tensor);
+  bool spec = getenv_int("SPEC") >= 1;  // read once per realize: the checks below build and walk graphs
+  if (spec) uop::check_spec(UOp::sink(outputs), uop::SpecStage::Tensor);
   Schedule s = cached_schedule(outputs, build_schedule);
-  if (getenv_int("SPEC") >= 1)
+  if (spec)
     for (const ScheduleItem& item : s.items) uop::check_spec(item.ast, uop::SpecStage::Kernel);
   return s;
 }

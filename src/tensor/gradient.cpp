@@ -226,7 +226,7 @@ Tensor seed_gradient(const Tensor& root, const std::optional<Tensor>& gradient, 
   return gradient->cast(root.dtype(), where);
 }
 
-// GRAPH=1: the first backward graph of the process, drawn
+// GRAPH=1: the backward graph drawn (the first one for each GRAPH_PATH: graph_dot.h)
 void draw(const UOp& root, const std::vector<Tensor>& grads) {
   if (getenv_int("GRAPH") < 1) return;
   std::vector<UOp> g;
