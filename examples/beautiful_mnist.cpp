@@ -2,6 +2,8 @@
 //
 //   ./build/bin/beautiful_mnist [mnist_folder]     STEPS=70 BS=512 EVAL_BS=2000 by default; SEED=n fixes the random
 //                                                  numbers (else they come from the clock); DEV=OPENCL trains on OpenCL
+//   DEVICES=CPU:0,CPU:1 trains data-parallel (tinygrad's beautiful_mnist_multigpu): the model is replicated on each
+//   device, each batch is split between them, and the gradients are summed across them (an allreduce)
 //
 // Without a folder it reads Fashion-MNIST from Debian's dataset-fashion-mnist package.
 #include <algorithm>
@@ -24,6 +26,11 @@ int main(int argc, char** argv) try {
   int64_t steps = env_int("STEPS", 70), bs = env_int("BS", 512);
   if (std::getenv("SEED")) Tensor::manual_seed(static_cast<uint64_t>(env_int("SEED", 0)));
   MnistModel model;
+  std::vector<std::string> devices;  // DEVICES: the model on each, every batch split between them
+  if (const char* d = std::getenv("DEVICES")) devices = Tensor(0).to(d).devices();  // (names checked, canonical)
+  auto spread = [&](const Tensor& batch) { return devices.size() > 1 ? batch.shard(devices, 0) : batch; };
+  if (devices.size() > 1)
+    model.state(tg::nn::StateVisitor([&](const std::string&, Tensor& t) { t = t.to(devices).realize(); }));
   tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));
 
   // both run under TinyJit: the first two calls build, schedule and compile; later calls replay the kernels
@@ -31,7 +38,7 @@ int main(int argc, char** argv) try {
     tg::TrainGuard train;
     opt.zero_grad();
     Tensor samples = Tensor::randint({bs}, 0, data.X_train.shape()[0]);
-    Tensor loss = model(data.X_train[{samples}]).sparse_categorical_crossentropy(data.Y_train[{samples}]).backward();
+    Tensor loss = model(spread(data.X_train[{samples}])).sparse_categorical_crossentropy(spread(data.Y_train[{samples}])).backward();
     std::vector<Tensor> outs = opt.schedule_step();
     outs.push_back(loss);
     Tensor::realize(outs);
@@ -41,7 +48,7 @@ int main(int argc, char** argv) try {
   // holds between calls), cut once into buffers of their own; each batch's images and labels are the TinyJit's
   // inputs, so every call reads new ones. A last, smaller batch has shapes of its own: it runs without the TinyJit.
   tg::TinyJit<Tensor> count_correct([&](const std::vector<Tensor>& in) {
-    return (model(in[0]).argmax(1) == in[1]).sum();
+    return (model(spread(in[0])).argmax(1) == spread(in[1])).sum();
   });
   int64_t eval_bs = std::max<int64_t>(1, env_int("EVAL_BS", 2000));
   std::vector<Tensor> test_x = data.X_test.split(eval_bs), test_y = data.Y_test.split(eval_bs), batches;
@@ -52,7 +59,8 @@ int main(int argc, char** argv) try {
     int64_t correct = 0;
     for (size_t b = 0; b < test_x.size(); b++) {
       bool full = test_x[b].shape()[0] == test_x[0].shape()[0];
-      correct += (full ? count_correct({test_x[b], test_y[b]}) : (model(test_x[b]).argmax(1) == test_y[b]).sum()).item<int64_t>();
+      correct += (full ? count_correct({test_x[b], test_y[b]}) : (model(spread(test_x[b])).argmax(1) == spread(test_y[b])).sum())
+                     .item<int64_t>();
     }
     return 100.0F * static_cast<float>(correct) / static_cast<float>(data.X_test.shape()[0]);
   };

@@ -601,7 +601,27 @@ class Tensor {
     for (const T& f : layers) x = f(x);
     return x;
   }
+  // A device name with commas ("CPU:0,CPU:1") names several devices: the tensor is copied whole to each of them.
+  // From several devices to one, the parts are gathered there.
   Tensor to(const std::string& device, Loc where = Loc::current()) const;
+
+  // ---- several devices (tinygrad's shard; src/multi/) ----
+  // One tensor held by several devices: split along `axis` into parts of ceil(n / k) (the last ones smaller, possibly
+  // empty), or without an axis copied whole to each. Its device() is the devices' names joined by commas, and every op
+  // on it stays lazy and runs on each device's part: elementwise ops between tensors split alike need no copy, a
+  // reduction over the split axis (a sum over a sharded batch, a matmul whose contraction is split) ends in an
+  // allreduce that leaves every device the same result, bit for bit. Where parts do not line up (an op with a tensor
+  // split along another axis, a pad of the split axis) they are gathered first. to(device) gathers onto one
+  // device; reading values (to_vector, item, printing) gathers onto the first. Model parameters are replicated with
+  // t = t.to(devices) for each (tinygrad's x.to_(GPUS)); a tensor never changes device in place, so in C++ shard_
+  // and to_ are assignments. Autograd, optimizers and TinyJit work on such tensors as on any other.
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt,
+               Loc where = Loc::current()) const;
+  Tensor to(const std::vector<std::string>& devices, Loc where = Loc::current()) const { return shard(devices, std::nullopt, where); }
+  // The devices holding this tensor: one, or each of several.
+  std::vector<std::string> devices() const;
+  // Each device's part, realized (a tensor on one device: itself).
+  std::vector<Tensor> shards() const;
 
   // ---- realizing and reading ----
   Tensor& realize();

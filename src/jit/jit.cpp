@@ -54,13 +54,27 @@ struct Step {
 struct Tracked {
   std::vector<std::weak_ptr<TensorImpl>> tensors;  // every handle with this graph
   UOp before, after;                               // its graph before and after the call (views of A and B)
-  size_t slot_before = 0, slot_after = 0;
+  // the slots of A and B: one pair, or one per device for a tensor held by several (a MULTI of buffers)
+  std::vector<std::pair<size_t, size_t>> slots;
   bool updated() const { return before != after; }
 };
 
 UOp base_buffer(const UOp& u) {
   const UOp& b = schedule::movement_base(u);
   return b.op() == uop::Ops::BUFFER ? b : UOp();
+}
+
+// The buffers a realized graph reads: its base buffer, or each device's for a MULTI of buffers; empty when it is not
+// realized
+std::vector<UOp> base_buffers(const UOp& u) {
+  const UOp& m = schedule::movement_base(u);
+  if (m.op() != uop::Ops::MULTI) return base_buffer(u) ? std::vector<UOp>{base_buffer(u)} : std::vector<UOp>{};
+  std::vector<UOp> out;
+  for (size_t i = 1; i < m.src().size(); i++) {
+    if (!base_buffer(m.src(i))) return {};
+    out.push_back(base_buffer(m.src(i)));
+  }
+  return out;
 }
 
 std::string sig_str(const Signature& s) {
@@ -221,7 +235,8 @@ void JitState::plan_memory(int64_t first_new_id, const std::unordered_set<const 
   for (size_t i = 0; i < steps.size(); i++)
     for (size_t sl : steps[i].slots) first[sl] = std::min(first[sl], i), last[sl] = i;
   std::unordered_set<size_t> keep;
-  for (const Tracked& tr : tracked) keep.insert(tr.slot_before), keep.insert(tr.slot_after);
+  for (const Tracked& tr : tracked)
+    for (auto [before, after] : tr.slots) keep.insert(before), keep.insert(after);
   for (size_t i = 0; i < steps.size(); i++)
     if (invariant[i]) keep.insert(steps[i].slots[0]);  // its value must survive until the next replay
   for (const auto& is : input_slots)
@@ -268,7 +283,8 @@ void JitState::find_invariant_steps() {
   for (size_t s = 0; s < slots.size(); s++)
     if (slots[s] && schedule::buffer_of(slots[s]).external()) varies[s] = true;  // from_blob: the caller's memory
   for (const Tracked& tr : tracked)
-    if (tr.updated()) varies[tr.slot_before] = varies[tr.slot_after] = true;
+    if (tr.updated())
+      for (auto [before, after] : tr.slots) varies[before] = varies[after] = true;
   // a step that makes much more than it reads (a whole dataset's activations from the images and the weights) is
   // run again at every replay: holding its output between calls would cost more memory than it saves time
   // (beautiful_mnist's 10000-image evaluation held 1.66 GB of activations after its capture)
@@ -339,21 +355,29 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
     if (!t) continue;  // gone
     UOp graph_after = t->uop();
     if (graph_after == graph_before && !base_buffer(graph_before)) continue;  // lazy and left alone
-    UOp a = base_buffer(graph_before), b = base_buffer(graph_after);
-    if (!b)
+    std::vector<UOp> as = base_buffers(graph_before), bs = base_buffers(graph_after);
+    if (bs.empty())
       throw ArgumentError("TinyJit", "the function left a tensor of shape " + tensor::shape_str(t->shape) +
                                          " (made at " + t->created.str() + ") with an update it did not realize; realize "
                                          "everything it assigns, or the replays will not update it", where);
-    if (!a) continue;  // a lazy tensor the function realized: the kernels compute it again on every replay
-    bool reads = slot_of.count(a.get()) && slot_of[a.get()] < used_slots;
-    if (a == b ? !reads : !written.count(b.get())) continue;  // not touched by the kernels
-    if (input_of.count(a.get())) {
-      if (a == b) continue;  // an input: the replay substitutes it
-      throw ArgumentError("TinyJit", "the function assigns to its input " + std::to_string(input_of[a.get()]) +
-                                         "; inputs are read-only (return the new value instead)", where);
+    if (as.empty()) continue;  // a lazy tensor the function realized: the kernels compute it again on every replay
+    if (as.size() != bs.size())
+      throw ArgumentError("TinyJit", "the function moved a tensor (made at " + t->created.str() + ") between devices", where);
+    bool touched = false;
+    for (size_t i = 0; i < as.size(); i++) {
+      const UOp &a = as[i], &b = bs[i];
+      bool reads = slot_of.count(a.get()) && slot_of[a.get()] < used_slots;
+      touched = touched || (a == b ? reads : written.count(b.get()) > 0);
+      if (input_of.count(a.get()) && a != b)
+        throw ArgumentError("TinyJit", "the function assigns to its input " + std::to_string(input_of[a.get()]) +
+                                           "; inputs are read-only (return the new value instead)", where);
     }
-    auto [it, fresh] = tracked_of.emplace(std::make_pair(a.get(), b.get()), tracked.size());
-    if (fresh) tracked.push_back({{}, graph_before, graph_after, slot(a), slot(b)});
+    if (!touched || (as.size() == 1 && input_of.count(as[0].get()))) continue;  // an input: the replay substitutes it
+    auto [it, fresh] = tracked_of.emplace(std::make_pair(as[0].get(), bs[0].get()), tracked.size());
+    if (fresh) {
+      tracked.push_back({{}, graph_before, graph_after, {}});
+      for (size_t i = 0; i < as.size(); i++) tracked.back().slots.push_back({slot(as[i]), slot(bs[i])});
+    }
     tracked[it->second].tensors.push_back(t);
   }
 
@@ -455,20 +479,26 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
       continue;
     }
     // changed outside the function (a new learning rate, load_state_dict): read it from where it is now
+    if (tr.slots.size() > 1)
+      throw ArgumentError("TinyJit", "a tensor held by several devices that the function uses (made at " + t->created.str() +
+                                         ") changed since the capture; call reset() on the TinyJit", where);
     handle(t).realize();
-    UOp now = t->uop(), now_buf = base_buffer(now), a = slots[tr.slot_before], b = slots[tr.slot_after];
+    auto [slot_before, slot_after] = tr.slots[0];
+    UOp now = t->uop(), now_buf = base_buffer(now), a = slots[slot_before], b = slots[slot_after];
     if (!now_buf || (tr.before.substitute({{a, now_buf}}) != now && tr.after.substitute({{b, now_buf}}) != now))
       throw ArgumentError("TinyJit", "a tensor the function uses (made at " + t->created.str() + ") changed from shape " +
                                          tensor::shape_str(tr.after.shape()) + " " + tr.after.dtype().name() + " to " +
                                          tensor::shape_str(t->shape) + " " + t->dtype.name() +
                                          " since the capture; call reset() on the TinyJit", where);
-    cur[tr.slot_before] = &schedule::buffer_of(now_buf);
+    cur[slot_before] = &schedule::buffer_of(now_buf);
     moved.emplace_back(a, now_buf);
     changed_outside = true;
     if (tr.updated()) repoint.push_back(&tr);
   }
   // every check is done: from here on nothing throws before the tensors hold their new values
-  for (Tracked* tr : swap) cur[tr->slot_before]->swap_memory(*cur[tr->slot_after]);
+  for (Tracked* tr : swap)
+    for (auto [before, after] : tr->slots)
+      if (before != after) cur[before]->swap_memory(*cur[after]);
   bool rerun = changed_outside || std::any_of(invariant_versions.begin(), invariant_versions.end(),
                                               [&](const auto& sv) { return cur[sv.first]->version() != sv.second; });
   if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "TinyJit: replaying %zu kernels\n", rerun ? steps.size() : kernels_per_replay());

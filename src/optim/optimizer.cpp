@@ -15,7 +15,8 @@ Optimizer::Optimizer(const std::vector<Tensor>& all, double lr, SourceLocation w
     (t.requires_grad() ? params : buffers).push_back(t);
   }
   if (params.empty()) throw ArgumentError("Optimizer", "no parameter requires a gradient (call requires_grad_() on them)", where);
-  this->lr = Tensor(std::vector<float>{static_cast<float>(lr)}, {}).realize();
+  // on the parameters' device (each of them, for a model replicated on several)
+  this->lr = Tensor(std::vector<float>{static_cast<float>(lr)}, {}, params[0].device()).realize();
 }
 
 void Optimizer::zero_grad() {
@@ -52,7 +53,7 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads) {
     if (!grads[i].defined()) continue;
     Tensor& t = params[i];
     Tensor w = t.detach(), g = grads[i];
-    Tensor r = Tensor(1.0f);
+    Tensor r = Tensor(1.0f, std::nullopt, w.device());
     if (tcoef != 0) {
       Tensor r1 = w.square().sum().sqrt(), r2 = g.square().sum().sqrt();
       r = (r1 > 0).where((r2 > 0).where(r1 * tcoef / (r2 + r1 * weight_decay), 1.0f), 1.0f);
@@ -77,8 +78,8 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads) {
 LAMB::LAMB(const std::vector<Tensor>& params, double lr, double b1, double b2, double eps, double weight_decay, bool adam,
            SourceLocation where)
     : Optimizer(params, lr, where), b1(b1), b2(b2), eps(eps), weight_decay(weight_decay), adam(adam) {
-  b1_t = Tensor::ones({}).contiguous().realize();
-  b2_t = Tensor::ones({}).contiguous().realize();
+  b1_t = Tensor::ones({}, dtypes::float32, this->lr.device()).contiguous().realize();
+  b2_t = Tensor::ones({}, dtypes::float32, this->lr.device()).contiguous().realize();
   m = zeros_like_params();
   v = zeros_like_params();
 }
@@ -94,7 +95,7 @@ std::vector<Tensor> LAMB::update(const std::vector<Tensor>& grads) {
     v[i].assign(v[i] * b2 + g * g * (1.0 - b2));
     Tensor m_hat = m[i] / (1.0f - b1_t), v_hat = v[i] / (1.0f - b2_t);
     Tensor up = m_hat / (v_hat.sqrt() + eps) + w * weight_decay;
-    Tensor r = Tensor(1.0f);
+    Tensor r = Tensor(1.0f, std::nullopt, w.device());
     if (!adam) {
       Tensor r1 = w.square().sum().sqrt(), r2 = up.square().sum().sqrt();
       r = (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0f), 1.0f);

@@ -1,5 +1,6 @@
 #include "schedule/buffer_uop.h"
 
+#include "multi/multi.h"
 #include "runtime/device.h"
 
 namespace tg::schedule {
@@ -8,6 +9,9 @@ using uop::Ops;
 using uop::UOp;
 
 UOp new_buffer(const std::string& device, DType dtype, int64_t size) {
+  if (multi::is_multi(device))
+    throw ArgumentError("buffer", "a buffer is on one device, not on '" + device + "': make the tensor on one and "
+                                  "spread it with .to(\"" + device + "\") or .shard(...)");
   auto mem = std::make_shared<runtime::Buffer>(runtime::get_device(device), static_cast<size_t>(size), dtype);
   auto arg = std::make_shared<const uop::BufferArg>(uop::next_buffer_id(), size, std::move(mem));
   UOp dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(device));
@@ -29,17 +33,6 @@ UOp buffer_as_node(const UOp& buffer, const UOp& node) {
 
 runtime::Buffer& buffer_of(const UOp& buffer) {
   return *static_cast<runtime::Buffer*>(uop::get_buffer_arg(buffer).memory.get());
-}
-
-const std::string& device_of(const UOp& u) {
-  // every path down ends at a leaf with a DEVICE source; follow the first source
-  const UOp* n = &u;
-  while (!n->src().empty()) {
-    if (n->op() == Ops::COPY) return n->src(1).arg().get<std::string>();  // COPY's second source is where it goes
-    if (n->src(0).op() == Ops::DEVICE) return n->src(0).arg().get<std::string>();
-    n = &n->src(0);
-  }
-  throw InternalError("device_of", "no device below " + std::string(uop::op_name(u.op())));
 }
 
 }  // namespace tg::schedule

@@ -18,7 +18,6 @@ uop::UOp buffer_as_shape(const uop::UOp& buffer, const std::vector<int64_t>& sha
 uop::UOp buffer_as_node(const uop::UOp& buffer, const uop::UOp& node);
 // The runtime buffer a BUFFER node owns.
 runtime::Buffer& buffer_of(const uop::UOp& buffer);
-// The device name of a tensor-level node: the DEVICE source of its BUFFER, CONST or IOTA leaves.
-const std::string& device_of(const uop::UOp& u);
+using uop::device_of;  // (uop/uop.h)
 
 }  // namespace tg::schedule

@@ -29,8 +29,10 @@ const UOp& movement_base(const UOp& u) {
 }
 
 bool is_realized_form(const UOp& u) {
-  Ops b = movement_base(u).op();
-  return b == Ops::BUFFER || b == Ops::CONST;
+  const UOp& b = movement_base(u);
+  if (b.op() == Ops::MULTI)  // every device's part in memory (src 0 names the devices)
+    return std::all_of(b.src().begin() + 1, b.src().end(), [](const UOp& s) { return is_realized_form(s); });
+  return b.op() == Ops::BUFFER || b.op() == Ops::CONST;
 }
 
 const UOp& reshape_base(const UOp& u) {
@@ -209,6 +211,7 @@ void fill_cats_in_place(Grouping& g, const Users& users) {
       while (ok && (n->op() == Ops::RESHAPE || n->op() == Ops::DETACH) && !g.realized(*n))
         ok = only_user(n->src(0), *n), n = &n->src(0);
       ok = ok && !g.filled.count(n->get());  // (a cat inside the cat, itself filled in place, keeps its own buffer)
+      ok = ok && n->op() != Ops::COPY;       // (a copy writes a whole buffer of its own)
       stored_as.push_back(n);
     }
     if (!ok || covered != shape[d] ||

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "multi/multi.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/kernel_ast.h"
 #include "schedule/schedule_cache.h"
@@ -134,12 +135,37 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
   return s;
 }
 
+// A graph over several devices is scheduled as its per-device graphs (multi/multi.h); each multi node that this
+// schedule computes becomes a MULTI of its parts' new buffers.
+Schedule multi_schedule(const std::vector<UOp>& outputs) {
+  multi::Lowered low = multi::lower(outputs);
+  Schedule s = cached_schedule(low.outputs, build_schedule);
+  std::unordered_map<const uop::UOpNode*, UOp> made;
+  for (const auto& [node, buffer] : s.becomes) made.emplace(node.get(), buffer);
+  for (const auto& [node, lowered] : low.singles)
+    if (auto it = made.find(lowered.get()); it != made.end()) s.becomes.push_back({node, it->second});
+  for (const auto& [node, sharded] : low.multis) {
+    std::vector<UOp> src{UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(multi::join_devices(sharded.devices)))};
+    bool computed = false;
+    for (const UOp& part : sharded.shards) {
+      auto it = made.find(part.get());
+      computed = computed || it != made.end();
+      src.push_back(it != made.end() ? it->second : part);
+    }
+    if (!computed || !std::all_of(src.begin() + 1, src.end(), is_realized_form)) continue;
+    UOp m = UOp::make(Ops::MULTI, node.dtype(), std::move(src), uop::Arg(sharded.axis));
+    made.emplace(node.get(), m);
+    s.becomes.push_back({node, m});
+  }
+  return s;
+}
+
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOp>& outputs) {
   bool spec = getenv_int("SPEC") >= 1;  // read once per realize: the checks below build and walk graphs
   if (spec) uop::check_spec(UOp::sink(outputs), uop::SpecStage::Tensor);
-  Schedule s = cached_schedule(outputs, build_schedule);
+  Schedule s = multi::involves_multi(outputs) ? multi_schedule(outputs) : cached_schedule(outputs, build_schedule);
   if (spec)
     for (const ScheduleItem& item : s.items) uop::check_spec(item.ast, uop::SpecStage::Kernel);
   return s;

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "runtime/buffer.h"
+#include "multi/multi.h"
 #include "runtime/device.h"
 #include "schedule/buffer_uop.h"
 #include "tensor/tensor_impl.h"
@@ -20,6 +21,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
   check_shape(shape, "empty", where);
   check_value_dtype(dtype, "empty", where);
   std::string dev = tensor::resolve_device(device);
+  if (multi::is_multi(dev)) return empty(shape, dtype, multi::split_devices(dev)[0], where).to(dev, where);
   int64_t n = tensor::prod(shape);
   UOp buf = schedule::new_buffer(dev, dtype, n);
   return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
@@ -30,6 +32,8 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, const std:
   check_value_dtype(dtype, "from_blob", where);
   std::string dev = tensor::resolve_device(device);
   int64_t n = tensor::prod(shape);
+  if (multi::is_multi(dev))
+    throw ArgumentError("from_blob", "the memory is on one device, not on '" + dev + "': use .to(\"" + dev + "\") after", where);
   if (!runtime::get_device(dev).allocator().host_addressable())
     throw DeviceError("from_blob", dev + "'s memory is not host memory: make the tensor on CPU and move it with .to(\"" +
                                        dev + "\")", where);

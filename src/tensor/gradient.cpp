@@ -112,6 +112,25 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
     case Ops::CONTIGUOUS_BACKWARD: return {g.contiguous()};
     case Ops::CUSTOM_GRAD: return tensor::custom_gradient(u, g);
     case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};
+    case Ops::MULTI: {  // each device's part of the gradient
+      std::vector<Tensor> out{Tensor()};
+      int64_t axis = u.arg().get<int64_t>(), at = 0;
+      for (size_t i = 1; i < u.src().size(); i++) {
+        int64_t n = axis < 0 ? 0 : u.src(i).shape()[static_cast<size_t>(axis)];
+        const std::string& dev = schedule::device_of(u.src(i));
+        UOp sel = UOp::make(Ops::MSELECT, g.dtype(), {g.uop(), tensor::device_uop(dev)},
+                            uop::Arg(std::vector<int64_t>{static_cast<int64_t>(i - 1), axis, at, at + n}));
+        out.push_back(tensor::wrap(sel, dev));
+        at += n;
+      }
+      return out;
+    }
+    case Ops::MSELECT: {  // the part in its place, zeros elsewhere, as a value of the whole (held by every device)
+      const std::vector<int64_t>& a = ints_arg(u);
+      std::vector<std::pair<int64_t, int64_t>> grow(u.shape().size(), {0, 0});
+      if (a[1] >= 0) grow[static_cast<size_t>(a[1])] = {a[2], in_shape_of()[static_cast<size_t>(a[1])] - a[3]};
+      return {g.pad(grow).to(schedule::device_of(u.src(0))), Tensor()};
+    }
     default: return std::vector<Tensor>(u.src().size());  // comparisons, integer ops, DETACH, leaves: no gradient
   }
 }

@@ -30,8 +30,10 @@ namespace {
 constexpr int64_t kPanel = 32, kPackedElems = int64_t{1} << 19, kPackRows = 128;
 
 Tensor packed_in_panels(const Tensor& x, const Tensor& w, bool stored_only, SourceLocation where) {
+  std::vector<std::string> devices = w.devices();
   if (w.ndim() < 2 || x.ndim() < 2 || x.is_symbolic() || w.is_symbolic() ||
-      (stored_only && !schedule::is_realized_form(w.uop())) || runtime::get_device(w.device()).caps().grid)
+      (stored_only && !schedule::is_realized_form(w.uop())) ||
+      std::any_of(devices.begin(), devices.end(), [](const std::string& d) { return runtime::get_device(d).caps().grid; }))
     return w;
   const Shape &xs = x.shape(), &ws = w.shape();
   int64_t k = ws[ws.size() - 2], n = ws.back();

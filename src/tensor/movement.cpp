@@ -210,9 +210,11 @@ Tensor Tensor::contiguous(Loc where) const {
 }
 
 Tensor Tensor::to(const std::string& dev, Loc where) const {
-  std::string d = runtime::canonical_device(dev);
+  std::string d = tensor::resolve_device(dev, "to", where);  // "" is the default device; "A,B" several (shard.cpp)
   if (d == device()) return *this;
-  return tensor::wrap(UOp::make(Ops::COPY, dtype(), {uop(), tensor::device_uop(d)}), d, where);
+  Tensor out = tensor::wrap(UOp::make(Ops::COPY, dtype(), {uop(), tensor::device_uop(d)}), d, where);
+  if (requires_grad()) out.requires_grad_();  // as tinygrad: a model moved to another device trains there
+  return out;
 }
 
 Tensor Tensor::clone(Loc where) const {

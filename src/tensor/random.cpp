@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "multi/multi.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -74,6 +75,8 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, 
   if (n > UINT32_MAX) throw ArgumentError("rand", "at most 2^32 numbers per call, asked for " + std::to_string(n), where);
   std::string dev = tensor::resolve_device(device);
   if (n == 0) return Tensor::zeros(shape, dtype, dev, where);
+  // for several devices: drawn on the first, the same numbers on each
+  if (multi::is_multi(dev)) return rand(shape, dtype, multi::split_devices(dev)[0], where).to(dev, where);
   Tensor k = next_key(dev);
   Tensor counts = Tensor::arange(0, static_cast<double>(n), 1, dtypes::uint32, dev);
   Tensor bits = threefry(counts, k.shrink({{0, 1}}).reshape({}), k.shrink({{1, 2}}).reshape({}));

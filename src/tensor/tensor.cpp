@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "engine/realize.h"
+#include "multi/multi.h"
 #include "runtime/device.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
@@ -139,8 +140,17 @@ std::string shape_str(const Shape& s) {
   return out + (s.size() == 1 ? ",)" : ")");
 }
 
-std::string resolve_device(const std::string& device) {
-  return device.empty() ? Device::default_device() : runtime::canonical_device(device);
+std::string resolve_device(const std::string& device, const char* op, SourceLocation where) {
+  if (device.empty()) return Device::default_device();
+  if (!multi::is_multi(device)) return runtime::canonical_device(device);
+  std::vector<std::string> names = multi::split_devices(device);
+  for (std::string& n : names) {
+    n = runtime::canonical_device(n);
+    if (std::count(names.begin(), names.end(), n) > 1)
+      throw ArgumentError(op, "'" + device + "' names " + n + " twice", where);
+  }
+  multi::note_multi_used();
+  return multi::join_devices(names);
 }
 
 UOp device_uop(const std::string& device) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(device)); }
@@ -281,6 +291,7 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
   if (static_cast<size_t>(n) != count)
     throw ShapeError("Tensor", std::to_string(count) + " values do not fill shape " + shape_str(shape), where);
   std::string dev = tensor::resolve_device(device);
+  if (multi::is_multi(dev)) return from_host(data, count, dtype, shape, multi::split_devices(dev)[0], where).to(dev, where);
   UOp buf = schedule::new_buffer(dev, dtype, n);
   if (n) schedule::buffer_of(buf).copyin(data, count * dtype.itemsize());
   Shape flat{n};
@@ -312,7 +323,10 @@ int64_t Tensor::size(int64_t dim, Loc where) const {
 int64_t Tensor::numel() const { return tensor::prod(shape()); }
 DType Tensor::dtype() const { return impl().dtype; }
 const std::string& Tensor::device() const { return impl().device; }
-bool Tensor::is_realized() const { return schedule::movement_base(uop()).op() == Ops::BUFFER; }
+bool Tensor::is_realized() const {
+  const UOp& base = schedule::movement_base(uop());
+  return base.op() == Ops::BUFFER || (base.op() == Ops::MULTI && schedule::is_realized_form(base));
+}
 
 void Tensor::realize(const std::vector<Tensor>& tensors) {
   auto lock = detail::realize_lock();
@@ -367,6 +381,7 @@ void Tensor::check_single(Loc where) const {
 void Tensor::copy_to_host(void* out, DType as) const {
   Loc made = impl().created;  // errors while computing it point at the user's line that made it
   Tensor t = dtype() == as ? *this : cast(as, made);
+  if (multi::is_multi(device())) t = t.to(devices()[0], made);  // read where the first part is
   auto lock = detail::realize_lock();  // no other realize between this one and the copy
   // the data must be one buffer read in order: contiguous() computes one when it is not
   t = t.contiguous(made);

@@ -87,8 +87,9 @@ Tensor symbolic_pad(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& gro
 Tensor symbolic_cat(const std::vector<Tensor>& tensors, int64_t dim, SourceLocation where);
 std::vector<Dim> symbolic_broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where);
 Tensor symbolic_broadcast_to(const Tensor& t, const std::vector<Dim>& shape);
-// the device a new tensor goes to: the given one, canonical, or the default
-std::string resolve_device(const std::string& device);
+// the device a new tensor goes to: the given one, canonical, or the default; several joined by commas
+// ("CPU,CPU:1"), each canonical, for a tensor held by several (ArgumentError naming `op` when one appears twice)
+std::string resolve_device(const std::string& device, const char* op = "device", SourceLocation where = {});
 // A constant of dtype broadcast to shape (no buffer).
 Tensor const_tensor(ConstValue v, DType dtype, const DimList& shape, const std::string& device);
 // ShapeError for a negative dimension, ArgumentError for more than kMaxElements; DTypeError for void, pointer or

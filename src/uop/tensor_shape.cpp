@@ -1,4 +1,5 @@
-// Shape inference for tensor-level nodes: a pure function of the op, the sources' shapes and the arg.
+// Facts of tensor-level nodes: shape inference (a pure function of the op, the sources' shapes and the arg) and
+// the device a node is on.
 #include <atomic>
 
 #include "uop/buffer_arg.h"
@@ -67,6 +68,20 @@ Dims infer(const UOp& u) {
       for (int64_t a : get_reduce_arg(u).axes) out[static_cast<size_t>(a)] = 1;
       return out;
     }
+    case Ops::MULTI: {  // the shards side by side along the axis
+      auto shard = [&](size_t i) { return to_dims(*u.src(i).get()->shape_cache.load(std::memory_order_acquire)); };
+      Dims out = shard(1);
+      int64_t axis = u.arg().get<int64_t>();
+      if (axis >= 0)
+        for (size_t i = 2; i < u.src().size(); i++) out[static_cast<size_t>(axis)] = out[static_cast<size_t>(axis)] + shard(i)[static_cast<size_t>(axis)];
+      return out;
+    }
+    case Ops::MSELECT: {
+      Dims out = src_shape();
+      const std::vector<int64_t>& a = u.arg().get<std::vector<int64_t>>();  // (index, axis, begin, end)
+      if (a[1] >= 0) out[static_cast<size_t>(a[1])] = a[3] - a[2];
+      return out;
+    }
     case Ops::WHERE: return to_dims(*u.src(1).get()->shape_cache.load(std::memory_order_acquire));
     default:
       if (u.src().empty() || u.op() == Ops::SINK || u.op() == Ops::DEVICE)
@@ -116,5 +131,17 @@ const std::vector<int64_t>& UOp::shape() const {
 std::vector<Dim> UOp::sym_shape() const { return to_dims(cached_shape(*this)); }
 const std::vector<int64_t>& UOp::max_shape() const { return cached_shape(*this).max; }
 bool UOp::symbolic_shape() const { return !cached_shape(*this).dims.empty(); }
+
+const std::string& device_of(const UOp& u) {
+  // every path down ends at a leaf with a DEVICE source; follow the first source
+  const UOp* n = &u;
+  while (!n->src().empty()) {
+    // COPY's and MSELECT's second source is where the value is; a MULTI's first names all its devices
+    if (n->op() == Ops::COPY || n->op() == Ops::MSELECT) return n->src(1).arg().get<std::string>();
+    if (n->src(0).op() == Ops::DEVICE) return n->src(0).arg().get<std::string>();
+    n = &n->src(0);
+  }
+  throw InternalError("device_of", "no device below " + std::string(uop::op_name(u.op())));
+}
 
 }  // namespace tg::uop

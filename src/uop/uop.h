@@ -116,6 +116,10 @@ std::string print_graph(const UOp& u);
 // range): then mul + c rounds once whether or not it is one FMA (exact_product.cpp)
 bool exact_float32_product(const UOp& mul);
 
+// The device name of a tensor-level node: the DEVICE source of its BUFFER, CONST or IOTA leaves, where a COPY or
+// MSELECT puts it, or a MULTI's joined names ("CPU,CPU:1").
+const std::string& device_of(const UOp& u);
+
 // How many nodes are alive (interned) now: for tests of memory behaviour.
 size_t live_uop_count();
 

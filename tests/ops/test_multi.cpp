@@ -1,0 +1,286 @@
+// Tensors held by several devices (Tensor::shard, src/multi/): every result is checked against the same ops on one
+// device (the unsharded values), allreduces against sums computed here on the host, and replicas against each other
+// bit for bit. The devices are CPU instances (CPU, CPU:1, CPU:2): each has its own buffers and programs, so every
+// part really lives on its own device and moves between them by copies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "support/expect_error.h"
+#include "tg/tg.h"
+
+namespace tg {
+namespace {
+
+const std::vector<std::string> two{"CPU", "CPU:1"}, three{"CPU", "CPU:1", "CPU:2"};
+
+std::vector<float> floats(const Tensor& t) { return t.cast(dtypes::float32).to_vector<float>(); }
+
+void expect_close(const Tensor& got, const Tensor& want, double tol = 1e-5) {
+  ASSERT_EQ(got.shape(), want.shape());
+  std::vector<float> g = floats(got), w = floats(want);
+  for (size_t i = 0; i < g.size(); i++) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << "at " << i;
+}
+
+std::vector<uint32_t> bits(const Tensor& t) {
+  std::vector<float> v = t.to_vector<float>();
+  std::vector<uint32_t> out(v.size());
+  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  return out;
+}
+
+// every device's part equal to the first, bit for bit
+void expect_replicas_identical(const Tensor& t) {
+  std::vector<Tensor> parts = t.shards();
+  ASSERT_GT(parts.size(), 1u);
+  for (size_t i = 1; i < parts.size(); i++) {
+    EXPECT_EQ(parts[i].device(), t.devices()[i]);
+    EXPECT_EQ(bits(parts[i]), bits(parts[0])) << "device " << t.devices()[i];
+  }
+}
+
+TEST(Multi, ShardAndGatherKeepEveryDtypeAndUnevenSplits) {
+  for (DType dt : {dtypes::float32, dtypes::float16, dtypes::bfloat16, dtypes::int8, dtypes::int32, dtypes::uint64,
+                   dtypes::bool_, dtypes::float64}) {
+    Tensor x = (Tensor::arange(0, 35).reshape({7, 5}) % 11).cast(dt).contiguous().realize();
+    for (const auto& devs : {two, three})
+      for (std::optional<int64_t> axis : {std::optional<int64_t>(0), std::optional<int64_t>(1), std::optional<int64_t>()}) {
+        Tensor s = x.shard(devs, axis);
+        EXPECT_EQ(s.device(), devs.size() == 2 ? "CPU,CPU:1" : "CPU,CPU:1,CPU:2");
+        EXPECT_EQ(s.shape(), x.shape());
+        EXPECT_EQ(s.dtype(), dt);
+        std::vector<Tensor> parts = s.shards();
+        ASSERT_EQ(parts.size(), devs.size());
+        int64_t n = axis ? x.shape()[static_cast<size_t>(*axis)] : 0, k = static_cast<int64_t>(devs.size()), per = (n + k - 1) / k;
+        for (size_t i = 0; i < parts.size(); i++) {
+          EXPECT_EQ(parts[i].device(), devs[i]);
+          int64_t b = std::min(n, per * static_cast<int64_t>(i)), e = std::min(n, b + per);  // ceil(n/k) each
+          Tensor want = !axis ? x : *axis == 0 ? x.shrink({{b, e}, {0, 5}}) : x.shrink({{0, 7}, {b, e}});
+          EXPECT_EQ(floats(parts[i]), floats(want)) << dt.name() << " axis " << axis.value_or(-1) << " part " << i;
+        }
+        EXPECT_EQ(floats(s.to("CPU:1")), floats(x)) << dt.name();
+        EXPECT_EQ(floats(s), floats(x)) << dt.name();  // reading gathers
+      }
+  }
+  // more devices than rows: the last parts are empty
+  Tensor y = Tensor({1.f, 2.f});
+  Tensor s = y.shard(three, 0);
+  EXPECT_EQ(s.shards()[2].shape(), (Shape{0}));
+  EXPECT_EQ(s.to_vector<float>(), (std::vector<float>{1, 2}));
+  EXPECT_EQ((s * 2).sum().item<float>(), 6.f);
+}
+
+TEST(Multi, ReplicatedTensorsAreTheSameOnEveryDevice) {
+  Tensor x = Tensor::randn({4, 3}).realize();
+  Tensor r = x.to(three);
+  EXPECT_EQ(r.devices(), three);
+  for (const Tensor& p : r.shards()) EXPECT_EQ(bits(p), bits(x));
+  Tensor z = Tensor::zeros({2, 2}, dtypes::float32, "CPU,CPU:1");  // constants and random numbers on several devices
+  EXPECT_EQ(z.devices(), two);
+  expect_replicas_identical(Tensor::rand({5}, dtypes::float32, "cpu:0,cpu:1"));
+  EXPECT_EQ(Tensor::arange(0, 5, 1, dtypes::int32, "CPU,CPU:1").to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(Multi, ElementwiseOpsMatchOneDevice) {
+  Tensor::manual_seed(3);
+  Tensor a = Tensor::randn({6, 5}).realize(), b = Tensor::randn({6, 5}).realize(), c = Tensor::randn({5}).realize();
+  auto f = [](const Tensor& x, const Tensor& y, const Tensor& z) { return (x * y + z).relu().exp() - x.maximum(y) / 3; };
+  Tensor want = f(a, b, c);
+  // split alike, with a replicated tensor and a constant broadcast in
+  expect_close(f(a.shard(three, 0), b.shard(three, 0), c.to(three)), want);
+  // split along different axes: the second is redistributed
+  expect_close(f(a.shard(two, 0), b.shard(two, 1), c.shard(two, 0)), want);
+  expect_close(f(a.shard(two, 1), b.to(two), c.shard(two, 0)), want);
+  expect_close(a.shard(two, 0).where(a.shard(two, 0) > 0, b.to(two)), a.where(a > 0, b));
+  expect_close(a.shard(two, 0).cast(dtypes::float16), a.cast(dtypes::float16), 1e-3);
+}
+
+TEST(Multi, ReductionsOverTheSplitAxisAreAllreduces) {
+  // odd sizes against a sum computed on the host
+  for (int64_t n : {1, 2, 7, 33, 1001}) {
+    std::vector<float> host(static_cast<size_t>(n));
+    double want = 0, mx = -1e30;
+    for (int64_t i = 0; i < n; i++) host[static_cast<size_t>(i)] = static_cast<float>((i * 37 % 101) - 50) / 7.f;
+    for (float v : host) want += v, mx = std::max<double>(mx, v);
+    Tensor x = Tensor(host, {n}).shard(three, 0);
+    Tensor s = x.sum();
+    EXPECT_EQ(s.devices(), three);
+    EXPECT_NEAR(s.item<float>(), want, 1e-3 * (1 + std::fabs(want))) << n;
+    EXPECT_EQ(x.max().item<float>(), static_cast<float>(mx)) << n;
+    expect_replicas_identical(s.reshape({1}));
+  }
+  Tensor::manual_seed(5);
+  Tensor a = Tensor::randn({9, 4, 3}).realize();
+  for (int64_t axis : {0, 1}) {
+    Tensor s = a.shard(two, axis);
+    expect_close(s.sum(0), a.sum(0));
+    expect_close(s.sum(1), a.sum(1));
+    expect_close(s.sum({0, 2}), a.sum({0, 2}));
+    expect_close(s.mean(), a.mean());
+    expect_close(s.max(1), a.max(1));
+    expect_close(s.softmax(0), a.softmax(0));
+    expect_close(s.std(1), a.std(1));
+  }
+}
+
+TEST(Multi, MovementOpsMatchOneDevice) {
+  Tensor::manual_seed(4);
+  Tensor a = Tensor::randn({6, 4, 2}).realize();
+  for (const auto& devs : {two, three})
+    for (int64_t axis : {0, 1, 2}) {
+      Tensor s = a.shard(devs, axis);
+      expect_close(s.reshape({24, 2}), a.reshape({24, 2}));
+      expect_close(s.reshape({6, 8}), a.reshape({6, 8}));
+      expect_close(s.reshape({48}), a.reshape({48}));
+      expect_close(s.reshape({3, 2, 4, 2}), a.reshape({3, 2, 4, 2}));
+      expect_close(s.permute({2, 0, 1}), a.permute({2, 0, 1}));
+      expect_close(s.shrink({{1, 5}, {1, 3}, {0, 1}}), a.shrink({{1, 5}, {1, 3}, {0, 1}}));
+      expect_close(s.pad({{1, 0}, {0, 2}, {1, 1}}), a.pad({{1, 0}, {0, 2}, {1, 1}}));
+      expect_close(s.flip({0, 2}), a.flip({0, 2}));
+      expect_close(s.reshape({6, 4, 2, 1}).expand({6, 4, 2, 3}), a.reshape({6, 4, 2, 1}).expand({6, 4, 2, 3}));
+      expect_close(s[{Slice(1, 6, 2), Slice(), 1}], a[{Slice(1, 6, 2), Slice(), 1}]);
+      expect_close(Tensor::cat({s, s * 2}, 1), Tensor::cat({a, a * 2}, 1));
+      expect_close(s.transpose(0, 1).contiguous().sum(2), a.transpose(0, 1).sum(2));
+    }
+}
+
+TEST(Multi, MatmulsWithASplitBatchOrContraction) {
+  Tensor::manual_seed(6);
+  Tensor x = Tensor::randn({10, 12}).realize(), w = Tensor::randn({12, 7}).realize();
+  Tensor want = x.matmul(w);
+  expect_close(x.shard(three, 0).matmul(w.to(three)), want, 1e-4);  // data parallel
+  Tensor contracted = x.shard(two, 1).matmul(w.shard(two, 0));      // the contraction split: ends in an allreduce
+  expect_close(contracted, want, 1e-4);
+  expect_replicas_identical(contracted);
+  expect_close(x.shard(two, 0).matmul(w.shard(two, 1)), want, 1e-4);
+}
+
+// the gradients of a small network on a batch split between devices: equal to one device's, the same on every device
+TEST(Multi, GradientsOfReplicatedWeightsOnASplitBatch) {
+  Tensor::manual_seed(8);
+  Tensor X = Tensor::randn({12, 5}).realize(), Y = Tensor::randint({12}, 0, 3).realize();
+  Tensor W1 = Tensor::randn({5, 8}).realize(), W2 = Tensor::randn({8, 3}).realize();
+  auto loss_grads = [&](const Tensor& x, const Tensor& y, Tensor w1, Tensor w2) {
+    w1.requires_grad_(), w2.requires_grad_();
+    Tensor h = x.matmul(w1).layernorm().gelu();
+    Tensor loss = h.matmul(w2).sparse_categorical_crossentropy(y);
+    loss.backward();
+    return std::vector<Tensor>{loss, w1.grad(), w2.grad()};
+  };
+  std::vector<Tensor> want = loss_grads(X, Y, W1.clone(), W2.clone());
+  std::vector<Tensor> got = loss_grads(X.shard(three, 0), Y.shard(three, 0), W1.to(three), W2.to(three));
+  for (size_t i = 0; i < want.size(); i++) {
+    expect_close(got[i], want[i], 1e-4);
+    EXPECT_EQ(got[i].devices(), three);
+  }
+  expect_replicas_identical(got[1]);
+  expect_replicas_identical(got[2]);
+  // a gradient flowing back through shard() to the tensor that was split
+  Tensor x = X.clone().realize().requires_grad_();  // (two lazy clones of X are one node)
+  (x.shard(two, 0) * W1.to(two).sum(1).reshape({1, 5})).square().sum().backward();
+  Tensor x1 = X.clone().realize().requires_grad_();
+  (x1 * W1.sum(1).reshape({1, 5})).square().sum().backward();
+  EXPECT_EQ(x.grad().device(), "CPU");
+  expect_close(x.grad(), x1.grad(), 1e-5);
+}
+
+struct Net : nn::Module {
+  nn::Linear l1{6, 16}, l2{16, 3};
+  nn::BatchNorm bn{16};
+  Tensor operator()(const Tensor& x) { return l2(bn(l1(x)).relu()); }
+  void state(const nn::StateVisitor& v) override { v("l1", l1), v("bn", bn), v("l2", l2); }
+};
+
+// data-parallel training: the batch split, the model replicated; the loss curve of one device within float
+// tolerance, and the replicas of every parameter identical after every step
+std::vector<float> train(const std::vector<std::string>& devices, bool jit, Net& model) {
+  Tensor::manual_seed(11);
+  Tensor X = Tensor::randn({24, 6}).realize(), Y = Tensor::randint({24}, 0, 3).realize();
+  model.state(nn::StateVisitor([&](const std::string&, Tensor& t) {
+    if (devices.size() > 1) t = t.to(devices).realize();
+  }));
+  // SGD with momentum: Adam divides by the root of tiny second moments, which magnifies float rounding past a tight
+  // comparison of the weights
+  optim::LARS opt = optim::SGD(get_parameters(model), 0.05, 0.9);
+  std::function<Tensor(const std::vector<Tensor>&)> step = [&](const std::vector<Tensor>& in) {
+    TrainGuard train;
+    opt.zero_grad();
+    Tensor x = in[0], y = in[1];
+    if (devices.size() > 1) x = x.shard(devices, 0), y = y.shard(devices, 0);
+    Tensor loss = model(x).sparse_categorical_crossentropy(y).backward();
+    std::vector<Tensor> outs = opt.schedule_step();
+    outs.push_back(loss);
+    Tensor::realize(outs);
+    return loss;
+  };
+  TinyJit<Tensor> jitted(step);
+  std::vector<float> losses;
+  for (int i = 0; i < 5; i++) {
+    Tensor xb = X.shrink({{(i % 3) * 8, (i % 3) * 8 + 8}, {0, 6}}).contiguous().realize();
+    Tensor yb = Y.shrink({{(i % 3) * 8, (i % 3) * 8 + 8}}).contiguous().realize();
+    losses.push_back((jit ? jitted({xb, yb}) : step({xb, yb})).item<float>());
+  }
+  return losses;
+}
+
+TEST(Multi, DataParallelTrainingFollowsOneDevice) {
+  Tensor::manual_seed(1);
+  Net one;
+  Tensor::manual_seed(1);  // the same initial weights
+  Net many;
+  Tensor::manual_seed(1);
+  Net jitted;
+  std::vector<float> want = train({"CPU"}, false, one), got = train(two, false, many), got_jit = train(two, true, jitted);
+  for (size_t i = 0; i < want.size(); i++) {
+    EXPECT_NEAR(got[i], want[i], 1e-4) << "step " << i;
+    EXPECT_EQ(got_jit[i], got[i]) << "step " << i;  // TinyJit's replays compute what the plain calls do
+  }
+  StateDict a = get_state_dict(one), b = get_state_dict(many), c = get_state_dict(jitted);
+  for (const auto& [name, t] : b) {
+    EXPECT_EQ(t.devices(), two) << name;
+    expect_replicas_identical(t);
+    expect_replicas_identical(c.at(name));
+    expect_close(t, a.at(name), 1e-4);
+    EXPECT_EQ(bits(c.at(name)), bits(t)) << name;
+  }
+}
+
+// a function of sharded inputs and replicated weights under TinyJit: the replays give the plain call's values
+TEST(Multi, TinyJitReplaysAShardedForward) {
+  Net model;
+  model.state(nn::StateVisitor([&](const std::string&, Tensor& t) { t = t.to(two).realize(); }));
+  std::function<Tensor(const std::vector<Tensor>&)> f = [&](const std::vector<Tensor>& in) {
+    return model(in[0].shard(two, 0)).softmax(1).sum(0).contiguous();
+  };
+  TinyJit<Tensor> jitted(f);
+  for (int i = 0; i < 4; i++) {
+    Tensor x = Tensor::randn({10, 6}).realize();
+    EXPECT_EQ(bits(jitted({x})), bits(f({x}))) << "call " << i;
+  }
+  EXPECT_GT(jitted.kernel_count(), 3u);
+}
+
+TEST(Multi, MismatchedDevicesAndBadArgumentsAreNamed) {
+  Tensor a = Tensor::ones({4, 2}).shard(two, 0), b = Tensor::ones({4, 2}).shard(three, 0);
+  testing::expect_error<ArgumentError>([&] { (void)(a + b); }, "add", {"CPU,CPU:1", "CPU,CPU:1,CPU:2"}, __FILE__, __LINE__);
+  testing::expect_error<ArgumentError>([&] { (void)(a + Tensor::ones({4, 2})); }, "add", {"CPU,CPU:1", "CPU"}, __FILE__, __LINE__);
+  testing::expect_error<ArgumentError>([&] { (void)Tensor::ones({2}).shard({"CPU", "CPU:0"}, 0); }, "shard", {"names CPU twice"}, __FILE__, __LINE__);
+  testing::expect_error<ArgumentError>([&] { (void)Tensor::ones({2}).shard({}, 0); }, "shard", {"at least one device"}, __FILE__, __LINE__);
+  testing::expect_error<ShapeError>([&] { (void)Tensor(1.f).shard(two, 0); }, "shard", {"0-d"}, __FILE__, __LINE__);
+  testing::expect_error<ArgumentError>([&] { (void)Tensor::ones({2}).shard(two, 3); }, "shard", {"axis 3"}, __FILE__, __LINE__);
+  float data[2] = {1, 2};
+  unsigned line = __LINE__ + 1;
+  testing::expect_error<ArgumentError>([&] { (void)Tensor::from_blob(data, {2}, dtypes::float32, "CPU,CPU:1"); }, "from_blob",
+                                       {"one device"}, __FILE__, line);
+  try {
+    (void)Tensor::ones({2}).to("CPU,NOSUCH");
+    ADD_FAILURE() << "no error for an unknown device";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown device 'NOSUCH'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tg
