@@ -51,6 +51,10 @@ namespace {
 
 using Bounds = std::vector<std::pair<int64_t, int64_t>>;
 
+// the least elements per device for which an allreduce goes around a ring (below, copying whole parts is cheaper
+// than the ring's extra kernels)
+constexpr int64_t kRingMinPerDevice = 4096;
+
 UOp device_node(const std::string& d) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(d)); }
 
 // x (on `from`) on device `to`: itself, or a copy
@@ -280,15 +284,48 @@ class Lowering {
     const uop::ReduceArg& ra = uop::get_reduce_arg(u);
     Sharded part = per_shard(u, {x}, x.axis);
     if (x.axis < 0 || std::find(ra.axes.begin(), ra.axes.end(), x.axis) == ra.axes.end()) return part;
-    // allreduce: every device combines all parts in device order
-    Sharded out{x.devices, {}, -1};
-    for (const std::string& to : x.devices) {
-      UOp acc;
-      for (size_t i = 0; i < part.shards.size(); i++) {
-        UOp p = moved_to(part.shards[i], x.devices[i], to);
-        acc = acc ? acc.alu(ra.op, {p}) : p;
+    return allreduce(part, ra.op);
+  }
+
+  // Every device gets the parts combined by op, the same bits on each. Two devices, or small values: each device
+  // combines all parts in device order (k(k-1) copies of the whole). More devices and larger values: a ring (each
+  // device combines one chunk of the flattened value as it passes around the ring, then the finished chunks go
+  // to every device: 2(k-1) chunk copies per device, whatever k).
+  static Sharded allreduce(const Sharded& part, Ops op) {
+    size_t k = part.devices.size();
+    const std::vector<int64_t>& shape = part.shards[0].shape();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    Sharded out{part.devices, {}, -1};
+    if (k <= 2 || n < kRingMinPerDevice * static_cast<int64_t>(k)) {
+      for (const std::string& to : part.devices) {
+        UOp acc;
+        for (size_t i = 0; i < k; i++) {
+          UOp p = moved_to(part.shards[i], part.devices[i], to);
+          acc = acc ? acc.alu(op, {p}) : p;
+        }
+        out.shards.push_back(acc);
       }
-      out.shards.push_back(acc);
+      return out;
+    }
+    Bounds chunks = even_bounds(n, k);
+    std::vector<UOp> flat, done(k);
+    for (const UOp& p : part.shards) flat.push_back(movement(Ops::RESHAPE, p, {n}));
+    for (size_t c = 0; c < k; c++) {  // chunk c starts at device c+1 and ends, complete, on device c
+      UOp acc;
+      std::string at;
+      for (size_t step = 1; step <= k; step++) {
+        size_t d = (c + step) % k;
+        UOp mine = shrink_axis(flat[d], 0, chunks[c].first, chunks[c].second);
+        acc = acc ? moved_to(acc, at, part.devices[d]).alu(op, {mine}) : mine;
+        at = part.devices[d];
+      }
+      done[c] = acc;
+    }
+    for (const std::string& to : part.devices) {
+      std::vector<UOp> pieces;
+      for (size_t c = 0; c < k; c++) pieces.push_back(moved_to(done[c], part.devices[c], to));
+      out.shards.push_back(movement(Ops::RESHAPE, cat(pieces, 0), shape));
     }
     return out;
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "support/device_test.h"
 #include "support/expect_error.h"
 #include "tg/tg.h"
 
@@ -111,6 +112,27 @@ TEST(Multi, ReductionsOverTheSplitAxisAreAllreduces) {
     EXPECT_EQ(x.max().item<float>(), static_cast<float>(mx)) << n;
     expect_replicas_identical(s.reshape({1}));
   }
+  // a result of 20011 elements on three devices goes around a ring in uneven chunks: against the host's sums, the
+  // same bits on every device
+  {
+    int64_t rows = 7, cols = 20011;
+    std::vector<float> host(static_cast<size_t>(rows * cols));
+    for (size_t i = 0; i < host.size(); i++) host[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 1009) - 504) / 64.f;
+    Tensor x = Tensor(host, {rows, cols}).shard(three, 0);
+    for (bool max : {false, true}) {
+      Tensor r = max ? x.max(0) : x.sum(0);
+      std::vector<float> got = r.to_vector<float>();
+      for (int64_t c = 0; c < cols; c++) {
+        double want = max ? -1e30 : 0;
+        for (int64_t i = 0; i < rows; i++) {
+          double v = host[static_cast<size_t>(i * cols + c)];
+          want = max ? std::max(want, v) : want + v;
+        }
+        ASSERT_NEAR(got[static_cast<size_t>(c)], want, 1e-4) << "column " << c;
+      }
+      expect_replicas_identical(r);
+    }
+  }
   Tensor::manual_seed(5);
   Tensor a = Tensor::randn({9, 4, 3}).realize();
   for (int64_t axis : {0, 1}) {
@@ -155,6 +177,38 @@ TEST(Multi, MatmulsWithASplitBatchOrContraction) {
   expect_close(contracted, want, 1e-4);
   expect_replicas_identical(contracted);
   expect_close(x.shard(two, 0).matmul(w.shard(two, 1)), want, 1e-4);
+  // a contraction split between three devices with a large result: the allreduce goes around a ring
+  Tensor x2 = Tensor::randn({64, 30}).realize(), w2 = Tensor::randn({30, 300}).realize();
+  Tensor ring = x2.shard(three, 1).matmul(w2.shard(three, 0));
+  expect_close(ring, x2.matmul(w2), 1e-4);
+  expect_replicas_identical(ring);
+}
+
+// composite methods: each is built from the primitives above, so it runs per device where it can
+TEST(Multi, CompositeMethodsMatchOneDevice) {
+  Tensor::manual_seed(9);
+  Tensor img = Tensor::randn({5, 3, 8, 8}).realize(), w = Tensor::randn({4, 3, 3, 3}).realize();
+  Tensor want = img.conv2d(w).relu().max_pool2d();
+  expect_close(img.shard(two, 0).conv2d(w.to(two)).relu().max_pool2d(), want, 1e-4);   // the batch split
+  expect_close(img.to(two).conv2d(w.shard(two, 0)).relu().max_pool2d(), want, 1e-4);   // the output channels split
+  Tensor a = Tensor::randn({7, 6}).realize();
+  for (int64_t axis : {0, 1}) {
+    Tensor s = a.shard(three, axis);
+    EXPECT_EQ(s.argmax(0).to_vector<int32_t>(), a.argmax(0).to_vector<int32_t>());
+    EXPECT_EQ(s.argmax(1).to_vector<int32_t>(), a.argmax(1).to_vector<int32_t>());
+    expect_close(s.cumsum(0), a.cumsum(0), 1e-5);
+    expect_close(s.cumsum(1), a.cumsum(1), 1e-5);
+    Tensor idx = Tensor({{0, 2}, {1, 1}, {5, 0}, {3, 4}, {2, 2}, {0, 1}, {4, 3}});
+    expect_close(s.gather(1, idx.to(three)), a.gather(1, idx));
+    expect_close(s[{Tensor({6, 0, 3}).to(three)}], a[{Tensor({6, 0, 3})}]);
+    expect_close(Tensor::cat({s, s.exp()}, axis), Tensor::cat({a, a.exp()}, axis));
+    expect_close(s.sort(0).first, a.sort(0).first);
+  }
+  // assign: a multi tensor takes new values, lazily, keeping its devices
+  Tensor t = a.shard(two, 0).contiguous().realize();
+  t.assign(t * 2 + 1).realize();
+  EXPECT_EQ(t.devices(), two);
+  expect_close(t, a * 2 + 1);
 }
 
 // the gradients of a small network on a batch split between devices: equal to one device's, the same on every device
@@ -260,6 +314,18 @@ TEST(Multi, TinyJitReplaysAShardedForward) {
     EXPECT_EQ(bits(jitted({x})), bits(f({x}))) << "call " << i;
   }
   EXPECT_GT(jitted.kernel_count(), 3u);
+}
+
+// one tensor split between the CPU and OpenCL (PoCL here): the same values as on one device
+TEST(Multi, CpuAndOpenclTogether) {
+  NEED_DEVICE(cl, "OPENCL");
+  const std::vector<std::string> mixed{"CPU", "OPENCL"};
+  Tensor::manual_seed(2);
+  Tensor a = Tensor::randn({8, 300}).realize(), w = Tensor::randn({300, 5}).realize();
+  Tensor data_parallel = a.shard(mixed, 0).matmul(w.to(mixed)).softmax(1).sum(0);
+  EXPECT_EQ(data_parallel.devices(), mixed);
+  expect_close(data_parallel, a.matmul(w).softmax(1).sum(0), 1e-5);
+  expect_close(a.shard(mixed, 1).matmul(w.shard(mixed, 0)), a.matmul(w), 1e-4);
 }
 
 TEST(Multi, MismatchedDevicesAndBadArgumentsAreNamed) {
