@@ -59,9 +59,17 @@ void load_state_dict(nn::Module& model, const StateDict& state, bool strict, Sou
     if (!unexpected.empty()) msg += std::string(msg.empty() ? "" : "; ") + "not in the model: " + list(unexpected);
     throw ArgumentError("load_state_dict", msg, where);
   }
+  // each value goes where the model's tensor is: its device, or its devices, split as it is split (a model
+  // replicated or sharded for data- or model-parallel training loads a checkpoint read on one device)
+  auto placed_like = [&](const Tensor& v, const Tensor& t) {
+    if (v.device() == t.device()) return v;
+    uop::UOp graph = t.uop();
+    if (graph.op() == uop::Ops::MULTI && graph.arg().get<int64_t>() >= 0) return v.shard(t.devices(), graph.arg().get<int64_t>(), where);
+    return v.to(t.device(), where);
+  };
   std::vector<Tensor> loaded;
   for (auto& [name, t] : mine)
-    if (auto it = state.find(name); it != state.end()) loaded.push_back(t.assign(it->second, where));
+    if (auto it = state.find(name); it != state.end()) loaded.push_back(t.assign(placed_like(it->second, t), where));
   Tensor::realize(loaded);
 }
 

@@ -301,6 +301,21 @@ TEST(Multi, DataParallelTrainingFollowsOneDevice) {
   }
 }
 
+// a checkpoint read on one device loads into a replicated model, and into one whose weight is split
+TEST(Multi, LoadStateDictPlacesValuesLikeTheModel) {
+  Net single, replicated;
+  StateDict state = get_state_dict(single);
+  replicated.state(nn::StateVisitor([&](const std::string& name, Tensor& t) {
+    t = (name == "l1.weight" ? t.shard(two, 0) : t.to(two)).realize();
+  }));
+  load_state_dict(replicated, state);
+  for (const auto& [name, t] : get_state_dict(replicated)) {
+    EXPECT_EQ(t.devices(), two) << name;
+    EXPECT_EQ(bits(t.cast(dtypes::float32)), bits(state.at(name).cast(dtypes::float32))) << name;
+  }
+  EXPECT_EQ(get_state_dict(replicated).at("l1.weight").shards()[0].shape(), (Shape{8, 6}));  // still split
+}
+
 // a function of sharded inputs and replicated weights under TinyJit: the replays give the plain call's values
 TEST(Multi, TinyJitReplaysAShardedForward) {
   Net model;
