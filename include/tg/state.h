@@ -18,7 +18,8 @@ using StateDict = std::map<std::string, Tensor>;
 StateDict get_state_dict(nn::Module& model);
 // The same tensors in the module's order (what an optimizer takes: those with requires_grad are trained).
 std::vector<Tensor> get_parameters(nn::Module& model);
-// Assigns each of the model's tensors the value of the same name (cast to nothing: dtypes must match). Throws
+// Assigns each of the model's tensors the value of the same name (cast to nothing: dtypes must match), moved to the
+// model tensor's device, or devices (split as a sharded one is: a checkpoint loads into a replicated model). Throws
 // tg::ArgumentError listing the names missing from `state` (strict: and the names the model lacks), and
 // tg::ShapeError / tg::DTypeError naming each tensor whose shape or dtype differs. Nothing is assigned unless all
 // checks pass. The values are realized.

@@ -55,6 +55,8 @@ using Bounds = std::vector<std::pair<int64_t, int64_t>>;
 // than the ring's extra kernels)
 constexpr int64_t kRingMinPerDevice = 4096;
 
+std::atomic<bool> used{false};  // whether a node naming several devices was ever made (note_multi_used)
+
 UOp device_node(const std::string& d) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(d)); }
 
 // x (on `from`) on device `to`: itself, or a copy
@@ -256,7 +258,8 @@ class Lowering {
       else if (UOp x = single(u.src(0)); x != u.src(0)) single_[u.get()] = u.with_src({x, u.src(1)});
       return std::nullopt;
     }
-    Sharded x = it != multi_.end() ? whole(it->second) : sharded_src(u.src(0), {uop::device_of(single(u.src(0)))});
+    UOp src = single(u.src(0));
+    Sharded x = it != multi_.end() ? whole(it->second) : Sharded{{uop::device_of(src)}, {src}, -1};
     Sharded out{split_devices(to), {}, -1};
     for (const std::string& d : out.devices) {
       auto here = std::find(x.devices.begin(), x.devices.end(), d);
@@ -414,10 +417,6 @@ class Lowering {
 };
 
 }  // namespace
-
-namespace {
-std::atomic<bool> used{false};
-}
 
 void note_multi_used() { used.store(true, std::memory_order_relaxed); }
 
