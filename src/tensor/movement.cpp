@@ -1,5 +1,6 @@
 // Movement ops: validated here, zero copy below (the scheduler turns them into ShapeTracker VIEWs).
 #include <algorithm>
+#include <atomic>
 
 #include "runtime/device.h"
 #include "schedule/grouping.h"
@@ -218,8 +219,12 @@ Tensor Tensor::to(const std::string& dev, Loc where) const {
 }
 
 Tensor Tensor::clone(Loc where) const {
-  // arg 1: a buffer of its own, never the buffer of the value it copies (which contiguous() may share)
-  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}, uop::Arg(int64_t{1})), device(), where);
+  // an arg: a buffer of its own, never the buffer of the value it copies (which contiguous() may share). A new one
+  // per call: nodes are interned, so two clones of x made with one arg would be one node, and autograd, which finds
+  // a tensor by its node, gave x.clone().requires_grad_() the gradient of every other clone of x (tinygrad's clone
+  // stores into a new buffer: two clones are two tensors)
+  static std::atomic<int64_t> clones{0};
+  return tensor::wrap(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}, uop::Arg(++clones)), device(), where);
 }
 
 }  // namespace tg

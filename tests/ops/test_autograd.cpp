@@ -41,6 +41,19 @@ TEST(Autograd, SecondAndThirdOrder) {
   }
 }
 
+// two clones of one tensor are two leaves: the backward of one leaves the other's gradient alone (PyTorch's and
+// tinygrad's clones are distinct tensors; interned nodes made them one)
+TEST(Autograd, TwoClonesOfOneTensorAreTwoLeaves) {
+  Tensor x = Tensor({1.f, 2.f, 3.f});
+  Tensor a = x.clone().requires_grad_(), b = x.clone().requires_grad_();
+  (a * a).sum().backward();
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  EXPECT_FALSE(b.grad().defined());
+  (b * 3).sum().backward();
+  EXPECT_EQ(b.grad().to_vector<float>(), (std::vector<float>{3, 3, 3}));
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
 TEST(Autograd, GradientsAccumulateUntilZeroed) {
   Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
   (w * 3).sum().backward();

@@ -232,9 +232,9 @@ TEST(Multi, GradientsOfReplicatedWeightsOnASplitBatch) {
   expect_replicas_identical(got[1]);
   expect_replicas_identical(got[2]);
   // a gradient flowing back through shard() to the tensor that was split
-  Tensor x = X.clone().realize().requires_grad_();  // (two lazy clones of X are one node)
+  Tensor x = X.clone().requires_grad_();
   (x.shard(two, 0) * W1.to(two).sum(1).reshape({1, 5})).square().sum().backward();
-  Tensor x1 = X.clone().realize().requires_grad_();
+  Tensor x1 = X.clone().requires_grad_();
   (x1 * W1.sum(1).reshape({1, 5})).square().sum().backward();
   EXPECT_EQ(x.grad().device(), "CPU");
   expect_close(x.grad(), x1.grad(), 1e-5);
