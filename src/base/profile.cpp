@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/text.h"
 #include "tg/error.h"
 
 namespace tg::profile {
@@ -37,8 +38,7 @@ struct Trace {
     const char* env = std::getenv("PROFILE");
     if (!env || std::atoi(env) <= 0 || events.empty()) return;
     const char* where = std::getenv("PROFILE_PATH");
-    const char* tmp = std::getenv("TMPDIR");
-    std::string path = where && *where ? where : std::string(tmp && *tmp ? tmp : "/tmp") + "/tinygrad_cpp_profile.json";
+    std::string path = where && *where ? where : base::temp_dir() + "/tinygrad_cpp_profile.json";
     try {
       size_t n = write(path);
       std::fprintf(stderr, "PROFILE: %zu events in %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", n, path.c_str());
@@ -52,19 +52,6 @@ struct Trace {
 Trace& trace() {
   static Trace t;
   return t;
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else out += static_cast<char>(c);
-  }
-  return out + "\"";
 }
 
 // a value that is a number in JSON's grammar is written as one: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -83,7 +70,7 @@ std::string json_value(const std::string& v) {
     if (i < n && (v[i] == '+' || v[i] == '-')) i++;
     number = digits();
   }
-  return number && i == n ? v : json_string(v);
+  return number && i == n ? v : base::json_quote(v);
 }
 
 size_t Trace::write(const std::string& path, SourceLocation where) {
@@ -102,20 +89,20 @@ size_t Trace::write(const std::string& path, SourceLocation where) {
   for (const Event& e : copy)
     if (rows.emplace(e.lane, static_cast<int>(rows.size()) + 1).second)
       out += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": " + std::to_string(rows[e.lane]) +
-             ", \"args\": {\"name\": " + json_string(e.lane) + "}},\n";
+             ", \"args\": {\"name\": " + base::json_quote(e.lane) + "}},\n";
   out += "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"tinygrad.cpp\"}}";
   char num[64];
   for (const Event& e : copy) {
     double ts = std::chrono::duration<double, std::micro>(e.begin - origin).count();
     double dur = std::chrono::duration<double, std::micro>(e.end - e.begin).count();
-    out += ",\n{\"ph\": \"X\", \"name\": " + json_string(e.name) + ", \"cat\": " + json_string(e.category) +
+    out += ",\n{\"ph\": \"X\", \"name\": " + base::json_quote(e.name) + ", \"cat\": " + base::json_quote(e.category) +
            ", \"pid\": 1, \"tid\": " + std::to_string(rows[e.lane]);
     std::snprintf(num, sizeof num, ", \"ts\": %.3f, \"dur\": %.3f", ts, dur < 0 ? 0.0 : dur);
     out += num;
     if (!e.args.empty()) {
       out += ", \"args\": {";
       for (size_t i = 0; i < e.args.size(); i++)
-        out += (i ? ", " : "") + json_string(e.args[i].first) + ": " + json_value(e.args[i].second);
+        out += (i ? ", " : "") + base::json_quote(e.args[i].first) + ": " + json_value(e.args[i].second);
       out += "}";
     }
     out += "}";

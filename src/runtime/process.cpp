@@ -25,11 +25,6 @@ extern char** environ;
 
 namespace tg::runtime {
 
-std::string temp_dir() {
-  const char* t = std::getenv("TMPDIR");
-  return t && *t ? t : "/tmp";
-}
-
 TempDir::TempDir(const std::string& op) {
   std::string tmpl = temp_dir() + "/tg_cc_XXXXXX";
   if (::mkdtemp(tmpl.data())) path = tmpl;

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
+
 namespace tg::runtime {
 
-std::string temp_dir();  // $TMPDIR, else /tmp
+using base::temp_dir;  // $TMPDIR, else /tmp
 
 // A private folder (mkdtemp: no other user can plant a file or a link in it), removed with its contents at the end.
 // Raises tg::CompileError naming `op` when none can be made.

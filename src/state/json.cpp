@@ -226,17 +226,4 @@ Json parse_json(std::string_view text, const char* op, const std::string& what, 
   return j;
 }
 
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace tg::state

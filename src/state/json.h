@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.h"
 #include "tg/error.h"
 
 namespace tg::state {
@@ -43,7 +44,6 @@ Json parse_json(std::string_view text, const char* op, const std::string& what, 
 // The same for the whole of the file at `path` (mapped, not copied), named by its path in errors.
 Json parse_json_file(const std::string& path, const char* op, SourceLocation where);
 
-// `s` as a JSON string literal, quotes included.
-std::string json_quote(const std::string& s);
+using base::json_quote;  // `s` as a JSON string literal, quotes included
 
 }  // namespace tg::state
