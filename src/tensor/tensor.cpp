@@ -324,7 +324,8 @@ int64_t Tensor::numel() const { return tensor::prod(shape()); }
 DType Tensor::dtype() const { return impl().dtype; }
 const std::string& Tensor::device() const { return impl().device; }
 bool Tensor::is_realized() const {
-  const UOp& base = schedule::movement_base(uop());
+  UOp graph = uop();  // (movement_base refers into it)
+  const UOp& base = schedule::movement_base(graph);
   return base.op() == Ops::BUFFER || (base.op() == Ops::MULTI && schedule::is_realized_form(base));
 }
 
