@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "multi/multi.h"
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
 #include "uop/reduce_arg.h"
@@ -72,6 +73,10 @@ bool one_hot_selection(const UOp& x) {
 std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<int64_t>& ax, const Shape& out,
                                    SourceLocation where) {
   int64_t in_size = tensor::prod(x.shape()), out_size = tensor::prod(out);
+  // a tensor on several devices reduces each device's part and then combines the parts (an allreduce): two stages
+  // already, and chunks would cut across the parts (a batch of 511 split 256/255 in chunks of 7 had every part
+  // gathered onto every device: 10 GB for beautiful_mnist's step)
+  if (multi::is_multi(x.device())) return {};
   // max stays whole: the gradient of a split max would share ties per chunk first, not equally among all of them
   if (!getenv_int("SPLIT_REDUCEOP", 1) || op == Ops::MAX || out_size == 0 ||
       in_size / out_size < getenv_int("REDUCEOP_SPLIT_THRESHOLD", 16384) || one_hot_selection(x.uop()))

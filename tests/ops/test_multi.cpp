@@ -147,6 +147,19 @@ TEST(Multi, ReductionsOverTheSplitAxisAreAllreduces) {
   }
 }
 
+// a large reduction over a batch split unevenly (256/255): each device reduces its own part, nothing is gathered
+// (a two-stage split of the batch into chunks of 7 once cut across the parts and copied every part everywhere)
+TEST(Multi, LargeReductionsOverAnUnevenSplitStayOnTheirDevices) {
+  Tensor x = Tensor::randn({511, 8, 20, 20}).realize();
+  Tensor s = x.shard(two, 0).contiguous().realize();
+  GlobalCounters::reset();
+  Tensor mean = s.mean({0, 2, 3});
+  mean.realize();
+  int64_t part_bytes = 256 * 8 * 20 * 20 * 4;
+  EXPECT_LT(GlobalCounters::mem_peak - GlobalCounters::mem_used, part_bytes / 8) << "a part was copied";
+  expect_close(mean, x.mean({0, 2, 3}), 1e-4);
+}
+
 TEST(Multi, MovementOpsMatchOneDevice) {
   Tensor::manual_seed(4);
   Tensor a = Tensor::randn({6, 4, 2}).realize();
