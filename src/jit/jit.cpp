@@ -71,8 +71,9 @@ std::vector<UOp> base_buffers(const UOp& u) {
   if (m.op() != uop::Ops::MULTI) return base_buffer(u) ? std::vector<UOp>{base_buffer(u)} : std::vector<UOp>{};
   std::vector<UOp> out;
   for (size_t i = 1; i < m.src().size(); i++) {
-    if (!base_buffer(m.src(i))) return {};
-    out.push_back(base_buffer(m.src(i)));
+    UOp b = base_buffer(m.src(i));
+    if (!b) return {};
+    out.push_back(b);
   }
   return out;
 }

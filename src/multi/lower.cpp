@@ -249,6 +249,13 @@ class Lowering {
     }
   }
 
+  // a value every device holds whole, on device d: d's own copy, or the first device's copied there
+  static UOp whole_on(const Sharded& x, const std::string& d) {
+    auto here = std::find(x.devices.begin(), x.devices.end(), d);
+    size_t i = here == x.devices.end() ? 0 : static_cast<size_t>(here - x.devices.begin());
+    return moved_to(x.shards[i], x.devices[i], d);
+  }
+
   // COPY onto one device gathers a multi value; onto several, every device gets all of it
   std::optional<Sharded> copy(const UOp& u) {
     const std::string& to = u.src(1).arg().get<std::string>();
@@ -261,11 +268,7 @@ class Lowering {
     UOp src = single(u.src(0));
     Sharded x = it != multi_.end() ? whole(it->second) : Sharded{{uop::device_of(src)}, {src}, -1};
     Sharded out{split_devices(to), {}, -1};
-    for (const std::string& d : out.devices) {
-      auto here = std::find(x.devices.begin(), x.devices.end(), d);
-      size_t i = here == x.devices.end() ? 0 : static_cast<size_t>(here - x.devices.begin());
-      out.shards.push_back(moved_to(x.shards[i], x.devices[i], d));
-    }
+    for (const std::string& d : out.devices) out.shards.push_back(whole_on(x, d));
     return out;
   }
 
@@ -393,11 +396,7 @@ class Lowering {
 
   // x onto one device: its parts end to end (a copy of the whole when every device holds all of it)
   UOp gather(const Sharded& x, const std::string& to) const {
-    if (x.axis < 0) {
-      auto here = std::find(x.devices.begin(), x.devices.end(), to);
-      size_t i = here == x.devices.end() ? 0 : static_cast<size_t>(here - x.devices.begin());
-      return moved_to(x.shards[i], x.devices[i], to);
-    }
+    if (x.axis < 0) return whole_on(x, to);
     std::vector<UOp> pieces;
     for (size_t i = 0; i < x.shards.size(); i++) pieces.push_back(moved_to(x.shards[i], x.devices[i], to));
     return cat(pieces, x.axis);
