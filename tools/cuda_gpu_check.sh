@@ -43,7 +43,7 @@ echo "== value suites with DEV=CUDA (the filters of CMakeLists.txt's TG_DEVICE_S
 values="Golden/Primitive*:RandomGraphs*:Kernels*:NN.*:Optim.*:Training.*:TinyJit.*"
 declare -A filter=([primitives]="Golden/Primitive*" [api]="Golden/TensorApi*:TensorApiNumerics*" [kernels]="Kernels*"
   [random_graphs]="RandomGraphs*" [nn]="NN.*" [optim]="Optim.*" [training]="Training.*" [jit]="TinyJit.*"
-  [autograd]="Autograd.*" [values_with_NOOPT_1]="$values" [values_with_RANDOM_OPTS_1]="$values")
+  [autograd]="Autograd.*" [tensor_cores]="TensorCores.*" [values_with_NOOPT_1]="$values" [values_with_RANDOM_OPTS_1]="$values")
 for s in ${SUITES:-${!filter[@]}}; do
   env=(DEV=CUDA)
   case $s in *NOOPT*) env+=(NOOPT=1) ;; *RANDOM_OPTS*) env+=(RANDOM_OPTS=1) ;; esac
@@ -77,11 +77,13 @@ if [ "${BENCH:-1}" = 1 ]; then
     [ "${args%% *}" != overhead ] && echo "torch $(DEV=CUDA timeout 45 python3 bench/torch_bench.py $args 2>>"$logs/bench_err.txt")"
   done
   if [ "${BEAM_CHECK:-1}" = 1 ]; then
-    BEAM=2 DEBUG=2 DEV=CUDA timeout 150 "$bin/tg_bench" matmul 4096 >"$logs/beam_matmul.txt" 2>&1
-    echo "tg BEAM=2 $(grep '^{' "$logs/beam_matmul.txt") $(grep -o 'r_4096_4096_4096 .*' "$logs/beam_matmul.txt" | tail -1)"
+    for args in "matmul 4096" "matmul 4096 --half"; do
+      BEAM=2 DEBUG=2 DEV=CUDA timeout 150 "$bin/tg_bench" $args >"$logs/beam_${args// /_}.txt" 2>&1
+      echo "tg BEAM=2 $(grep '^{' "$logs/beam_${args// /_}.txt") $(grep -o 'r_4096_4096_4096 .*' "$logs/beam_${args// /_}.txt" | tail -1)"
+    done
   fi
   # each kernel's time and opts, for the logs
-  for args in "matmul 4096" "mnist_step" "elementwise --n 67108864"; do
+  for args in "matmul 4096" "matmul 4096 --half" "mnist_step" "elementwise --n 67108864"; do
     DEBUG=2 DEV=CUDA timeout 45 "$bin/tg_bench" $args --reps 1 >"$logs/debug2_${args// /_}.txt" 2>&1
   done
 fi

@@ -138,6 +138,26 @@ UOp merge_adjacent_dims(const UOp& ast) {
 
 }  // namespace
 
+UOp lower_leaf(const UOp& u, const UOp& idx, const UOp& valid) {
+  bool always = !valid || (valid.is_const() && tg::const_to_int(valid.const_value()));
+  switch (u.op()) {
+    case Ops::LOAD: {
+      std::vector<UOp> isrc{u.src(0), idx};
+      if (!always) isrc.push_back(valid);
+      return UOp::make(Ops::LOAD, u.dtype(), {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc)});
+    }
+    case Ops::CONST: {  // a constant behind a VIEW: zero where the view is padding
+      UOp c = UOp::const_(u.dtype(), u.const_value());
+      return always ? c : valid.where(c, c.const_like(int64_t{0}));
+    }
+    case Ops::IOTA: {  // the element's own position, read through the VIEW like a buffer would be
+      UOp r = idx.cast(u.dtype());
+      return always ? r : valid.where(r, r.const_like(int64_t{0}));
+    }
+    default: throw InternalError("lower", "lower_leaf: " + std::string(uop::op_name(u.op())) + " reads no VIEW");
+  }
+}
+
 bool LoweredKernel::symbolic() const { return shape::is_symbolic(loop_sizes); }
 
 LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const runtime::DeviceCaps& caps) {
@@ -183,6 +203,13 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   }
   std::sort(k.reduce_axes.begin(), k.reduce_axes.end());
   DType idx_dt = wide ? dtypes::int64 : dtypes::int32;
+  if (!caps.tensor_cores.empty() && !k.symbolic()) k.tc = tensor_core_fit(ast, k.full_shape, k.reduce_axes);
+  for (const Opt& o : opts)
+    if (o.op == OptOp::TC) {
+      if (opts.size() != 1) throw InternalError("lower", "TC goes alone: " + opts_str(opts));
+      lower_tensor_cores(ast, o, idx_dt, k);
+      return k;
+    }
   // per axis: its loop (a RANGE over size / lanes, or none), its copy lane variable (UPCAST/UNROLL: 0 .. lane-1,
   // or none) and its index. The vector axis has a vector lane variable too, innermost: index = loop * lane * width
   // + copy_lane * width + vector_lane (a VECTOR may share its axis with an UPCAST or UNROLL: more vectors of it).
@@ -294,23 +321,13 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       case Ops::LOAD: {
         auto [idx, valid] = indexed(u.src(1));
         if (vector_inside && idx.contains(vector_lane)) valid = valid & vector_inside;
-        std::vector<UOp> isrc{u.src(0), idx};
-        if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) isrc.push_back(valid);
-        r = UOp::make(Ops::LOAD, u.dtype(), {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc)});
+        r = lower_leaf(u, idx, valid);
         break;
       }
-      case Ops::CONST: {
-        r = UOp::const_(u.dtype(), u.const_value());
-        if (!u.src().empty()) {  // a constant behind a VIEW: zero where the view is padding
-          UOp valid = indexed(u.src(0)).second;
-          if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) r = valid.where(r, r.const_like(int64_t{0}));
-        }
-        break;
-      }
-      case Ops::IOTA: {  // the element's own position, read through the VIEW like a buffer would be
-        auto [idx, valid] = indexed(u.src(0));
-        r = idx.cast(u.dtype());
-        if (!(valid.is_const() && tg::const_to_int(valid.const_value()))) r = valid.where(r, r.const_like(int64_t{0}));
+      case Ops::CONST:
+      case Ops::IOTA: {
+        auto [idx, valid] = u.src().empty() ? std::pair<UOp, UOp>{} : indexed(u.src(0));
+        r = lower_leaf(u, idx, valid);
         break;
       }
       case Ops::STORE: {

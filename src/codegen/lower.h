@@ -19,6 +19,15 @@
 
 namespace tg::codegen {
 
+// A kernel that tensor cores can compute (tensor_core.cpp): one sum over axis k of x * y, x and y 16-bit floats
+// of one dtype (float16 or bfloat16; each may sit under a cast to float32), x read along global axis m and not n,
+// y along n and not m, one of m and n the innermost global axis. Axes are -1 where the kernel is no such sum.
+struct TensorCoreFit {
+  int64_t m = -1, n = -1, k = -1;
+  DType dtype = dtypes::float16;
+  explicit operator bool() const { return m >= 0; }
+};
+
 struct LoweredKernel {
   uop::UOp sink;                    // SINK of STOREs over RANGEs, INDEX, LOAD, REDUCE and ALU ops
   std::vector<int64_t> full_shape;  // the loop space: per dimension, the largest size of any VIEW (at the
@@ -29,6 +38,7 @@ struct LoweredKernel {
   std::vector<Opt> opts;             // the optimizations applied (opts.h)
   std::vector<int64_t> loop_order;   // the axes' loops, outermost first (SWAP changes it); every axis once
   bool vectorized = false;           // whether a VECTOR opt made vector code (else its lanes are copies)
+  TensorCoreFit tc;                  // where the device has tensor cores: whether (and how) they fit this kernel
   runtime::DeviceCaps caps;          // what the device offers (which opts are legal; grid devices: LOCAL)
   // per axis: whether some VIEW reads it through a stack of Views (a channel shuffle's pixels). Its index math
   // divides a flat index that simplifies only within the axis' size: padded past it, the addresses become per-lane
@@ -50,6 +60,14 @@ constexpr int64_t kGroupReduceAxis = int64_t{2} << 20;
 // give n STOREs (and n REDUCEs: n accumulators). VECTOR's lanes become one vector value (vectorize()) when every
 // op on them has a vector form, else copies as UPCAST's (UNROLL's on a reduce axis). Throws InternalError for opts that are not legal().
 LoweredKernel lower(const uop::UOp& ast, const std::vector<Opt>& opts = {}, const runtime::DeviceCaps& caps = {});
+
+// A LOAD, CONST or IOTA of the kernel AST read at `idx` where `valid` holds (a null valid: always)
+uop::UOp lower_leaf(const uop::UOp& u, const uop::UOp& idx, const uop::UOp& valid);
+
+// tensor_core.cpp: whether tensor cores fit the (merged) kernel AST over the loop space `shape`, and the kernel
+// lowered with a TC opt (opts.h) into `k`, whose loop space, reduce axes and globals lower() has filled in
+TensorCoreFit tensor_core_fit(const uop::UOp& ast, const std::vector<int64_t>& shape, const std::vector<int64_t>& reduce_axes);
+void lower_tensor_cores(const uop::UOp& ast, const Opt& tc, DType idx_dt, LoweredKernel& k);
 
 // sum_r where(idx == r, x[r], 0) (indexing by a tensor of indices) folded into the gated read x[idx]
 // (fold_gather.cpp); lower() applies it.

@@ -146,7 +146,7 @@ int64_t vector_width(const LoweredKernel& k, const KernelFacts& f, int64_t a, bo
 
 namespace {
 // every OptOp's name, in the enum's order: opts_str writes them, parse_opts reads them
-constexpr const char* kOptNames[] = {"UPCAST", "UNROLL", "VECTOR", "LOCAL", "GROUP", "GROUPTOP", "SWAP", "PADTO"};
+constexpr const char* kOptNames[] = {"UPCAST", "UNROLL", "VECTOR", "LOCAL", "GROUP", "GROUPTOP", "SWAP", "PADTO", "TC"};
 }  // namespace
 
 std::string opts_str(const std::vector<Opt>& opts) {
@@ -181,7 +181,46 @@ std::vector<Opt> parse_opts(const std::string& s) {
   return out;
 }
 
+TensorCoreConfig tc_config(int64_t amount) {
+  if (amount < 1111 || amount > 9999) return {};
+  TensorCoreConfig c{amount / 1000, amount / 100 % 10, amount / 10 % 10, amount % 10};
+  if (!c.tiles_n || !c.warps_m || !c.warps_n) return {};
+  return c;
+}
+
+namespace {
+
+// a TC opt on the kernel: the device has tensor cores, they fit, the blocks divide the axes and fit the device
+bool tc_legal(const LoweredKernel& k, const Opt& o) {
+  TensorCoreConfig c = tc_config(o.amount);
+  const TensorCoreFit& f = k.tc;
+  if (k.caps.tensor_cores.empty() || !f || o.axis != 0 || !c.tiles_m) return false;
+  auto size = [&](int64_t a) { return k.full_shape[static_cast<size_t>(a)]; };
+  if (size(f.m) % c.block_m() || size(f.n) % c.block_n() || size(f.k) % 16) return false;
+  int64_t warps = c.warps_m * c.warps_n, lane_warps = f.m > f.n ? c.warps_m : c.warps_n;
+  int64_t other_warps = warps / lane_warps;
+  if (32 * warps > k.caps.max_local_size || 32 * lane_warps > k.caps.max_local[0] ||
+      other_warps > std::min(k.caps.max_local[1], k.caps.max_local[2]))
+    return false;
+  // registers: 4 accumulators per tile pair, and the fragments, per thread
+  if (c.tiles_m * c.tiles_n > 32) return false;
+  return k.caps.tensor_cores != "emulated" || warps * (16 * 16 + 16 * 8) * 4 <= k.caps.local_memory;
+}
+
+}  // namespace
+
+std::vector<Opt> tc_opts(const LoweredKernel& k) {
+  std::vector<Opt> out;
+  // the heuristic's order: warps of 32 x 32 (2 x 4 tiles: each A fragment feeds 4 mmas, each B 2) in blocks of 4,
+  // then smaller where the sizes do not divide
+  for (int64_t amount : {2422, 2421, 2412, 2411, 2222, 1411, 1211, 1111, 4422, 4222, 2822, 4211, 2442, 2224, 4441})
+    if (tc_legal(k, {OptOp::TC, 0, amount})) out.push_back({OptOp::TC, 0, amount});
+  return out;
+}
+
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
+  if (std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::TC; }))
+    return opts.size() == 1 && tc_legal(k, opts[0]);
   KernelFacts f = facts(k);
   std::vector<int64_t> copied, locals;  // axes with an UPCAST or UNROLL, with a LOCAL
   std::unordered_map<int64_t, int64_t> lanes;  // per axis, the lanes all its opts take
@@ -582,6 +621,7 @@ double loop_traffic(const LoweredKernel& k, const std::vector<int64_t>& order, c
 
 std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (getenv_int("NOOPT")) return {};
+  if (std::vector<Opt> tc = tc_opts(k); !tc.empty() && getenv_int("TC", 1)) return {tc[0]};
   std::vector<Opt> opts = group_opts(k);
   if (!opts.empty()) return opts;
   opts = blocking_opts(k);
@@ -592,6 +632,8 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
 }
 
 std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
+  // where tensor cores fit, half the time one of their configurations
+  if (std::vector<Opt> tc = tc_opts(k); !tc.empty() && rng() % 2) return {tc[rng() % tc.size()]};
   KernelFacts f = facts(k);
   std::vector<Opt> opts;
   // UPCAST/UNROLL by a random divisor of what is left of the axis (size / `taken`)

@@ -27,6 +27,12 @@
 //                    once per block of rows; with the column loop outside, each B panel stays in cache while the
 //                    rows pass under it, and A, re-read instead, is read fewer times (choose_opts weighs the two).
 //                    The outermost loop is the one the CPU cuts between threads.
+//   TC(0, cfg)       a sum of products of 16-bit floats (TensorCoreFit, lower.h) on the device's tensor cores
+//                    (DeviceCaps::tensor_cores): each warp of 32 threads computes tiles of 16 rows by 8 columns
+//                    with one mma instruction per 16 terms (16x8x16, float32 accumulation, exact products). cfg's
+//                    four digits: tiles per warp along m, along n, warps per block along m, along n (2422: a warp
+//                    computes 32 x 32, a block of 4 warps 64 x 64). Alone: no other opt beside it. Where the device
+//                    has none, never legal. The sums' order changes, and the products are not rounded to 16 bits.
 //
 // Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
 // it off, and tests apply random legal opts (random_opts) to check that results do not change.
@@ -40,7 +46,7 @@ namespace tg::codegen {
 
 struct LoweredKernel;
 
-enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL, GROUP, GROUPTOP, SWAP, PADTO };
+enum class OptOp { UPCAST, UNROLL, VECTOR, LOCAL, GROUP, GROUPTOP, SWAP, PADTO, TC };
 
 struct Opt {
   OptOp op;
@@ -55,6 +61,16 @@ std::string opts_str(const std::vector<Opt>& opts);
 inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 // The loop space once the PADTOs among `opts` have rounded their axes up
 std::vector<int64_t> padded_shape(std::vector<int64_t> shape, const std::vector<Opt>& opts);
+
+// TC's configuration, from its amount's digits (opts.h); zeros where a digit is 0 or the amount has not four
+struct TensorCoreConfig {
+  int64_t tiles_m = 0, tiles_n = 0, warps_m = 0, warps_n = 0;
+  int64_t block_m() const { return 16 * tiles_m * warps_m; }
+  int64_t block_n() const { return 8 * tiles_n * warps_n; }
+};
+TensorCoreConfig tc_config(int64_t amount);
+// every legal TC opt for the kernel, the heuristic's choice first (BEAM times them all)
+std::vector<Opt> tc_opts(const LoweredKernel& k);
 
 // opts_str's inverse (BEAM's remembered choices); {} when some token is not an opt
 std::vector<Opt> parse_opts(const std::string& s);

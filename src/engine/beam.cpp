@@ -160,6 +160,8 @@ std::vector<Opt> beam_search(const uop::UOp& ast, const codegen::LoweredKernel& 
   };
   std::vector<std::vector<Opt>> starts{{}};
   if (std::vector<Opt> h = codegen::choose_opts(base); !h.empty()) starts.push_back(h);
+  for (const Opt& tc : codegen::tc_opts(base))  // every tensor-core configuration (TC goes alone: no round adds to one)
+    if (std::find(starts.begin(), starts.end(), std::vector<Opt>{tc}) == starts.end()) starts.push_back({tc});
   time_new(starts);
   std::vector<Candidate> beam = seen;
   sort_by_time(beam);

@@ -71,6 +71,7 @@ uop::UOp count_per_run(const std::vector<uop::UOp>& uops, const std::function<in
 
 // ALU ops (a vector op does one per element)
 int64_t alu_ops(const uop::UOp& u) {
+  if (u.op() == uop::Ops::WMMA) return 2 * 16 * 8 * 16 / 32;  // a thread's share of a warp's 16x8x16 multiply
   bool alu = uop::GroupOp::ALU().contains(u.op()) && u.op() != uop::Ops::CAST && u.op() != uop::Ops::BITCAST;
   return alu || u.op() == uop::Ops::REDUCE ? u.dtype().count() : 0;
 }

@@ -21,6 +21,7 @@ runtime::DeviceCaps cuda_gpu_caps() {
   c.max_local_size = 1024;
   c.local_memory = 48 * 1024;
   c.max_vector = 1;
+  c.tensor_cores = "mma";  // sm_80 and sm_90 both have mma.sync m16n8k16
   return c;
 }
 

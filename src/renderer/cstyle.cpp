@@ -95,6 +95,9 @@ std::string CStyleLanguage::local_array(const std::string&, const std::string& a
   throw InternalError("render", name() + " kernels have no local memory (" + array + ")");
 }
 std::string CStyleLanguage::barrier() const { throw InternalError("render", name() + " kernels have no barriers"); }
+std::string CStyleLanguage::wmma(const UOp&, const std::vector<std::string>&, Prelude&) const {
+  throw InternalError("render", name() + " kernels have no tensor cores");
+}
 
 std::string CStyleLanguage::special(const UOp& u) const {
   throw InternalError("render", name() + " kernels have no grid index (" + u.arg().repr() + ")");
@@ -136,7 +139,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   auto ctype = [&](DType dt) { return lang.value_type(dt); };
   std::string body;
   std::vector<Param> params;
-  int depth = 1, n_alu = 0, n_val = 0, n_acc = 0;
+  int depth = 1, n_alu = 0, n_val = 0, n_acc = 0, n_wmma = 0;
   Prelude prelude;
   // the lanes where a is the max of a and b: NaN wins, as in torch.maximum
   auto max_mask = [](const std::string& a, const std::string& b) { return "((" + a + " > " + b + ") | (" + a + " != " + a + "))"; };
@@ -224,6 +227,14 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         break;
       }
       case Ops::BARRIER: line(lang.barrier() + ";"); break;
+      case Ops::WMMA: {
+        std::vector<std::string> args;
+        for (const UOp& s : u.src()) args.push_back(val(s));
+        std::string v = "wmma" + std::to_string(n_wmma++);
+        line(ctype(u.dtype()) + " " + v + " = " + lang.wmma(u, args, prelude) + ";");
+        r[u.get()] = v;
+        break;
+      }
       case Ops::SPECIAL: {
         std::string v = u.arg().get<std::string>();
         line("const " + ctype(u.dtype()) + " " + v + " = " + lang.special(u) + ";");

@@ -25,7 +25,11 @@ class CudaLanguage : public CStyleLanguage {
     return dt.is_unsigned() ? unsign[i] : sign[i];
   }
   std::string bool_type() const override { return "bool"; }
-  std::string vector_type(DType dt) const override { throw no_vectors(dt); }
+  // the one vector: a tensor-core multiply's part of the product (float4, CUDA's built-in)
+  std::string vector_type(DType dt) const override {
+    if (dt == dtypes::float32.vec(4)) return "float4";
+    throw no_vectors(dt);
+  }
   std::string nan_literal(DType dt) const override {
     return dt == dtypes::float64 ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
   }
@@ -64,7 +68,36 @@ class CudaLanguage : public CStyleLanguage {
   std::string select(DType dt, const std::string&, const std::string&, const std::string&, Prelude&) const override { throw no_vectors(dt); }
   std::string convert(DType to, const std::string&) const override { throw no_vectors(to); }
   std::string make_vector(DType dt, const std::vector<std::string>&) const override { throw no_vectors(dt); }
-  std::string element(const std::string&, int64_t) const override { throw no_vectors(dtypes::float32); }
+  std::string element(const std::string& v, int64_t i) const override {
+    if (i < 0 || i > 3) throw no_vectors(dtypes::float32);
+    return v + "." + "xyzw"[i];
+  }
+  // mma.sync m16n8k16 (sm_80 on): the operands, 16-bit values held as float, packed two to a register (the lower
+  // element in the low half: cvt's first operand goes high); the product added to zero (the REDUCE adds it up)
+  std::string wmma(const uop::UOp& u, const std::vector<std::string>& a, Prelude& p) const override {
+    std::string t = u.arg().get<std::string>() == "bfloat16" ? "bf16" : "f16", fn = "tg_mma_" + t;
+    std::string h = R"CU(
+static __device__ __forceinline__ unsigned tg_pack_@T(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.@Tx2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+static __device__ __forceinline__ float4 tg_mma_@T(float a0, float a1, float a2, float a3, float a4, float a5, float a6,
+                                                  float a7, float b0, float b1, float b2, float b3) {
+  float4 d;
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.@T.@T.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
+      : "r"(tg_pack_@T(a0, a1)), "r"(tg_pack_@T(a2, a3)), "r"(tg_pack_@T(a4, a5)), "r"(tg_pack_@T(a6, a7)),
+        "r"(tg_pack_@T(b0, b1)), "r"(tg_pack_@T(b2, b3)), "f"(0.0f));
+  return d;
+}
+)CU";
+    for (size_t at = 0; (at = h.find("@T", at)) != std::string::npos;) h.replace(at, 2, t);
+    p.helpers[fn] = h;
+    std::string call = fn + "(";
+    for (size_t i = 0; i < 12; i++) call += (i ? ", " : "") + a.at(i);
+    return call + ")";
+  }
   std::string shuffle(DType to, const std::string&, const std::vector<int64_t>&) const override { throw no_vectors(to); }
   std::string vector_load(DType dt, const std::string&) const override { throw no_vectors(dt); }
   std::string half_vector_load(DType dt, const std::string&, Prelude&) const override { throw no_vectors(dt); }
@@ -79,7 +112,10 @@ class CudaLanguage : public CStyleLanguage {
     std::string prelude =
         "typedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\ntypedef int int32_t;\n"
         "template <class T, class F> __device__ __forceinline__ T tg_bitcast(F x) { T t; memcpy(&t, &x, sizeof t); return t; }\n";
-    if (p.half) prelude += device_functions(half_helpers());
+    // a 16-bit float to float32 in one conversion instruction (exact), not the shared helper's bit math
+    if (p.half)
+      prelude += device_functions(half_helpers(
+          "#if defined(__CUDA_ARCH__)\n  float f;\n  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n  return f;\n#else\n"));
     for (const auto& h : p.helpers) prelude += device_functions(h.second);
     RenderedKernel k;
     k.name = k.entry = name;

@@ -349,6 +349,7 @@ CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make
   s.caps.local_memory = attr(kMaxSharedPerBlock);
   s.caps.max_vector = 1;  // the CUDA dialect has no vector arithmetic
   s.arch = "sm_" + std::to_string(attr(kCcMajor)) + std::to_string(attr(kCcMinor));
+  if (attr(kCcMajor) >= 8) s.caps.tensor_cores = "mma";  // mma.sync m16n8k16 for float16 and bfloat16
   s.check(cu.DeviceTotalMem(&s.total_memory, s.device), "cuDeviceTotalMem");
   s.alloc.s = &s;
   s.alloc.device_name = s.name;

@@ -73,6 +73,10 @@ struct DeviceCaps {
   bool fp64 = true;                             // has float64
   int64_t max_vector = 16;                      // widest float32 vector the renderer writes (1: none)
   bool gpu = false;  // many work-items per core: the heuristic shares small reductions' axes between them (GROUP)
+  // matrix instructions for 16-bit float sums of products (the TC opt): "mma" (NVIDIA sm_80 and later: mma.sync
+  // m16n8k16), "emulated" (OpenCL under TC_EMULATE=1: the same fragments through local memory, to test the
+  // lowering without a GPU), "" none
+  std::string tensor_cores;
 };
 
 // Where a grid kernel runs: work-items per dimension and per work-group (local all 0: the driver picks), and how

@@ -393,6 +393,7 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   s.caps.gpu = (device_value<cl_ulong>(s.device, CL_DEVICE_TYPE) & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) != 0 ||
                getenv_int("TG_OPENCL_AS_GPU") != 0;
   s.caps.max_vector = s.caps.gpu ? 4 : 16;  // a GPU's vectors are registers of one work-item: float4 (tinygrad's)
+  if (getenv_int("TC_EMULATE")) s.caps.tensor_cores = "emulated";  // codegen's TC lowering checked without a GPU
   s.key = "opencl v1\n" + platform_string(s.platform, CL_PLATFORM_NAME) + " " + platform_string(s.platform, CL_PLATFORM_VERSION) + "\n" +
           device_string(s.device, CL_DEVICE_NAME) + "\n" + device_string(s.device, CL_DEVICE_VERSION) + " driver " +
           device_string(s.device, CL_DRIVER_VERSION) + "\n" + kBuildOptions;

@@ -29,7 +29,7 @@ bool allowed(Ops op, SpecStage stage) {
       return op == Ops::DEFINE_GLOBAL || op == Ops::DEFINE_LOCAL || op == Ops::DEFINE_REG || op == Ops::DEFINE_VAR ||
              op == Ops::SPECIAL || op == Ops::RANGE || op == Ops::END || op == Ops::INDEX || op == Ops::LOAD ||
              op == Ops::STORE || op == Ops::VECTORIZE || op == Ops::GEP || op == Ops::REDUCE || op == Ops::VCONST ||
-             op == Ops::BARRIER || op == Ops::IF || op == Ops::ENDIF || op == Ops::NOOP;
+             op == Ops::BARRIER || op == Ops::IF || op == Ops::ENDIF || op == Ops::NOOP || op == Ops::WMMA;
   }
   return false;
 }
