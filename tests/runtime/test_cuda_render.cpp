@@ -81,6 +81,31 @@ TEST(CudaRender, EveryKindOfKernelCompiles) {
   EXPECT_NE(kernels.back().second.find("v_n"), std::string::npos) << kernels.back().second;
 }
 
+// Tensor-core kernels (the TC opt): every configuration, float16 and bfloat16, with a fused epilogue, compile for
+// both architectures, and their mma instruction is there
+TEST(CudaRender, TensorCoreKernelsCompile) {
+  NEED_NVRTC();
+  runtime::DeviceCaps caps = engine::cuda_gpu_caps();
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    Tensor a = Tensor::randn({128, 64}).cast(dt).realize(), w = Tensor::randn({64, 256}).cast(dt).realize();
+    Tensor out = (a.matmul(w) + 1).relu();
+    schedule::Schedule s = schedule::create_schedule({out.uop()});
+    codegen::LoweredKernel plain = codegen::lower(s.items.back().ast, {}, caps);
+    ASSERT_TRUE(plain.tc) << dt.name();
+    std::vector<codegen::Opt> configs = codegen::tc_opts(plain);
+    ASSERT_GE(configs.size(), 8u);
+    EXPECT_EQ(codegen::choose_opts(plain), std::vector<codegen::Opt>{configs[0]});
+    for (const codegen::Opt& tc : configs) {
+      std::string src = engine::render_kernel(codegen::lower(s.items.back().ast, {tc}, caps), "k", caps, "CUDA")->rendered.source;
+      EXPECT_NE(src.find(dt == dtypes::float16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" : ".f32.bf16.bf16.f32"), std::string::npos) << src;
+      for (const char* arch : {"sm_80", "sm_90"}) EXPECT_NO_THROW(runtime::nvrtc_compile(src, arch)) << codegen::opts_str({tc}) << " for " << arch << "\n" << src;
+    }
+  }
+  // float32 matmuls stay exact: tensor cores do not fit them
+  Tensor f = Tensor::randn({64, 64}).realize();
+  EXPECT_FALSE(codegen::lower(schedule::create_schedule({f.matmul(f).uop()}).items.back().ast, {}, caps).tc);
+}
+
 // RENDER_CHECK=CUDA compiles each new kernel for CUDA beside the device's own, and a kernel NVRTC rejects would raise
 TEST(CudaRender, TheRenderCheckCompilesEveryNewKernel) {
   NEED_NVRTC();
