@@ -532,6 +532,37 @@ void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
   }
 }
 
+// GPUs: a reduction whose loads jump between neighbouring work-items (no load in its loop moves by 0 or 1 along the
+// innermost global axis) while one is contiguous along the innermost reduce axis r: that axis shared by the
+// group's work-items instead (GROUP by its largest divisor up to 32), so a warp's loads read neighbouring memory,
+// and the innermost global axis' work-items beside them up to 64 per group. beautiful_mnist's batchnorm gradients
+// (1024 outputs, each a sum over 16 x 20 x 20 with the 32 channels 400 floats apart) read a cache line per work-item.
+std::vector<Opt> coalescing_group(const LoweredKernel& k, const KernelFacts& f, int64_t r) {
+  int64_t terms = 1;  // a short sum (log_softmax's 10 classes) is not worth a group's barrier
+  for (int64_t a : f.reduced) terms *= k.full_shape[a];
+  if (f.globals.empty() || k.full_shape[r] < 8 || terms < 256) return {};
+  int64_t g = f.globals.back();
+  bool along_r = false;
+  for (size_t i = 0; i < f.loads.size(); i++) {
+    if (!f.in_loop(i)) continue;
+    int64_t sg = stride(f, f.loads[i], g);
+    if (sg == 0 || sg == 1) return {};
+    along_r = along_r || stride(f, f.loads[i], r) == 1;
+  }
+  if (!along_r) return {};
+  std::vector<Opt> opts;
+  for (int64_t n = std::min<int64_t>(32, k.full_shape[r]); n >= 4 && opts.empty(); n--)
+    if (k.full_shape[r] % n == 0 && legal(k, {{OptOp::GROUP, r, n}})) opts.push_back({OptOp::GROUP, r, n});
+  if (opts.empty()) return {};
+  for (int64_t m = std::min<int64_t>(64 / opts[0].amount, k.full_shape[g]); m >= 2; m--)
+    if (k.full_shape[g] % m == 0) {
+      opts.push_back({OptOp::LOCAL, g, m});
+      if (legal(k, opts)) break;
+      opts.pop_back();
+    }
+  return opts;
+}
+
 // GPUs: a reduction with few outputs (fewer than 1024: not enough work-items to fill the device) and a long
 // innermost reduce axis (>= 256) shares that axis between the work-items of a group instead, GROUP by the largest
 // power of 2 up to 64 that divides it; empty when the kernel is not such a one. Not on CPUs behind OpenCL (PoCL):
@@ -541,10 +572,12 @@ std::vector<Opt> group_opts(const LoweredKernel& k) {
   if (!k.caps.gpu || f.reduced.empty()) return {};
   int64_t outputs = 1, r = f.reduced.back();
   for (int64_t a : f.globals) outputs *= k.full_shape[a];
-  if (outputs >= 1024 || k.full_shape[r] < 256) return {};
-  for (int64_t n = 64; n >= 2; n /= 2)
-    if (k.full_shape[r] % n == 0 && legal(k, {{OptOp::GROUP, r, n}})) return {{OptOp::GROUP, r, n}};
-  return {};
+  if (outputs < 1024 && k.full_shape[r] >= 256) {
+    for (int64_t n = 64; n >= 2; n /= 2)
+      if (k.full_shape[r] % n == 0 && legal(k, {{OptOp::GROUP, r, n}})) return {{OptOp::GROUP, r, n}};
+    return {};
+  }
+  return coalescing_group(k, f, r);
 }
 
 // loop_traffic over the kernel's facts

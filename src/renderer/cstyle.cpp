@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <array>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tg::renderer {
 
@@ -202,6 +204,17 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
     }
   };
 
+  // a tensor-core multiply whose 4 parts are each summed by a REDUCE of their own adds into those accumulators
+  // itself (d = a*b + c): the REDUCEs then only take its result
+  std::unordered_map<const uop::UOpNode*, std::array<const uop::UOpNode*, 4>> mma_accs;  // WMMA -> REDUCE per part
+  std::unordered_set<const uop::UOpNode*> mma_reduces;
+  for (const UOp& u : uops)
+    if (u.op() == Ops::REDUCE && u.arg().get<Ops>() == Ops::ADD && u.src(0).op() == Ops::GEP && u.src(0).src(0).op() == Ops::WMMA &&
+        uses[u.src(0).get()] == 1)
+      mma_accs[u.src(0).src(0).get()][static_cast<size_t>(u.src(0).arg().get<std::vector<int64_t>>()[0])] = u.get();
+  std::erase_if(mma_accs, [](const auto& m) { return std::find(m.second.begin(), m.second.end(), nullptr) != m.second.end(); });
+  for (const auto& [mma, reds] : mma_accs) mma_reduces.insert(reds.begin(), reds.end());
+
   for (const UOp& u : uops) {
     if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), is_half(u.dtype()) ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
     prelude.fp64 = prelude.fp64 || u.dtype().scalar() == dtypes::float64;
@@ -230,6 +243,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       case Ops::WMMA: {
         std::vector<std::string> args;
         for (const UOp& s : u.src()) args.push_back(val(s));
+        auto fused = mma_accs.find(u.get());  // the accumulators it adds to, or zeros
+        for (size_t j = 0; j < 4; j++) args.push_back(fused != mma_accs.end() ? r.at(fused->second[j]) : "0.0f");
         std::string v = "wmma" + std::to_string(n_wmma++);
         line(ctype(u.dtype()) + " " + v + " = " + lang.wmma(u, args, prelude) + ";");
         r[u.get()] = v;
@@ -337,7 +352,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       case Ops::REDUCE: {
         std::string acc = r.at(u.get()), x = val(u.src(0));
         Ops op = u.arg().get<Ops>();
-        if (op == Ops::ADD) accumulate(u, partials.at(u.get()));
+        if (mma_reduces.count(u.get())) line(acc + " = " + x + ";");  // the multiply added itself to acc
+        else if (op == Ops::ADD) accumulate(u, partials.at(u.get()));
         else if (op == Ops::MUL) line(acc + " *= " + x + ";");
         else if (u.dtype().count() > 1) line(acc + " = " + lang.select(u.dtype(), max_mask(x, acc), x, acc, prelude) + ";");
         else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins

@@ -58,8 +58,9 @@ class CStyleLanguage {
   // A work-group's shared array and the barrier its work-items wait at (GROUP); only grid dialects have them.
   virtual std::string local_array(const std::string& type, const std::string& name, int64_t size) const;
   virtual std::string barrier() const;
-  // A warp's tensor-core multiply (WMMA, codegen/tensor_core.cpp): `args` are its rendered sources, the result a
-  // float32 x 4; only dialects whose devices state DeviceCaps::tensor_cores have it.
+  // A warp's tensor-core multiply (WMMA, codegen/tensor_core.cpp): `args` are its rendered sources, then the 4
+  // values its product is added to; the result a float32 x 4. Only dialects whose devices state
+  // DeviceCaps::tensor_cores have it.
   virtual std::string wmma(const uop::UOp& u, const std::vector<std::string>& args, Prelude& p) const;
   // How many float sums a kernel keeps going at once: a float add waits for the one before it (4 cycles), so a
   // kernel with a single accumulator does one add per 4 cycles. Below this many, an unrolled sum's terms go to

@@ -73,7 +73,7 @@ class CudaLanguage : public CStyleLanguage {
     return v + "." + "xyzw"[i];
   }
   // mma.sync m16n8k16 (sm_80 on): the operands, 16-bit values held as float, packed two to a register (the lower
-  // element in the low half: cvt's first operand goes high); the product added to zero (the REDUCE adds it up)
+  // element in the low half: cvt's first operand goes high), the product added to c
   std::string wmma(const uop::UOp& u, const std::vector<std::string>& a, Prelude& p) const override {
     std::string t = u.arg().get<std::string>() == "bfloat16" ? "bf16" : "f16", fn = "tg_mma_" + t;
     std::string h = R"CU(
@@ -83,19 +83,20 @@ static __device__ __forceinline__ unsigned tg_pack_@T(float lo, float hi) {
   return r;
 }
 static __device__ __forceinline__ float4 tg_mma_@T(float a0, float a1, float a2, float a3, float a4, float a5, float a6,
-                                                  float a7, float b0, float b1, float b2, float b3) {
+                                                  float a7, float b0, float b1, float b2, float b3, float c0,
+                                                  float c1, float c2, float c3) {
   float4 d;
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.@T.@T.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.@T.@T.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
       : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
       : "r"(tg_pack_@T(a0, a1)), "r"(tg_pack_@T(a2, a3)), "r"(tg_pack_@T(a4, a5)), "r"(tg_pack_@T(a6, a7)),
-        "r"(tg_pack_@T(b0, b1)), "r"(tg_pack_@T(b2, b3)), "f"(0.0f));
+        "r"(tg_pack_@T(b0, b1)), "r"(tg_pack_@T(b2, b3)), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
   return d;
 }
 )CU";
     for (size_t at = 0; (at = h.find("@T", at)) != std::string::npos;) h.replace(at, 2, t);
     p.helpers[fn] = h;
     std::string call = fn + "(";
-    for (size_t i = 0; i < 12; i++) call += (i ? ", " : "") + a.at(i);
+    for (size_t i = 0; i < a.size(); i++) call += (i ? ", " : "") + a[i];
     return call + ")";
   }
   std::string shuffle(DType to, const std::string&, const std::vector<int64_t>&) const override { throw no_vectors(to); }

@@ -56,17 +56,17 @@ class OpenCLLanguage : public CStyleLanguage {
   }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE)"; }
   // tensor cores emulated (TC_EMULATE=1): each thread writes its fragment elements where mma.sync m16n8k16 has
-  // them (codegen/tensor_core.cpp) into its warp's tiles in local memory, and after a barrier computes its 4
-  // elements of the product there. Checks the lowering's index math on any OpenCL device.
+  // them (codegen/tensor_core.cpp) into its warp's tiles in local memory, and after a barrier adds its 4
+  // elements of the product to c. Checks the lowering's index math on any OpenCL device.
   std::string wmma(const uop::UOp&, const std::vector<std::string>& a, Prelude& p) const override {
     p.helpers["tg_mma_emulated"] = R"CL(
 float4 tg_mma_emulated(__local float* scratch, float a0, float a1, float a2, float a3, float a4, float a5, float a6,
-                       float a7, float b0, float b1, float b2, float b3) {
+                       float a7, float b0, float b1, float b2, float b3, float c0, float c1, float c2, float c3) {
   size_t id = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));
   __local float* A = scratch + (id / 32) * 384;
   __local float* B = A + 256;
   int g = (int)(id % 32) / 4, t = (int)(id % 32) % 4;
-  float a[8] = {a0, a1, a2, a3, a4, a5, a6, a7}, b[4] = {b0, b1, b2, b3}, d[4];
+  float a[8] = {a0, a1, a2, a3, a4, a5, a6, a7}, b[4] = {b0, b1, b2, b3}, d[4] = {c0, c1, c2, c3};
   for (int j = 0; j < 8; j++) A[(g + 8 * ((j / 2) % 2)) * 16 + 2 * t + j % 2 + 8 * (j / 4)] = a[j];
   for (int j = 0; j < 4; j++) B[(2 * t + j % 2 + 8 * (j / 2)) * 8 + g] = b[j];
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -74,14 +74,15 @@ float4 tg_mma_emulated(__local float* scratch, float a0, float a1, float a2, flo
     int row = g + 8 * (j / 2), col = 2 * t + j % 2;
     float s = 0.0f;
     for (int kk = 0; kk < 16; kk++) s += A[row * 16 + kk] * B[kk * 8 + col];
-    d[j] = s;
+    d[j] += s;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   return (float4)(d[0], d[1], d[2], d[3]);
 }
 )CL";
-    std::string call = "tg_mma_emulated(" + a.at(12);
-    for (size_t i = 0; i < 12; i++) call += ", " + a[i];
+    std::string call = "tg_mma_emulated(" + a.at(12);  // the scratch, then the fragments and the addends
+    for (size_t i = 0; i < a.size(); i++)
+      if (i != 12) call += ", " + a[i];
     return call + ")";
   }
 
