@@ -160,7 +160,6 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
     if (u.op() == Ops::REDUCE_AXIS) red = u;
   UOp v = red.src(0).op() == Ops::CAST ? red.src(0).src(0) : red.src(0);
   UOp x = strip_cast(v.src(0)), y = strip_cast(v.src(1));
-  if (!tensor_core_fit(ast, k.full_shape, k.reduce_axes)) throw InternalError("lower", "TC on a kernel it does not fit");
   // x is read along m and y along n (tensor_core_fit); x is A and y is B
   {
     std::vector<bool> rx = axes_read(x, ndim);
