@@ -4,6 +4,9 @@
 //                                                  numbers (else they come from the clock); DEV=OPENCL trains on OpenCL
 //   DEVICES=CPU:0,CPU:1 trains data-parallel (tinygrad's beautiful_mnist_multigpu): the model is replicated on each
 //   device, each batch is split between them, and the gradients are summed across them (an allreduce)
+//   mpirun -np 2 ./build/bin/beautiful_mnist trains data-parallel across processes (tg::mpi): every rank starts
+//   from rank 0's parameters, takes BS / ranks samples of each batch, and averages the gradients with the others
+//   before each identical optimizer step; rank 0 prints the progress and the accuracy
 //
 // Without a folder it reads Fashion-MNIST from Debian's dataset-fashion-mnist package.
 #include <algorithm>
@@ -31,19 +34,51 @@ int main(int argc, char** argv) try {
   auto spread = [&](const Tensor& batch) { return devices.size() > 1 ? batch.shard(devices, 0) : batch; };
   if (devices.size() > 1)
     model.state(tg::nn::StateVisitor([&](const std::string&, Tensor& t) { t = t.to(devices).realize(); }));
-  tg::optim::LAMB opt = tg::optim::Adam(tg::get_parameters(model));
+  std::vector<Tensor> params = tg::get_parameters(model);
+  tg::optim::LAMB opt = tg::optim::Adam(params);
+  // under mpirun: rank 0's parameters everywhere (the others add zeros), each rank its own samples
+  int ranks = tg::mpi::size();
+  if (ranks > 1) {
+    for (Tensor& p : params) p.assign(tg::mpi::allreduce(tg::mpi::rank() == 0 ? p : p.zeros_like())).realize();
+    Tensor::manual_seed(static_cast<uint64_t>(env_int("SEED", 0)) * 1000003 + static_cast<uint64_t>(tg::mpi::rank()));
+    bs = std::max<int64_t>(1, bs / ranks);
+  }
 
   // both run under TinyJit: the first two calls build, schedule and compile; later calls replay the kernels
-  tg::TinyJit<Tensor> train_step([&](const std::vector<Tensor>&) {
+  auto gradients = [&] {
     tg::TrainGuard train;
     opt.zero_grad();
     Tensor samples = Tensor::randint({bs}, 0, data.X_train.shape()[0]);
-    Tensor loss = model(spread(data.X_train[{samples}])).sparse_categorical_crossentropy(spread(data.Y_train[{samples}])).backward();
+    return model(spread(data.X_train[{samples}])).sparse_categorical_crossentropy(spread(data.Y_train[{samples}])).backward();
+  };
+  tg::TinyJit<Tensor> train_step([&](const std::vector<Tensor>&) {
+    Tensor loss = gradients();
     std::vector<Tensor> outs = opt.schedule_step();
     outs.push_back(loss);
     Tensor::realize(outs);
     return loss;
   });
+  // across processes the step is two: the gradients, their allreduce (MPI, outside the TinyJits), the update
+  tg::TinyJit<Tensor> local_gradients([&](const std::vector<Tensor>&) {
+    Tensor loss = gradients();
+    std::vector<Tensor> outs{loss};
+    // each gradient, and batchnorm's running statistics (no gradient: the forward pass updates them)
+    for (const Tensor& p : params) outs.push_back(p.grad().defined() ? p.grad() : p);
+    Tensor::realize(outs);
+    return loss;
+  });
+  tg::TinyJit<Tensor> update([&](const std::vector<Tensor>&) {
+    std::vector<Tensor> outs = opt.schedule_step();
+    Tensor::realize(outs);
+    return outs[0];
+  });
+  auto step = [&] {
+    if (ranks == 1) return train_step().item<float>();
+    Tensor loss = local_gradients();
+    tg::mpi::allreduce_gradients(params);
+    update();
+    return tg::mpi::allreduce(loss).item<float>() / static_cast<float>(ranks);
+  };
   // the test set in batches (tinygrad evaluates all 10000 images at once: 1.25 GB of activations that the TinyJit
   // holds between calls), cut once into buffers of their own; each batch's images and labels are the TinyJit's
   // inputs, so every call reads new ones. A last, smaller batch has shapes of its own: it runs without the TinyJit.
@@ -67,12 +102,13 @@ int main(int argc, char** argv) try {
 
   Progress progress(steps, 10);
   float acc = NAN;
+  bool prints = tg::mpi::rank() == 0;
   for (int64_t i = 0; i < steps; i++) {
-    float loss = train_step().item<float>();
-    if (progress.reports(i)) acc = test_accuracy();
-    progress.step(i, format("loss: %.2f test_accuracy: %.2f%%", loss, acc));
+    float loss = step();
+    if (progress.reports(i) && prints) acc = test_accuracy();
+    if (prints) progress.step(i, format("loss: %.2f test_accuracy: %.2f%%", loss, acc));
   }
-  std::printf("test accuracy: %.2f%%\n", acc);
+  if (prints) std::printf("test accuracy: %.2f%%\n", acc);
   return 0;
 } catch (const tg::Error& e) {
   std::fprintf(stderr, "%s\n", e.what());

@@ -13,3 +13,4 @@
 #include "tg/datasets.h"
 #include "tg/jit.h"
 #include "tg/profile.h"
+#include "tg/mpi.h"
