@@ -195,8 +195,6 @@ bool tc_legal(const LoweredKernel& k, const Opt& o) {
   TensorCoreConfig c = tc_config(o.amount);
   const TensorCoreFit& f = k.tc;
   if (k.caps.tensor_cores.empty() || !f || o.axis != 0 || !c.tiles_m) return false;
-  auto size = [&](int64_t a) { return k.full_shape[static_cast<size_t>(a)]; };
-  if (size(f.m) % c.block_m() || size(f.n) % c.block_n() || size(f.k) % 16) return false;
   int64_t warps = c.warps_m * c.warps_n, lane_warps = f.m > f.n ? c.warps_m : c.warps_n;
   int64_t other_warps = warps / lane_warps;
   if (32 * warps > k.caps.max_local_size || 32 * lane_warps > k.caps.max_local[0] ||
@@ -209,6 +207,17 @@ bool tc_legal(const LoweredKernel& k, const Opt& o) {
 
 }  // namespace
 
+namespace {
+// the work a TC configuration does over the kernel's, its blocks rounding m, n and k up (1: they divide)
+double tc_padding(const LoweredKernel& k, const Opt& o) {
+  TensorCoreConfig c = tc_config(o.amount);
+  auto up = [&](int64_t a, int64_t b) {
+    return static_cast<double>(round_up(k.full_shape[static_cast<size_t>(a)], b)) / static_cast<double>(k.full_shape[static_cast<size_t>(a)]);
+  };
+  return up(k.tc.m, c.block_m()) * up(k.tc.n, c.block_n()) * up(k.tc.k, 16);
+}
+}  // namespace
+
 std::vector<Opt> tc_opts(const LoweredKernel& k) {
   std::vector<Opt> out;
   // the heuristic's order: warps of 64 x 64 (4 x 8 tiles: each A fragment feeds 8 mmas, each B 4) in blocks of 2,
@@ -217,6 +226,8 @@ std::vector<Opt> tc_opts(const LoweredKernel& k) {
   for (int64_t amount : {4812, 2822, 2422, 2421, 2412, 2411, 2222, 1411, 1211, 1111, 4422, 4222, 4211, 2442, 2224,
                          4441, 2842, 2824, 4822, 2882, 4442, 2444})
     if (tc_legal(k, {OptOp::TC, 0, amount})) out.push_back({OptOp::TC, 0, amount});
+  // blocks that divide the sizes first, in that order; then the least padded (17 rows: one tile of 16 and a gated one)
+  std::stable_sort(out.begin(), out.end(), [&](const Opt& a, const Opt& b) { return tc_padding(k, a) < tc_padding(k, b); });
   return out;
 }
 
@@ -693,7 +704,8 @@ double loop_traffic(const LoweredKernel& k, const std::vector<int64_t>& order, c
 
 std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (getenv_int("NOOPT")) return {};
-  if (std::vector<Opt> tc = tc_opts(k); !tc.empty() && getenv_int("TC", 1)) return {tc[0]};
+  // tensor cores where they waste at most half their work on padding (a batch of 4 rows would pad to 16)
+  if (std::vector<Opt> tc = tc_opts(k); !tc.empty() && getenv_int("TC", 1) && tc_padding(k, tc[0]) <= 2) return {tc[0]};
   std::vector<Opt> opts = group_opts(k);
   if (!opts.empty()) return opts;
   opts = blocking_opts(k);

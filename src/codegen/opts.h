@@ -32,7 +32,9 @@
 //                    with one mma instruction per 16 terms (16x8x16, float32 accumulation, exact products). cfg's
 //                    four digits: tiles per warp along m, along n, warps per block along m, along n (2422: a warp
 //                    computes 32 x 32, a block of 4 warps 64 x 64). Alone: no other opt beside it. Where the device
-//                    has none, never legal. The sums' order changes, and the products are not rounded to 16 bits.
+//                    has none, never legal. Sizes the blocks do not divide are rounded up, the positions past their
+//                    ends gated (read nothing, store nothing). The sums' order changes, and the products are not
+//                    rounded to 16 bits.
 //
 // Every opt keeps the values (up to float reassociation in UNROLL). choose_opts() is the heuristic; NOOPT=1 turns
 // it off, and tests apply random legal opts (random_opts) to check that results do not change.
@@ -69,7 +71,8 @@ struct TensorCoreConfig {
   int64_t block_n() const { return 8 * tiles_n * warps_n; }
 };
 TensorCoreConfig tc_config(int64_t amount);
-// every legal TC opt for the kernel, the heuristic's choice first (BEAM times them all)
+// every legal TC opt for the kernel, the heuristic's choice first (BEAM times them all): those whose blocks divide the
+// sizes, then the least padded; choose_opts takes the first where padding at most doubles the work
 std::vector<Opt> tc_opts(const LoweredKernel& k);
 
 // opts_str's inverse (BEAM's remembered choices); {} when some token is not an opt

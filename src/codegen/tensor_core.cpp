@@ -26,6 +26,7 @@ using uop::UOp;
 namespace {
 
 bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // the 16-bit float value under an optional cast to float32
 UOp strip_cast(const UOp& x) {
@@ -53,13 +54,16 @@ std::vector<bool> axes_read(const UOp& value, size_t ndim) {
 }
 
 // The kernel AST's node `u` lowered with loop axis a at idx[a]; `reduced` stands for the kernel's one REDUCE_AXIS.
-UOp lower_at(const UOp& u, const std::vector<UOp>& idx, const UOp& reduced, std::unordered_map<const uop::UOpNode*, UOp>& memo) {
+// `inside` (null: always) gates every read and write: the tile positions past an axis' end (padding) read nothing.
+UOp lower_at(const UOp& u, const std::vector<UOp>& idx, const UOp& reduced, const UOp& inside,
+             std::unordered_map<const uop::UOpNode*, UOp>& memo) {
   if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
   auto indexed = [&](const UOp& view) {
     const shape::ShapeTracker& st = shape::get_view(view);
     std::vector<UOp> at;
     for (size_t i = 0; i < st.ndim(); i++) at.push_back(st.shape()[i] == 1 ? UOp::const_(idx[0].dtype(), int64_t{0}) : idx[i]);
-    return st.to_indexed(at);
+    auto [i, valid] = st.to_indexed(at);
+    return std::pair<UOp, UOp>{i, inside ? uop::simplify(valid & inside) : valid};
   };
   UOp r;
   switch (u.op()) {
@@ -80,12 +84,12 @@ UOp lower_at(const UOp& u, const std::vector<UOp>& idx, const UOp& reduced, std:
       auto [i, valid] = indexed(u.src(1));
       std::vector<UOp> isrc{u.src(0), i};
       if (!(valid.is_const() && const_to_int(valid.const_value()))) isrc.push_back(valid);
-      r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc), lower_at(u.src(2), idx, reduced, memo)});
+      r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u.src(0).dtype(), isrc), lower_at(u.src(2), idx, reduced, inside, memo)});
       break;
     }
     default: {
       std::vector<UOp> src;
-      for (const UOp& s : u.src()) src.push_back(lower_at(s, idx, reduced, memo));
+      for (const UOp& s : u.src()) src.push_back(lower_at(s, idx, reduced, inside, memo));
       r = u.with_src(src);
     }
   }
@@ -130,7 +134,7 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
   const TensorCoreFit& f = k.tc;
   TensorCoreConfig c = tc_config(opt.amount);
   auto size = [&](int64_t a) { return k.full_shape[static_cast<size_t>(a)]; };
-  if (!f || !c.tiles_m || size(f.m) % c.block_m() || size(f.n) % c.block_n() || size(f.k) % 16 || k.symbolic())
+  if (!f || !c.tiles_m || k.symbolic())
     throw InternalError("lower", "illegal opt " + opts_str({opt}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
   auto cnst = [&](int64_t v) { return UOp::const_(idx_dt, v); };
   size_t ndim = k.full_shape.size();
@@ -138,7 +142,8 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
   std::vector<UOp> loop(ndim), plain(ndim);
   for (size_t a = 0; a < ndim; a++) {
     int64_t ai = static_cast<int64_t>(a);
-    int64_t trips = ai == f.m ? size(ai) / c.block_m() : ai == f.n ? size(ai) / c.block_n() : ai == f.k ? size(ai) / 16 : size(ai);
+    // (m, n and k rounded up to whole blocks: the positions past their ends are gated)
+    int64_t trips = ai == f.m ? ceil_div(size(ai), c.block_m()) : ai == f.n ? ceil_div(size(ai), c.block_n()) : ai == f.k ? ceil_div(size(ai), 16) : size(ai);
     if (trips > 1) loop[a] = UOp::make(Ops::RANGE, idx_dt, {cnst(trips)}, uop::Arg(ai));
     plain[a] = loop[a] ? loop[a] : cnst(0);
   }
@@ -165,11 +170,22 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
     std::vector<bool> rx = axes_read(x, ndim);
     if (!rx[static_cast<size_t>(f.m)]) std::swap(x, y);
   }
+  // where a tile runs past an axis' end: the positions inside it (null where every block is whole)
+  auto within = [&](int64_t axis, const UOp& i, UOp gate) {
+    if (size(axis) % (axis == f.m ? c.block_m() : axis == f.n ? c.block_n() : 16) == 0) return gate;
+    UOp in = i < cnst(size(axis));
+    return gate ? gate & in : in;
+  };
+  // an operand's value at its tile positions; past k's end 0 (the product must add nothing), past m's or n's its
+  // loads gated (those rows and columns are never stored)
   auto at = [&](const UOp& value, std::vector<std::pair<int64_t, UOp>> where) {
     std::vector<UOp> idx = plain;
-    for (auto& [a, i] : where) idx[static_cast<size_t>(a)] = uop::simplify(i);
+    UOp inside;
+    for (auto& [a, i] : where) idx[static_cast<size_t>(a)] = uop::simplify(i), inside = within(a, idx[static_cast<size_t>(a)], inside);
     std::unordered_map<const uop::UOpNode*, UOp> memo;
-    return lower_at(value, idx, UOp(), memo);
+    UOp v = lower_at(value, idx, UOp(), inside ? uop::simplify(inside) : UOp(), memo);
+    UOp in_k = within(f.k, idx[static_cast<size_t>(f.k)], UOp());
+    return in_k ? uop::simplify(in_k).where(v, v.const_like(int64_t{0})) : v;
   };
   UOp scratch;  // emulated tensor cores (OpenCL, TC_EMULATE=1): each warp's two tiles in local memory
   if (k.caps.tensor_cores == "emulated")
@@ -197,8 +213,9 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
         idx[static_cast<size_t>(f.m)] = uop::simplify(base_m + cnst(16 * tm + 8 * (j / 2)) + g);
         idx[static_cast<size_t>(f.n)] = uop::simplify(base_n + cnst(8 * tn + j % 2) + t * cnst(2));
         idx[static_cast<size_t>(f.k)] = cnst(0);
+        UOp inside = within(f.n, idx[static_cast<size_t>(f.n)], within(f.m, idx[static_cast<size_t>(f.m)], UOp()));
         std::unordered_map<const uop::UOpNode*, UOp> memo;
-        for (const UOp& st : ast.src()) stores.push_back(lower_at(st, idx, sum, memo));
+        for (const UOp& st : ast.src()) stores.push_back(lower_at(st, idx, sum, inside ? uop::simplify(inside) : UOp(), memo));
       }
     }
   k.sink = uop::simplify(UOp::sink(stores));

@@ -190,15 +190,38 @@ TEST(TensorCores, GradientsOfAHalfMatmul) {
   expect_close(host(w.grad()), matmul_reference(at, gv, 1, 64, 32, 48), dtypes::float16, "dw");
 }
 
-// where they do not fit (float32 inputs, sizes that no tile divides, two reductions) the kernels are the usual ones
+// sizes the tiles do not divide: rounded up to whole tiles, the positions past the ends gated (nothing read or
+// stored there, and k's padding adds nothing), also under a fused epilogue that reads another buffer
+TEST(TensorCores, SizesTheTilesDoNotDivideAreGated) {
+  NEED_TENSOR_CORES();
+  struct Case {
+    int64_t batch, m, k, n;
+  };
+  for (const Case& c : std::vector<Case>{{1, 20, 30, 16}, {1, 33, 40, 24}, {1, 100, 30, 50}, {2, 17, 16, 24}, {1, 60, 24, 40}}) {
+    std::string what = std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
+    Tensor a = random({c.batch, c.m, c.k}, dtypes::float16, 20), w = random({c.batch, c.k, c.n}, dtypes::float16, 21);
+    Tensor bias = random({c.n}, dtypes::float32, 22);
+    Tensor out = a.matmul(w).cast(dtypes::float32) + bias;
+    EXPECT_TRUE(uses_tc(out)) << what << ": " << codegen::opts_str(chosen_opts(out));
+    Reference r = matmul_reference(host(a), host(w), c.batch, c.m, c.k, c.n);
+    std::vector<double> b = host(bias);
+    for (size_t i = 0; i < r.value.size(); i++) {
+      r.magnitude[i] += std::abs(r.value[i]) * 1e5 / 2048;  // the product is rounded to half before the bias is added
+      r.value[i] += b[i % static_cast<size_t>(c.n)];
+    }
+    expect_close(host(out), r, dtypes::float16, what);
+  }
+}
+
+// where they do not fit (float32 inputs; padding that would more than double the work) the kernels are the usual ones
 TEST(TensorCores, NotWhereTheyDoNotFit) {
   NEED_TENSOR_CORES();
-  Tensor f = random({32, 32}, dtypes::float32, 17), h = random({17, 16}, dtypes::float16, 18), k = random({16, 16}, dtypes::float16, 19);
+  Tensor f = random({32, 32}, dtypes::float32, 17), h = random({5, 16}, dtypes::float16, 18), k = random({16, 16}, dtypes::float16, 19);
   EXPECT_FALSE(uses_tc(f.matmul(f)));  // float32 stays exact: no tensor cores
-  Tensor odd = h.matmul(k);
-  EXPECT_FALSE(uses_tc(odd));  // 17 rows
-  std::vector<double> got = host(odd);
-  Reference r = matmul_reference(host(h), host(k), 1, 17, 16, 16);
+  Tensor few = h.matmul(k);
+  EXPECT_FALSE(uses_tc(few));  // 5 rows: a tile of 16 would be mostly padding
+  std::vector<double> got = host(few);
+  Reference r = matmul_reference(host(h), host(k), 1, 5, 16, 16);
   for (double& m : r.magnitude) m *= 100;  // the usual kernel rounds each product to half
-  expect_close(got, r, dtypes::float16, "17 x 16 x 16");
+  expect_close(got, r, dtypes::float16, "5 x 16 x 16");
 }

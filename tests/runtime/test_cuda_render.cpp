@@ -101,6 +101,15 @@ TEST(CudaRender, TensorCoreKernelsCompile) {
       for (const char* arch : {"sm_80", "sm_90"}) EXPECT_NO_THROW(runtime::nvrtc_compile(src, arch)) << codegen::opts_str({tc}) << " for " << arch << "\n" << src;
     }
   }
+  // sizes the tiles do not divide: gated reads and stores
+  Tensor a = Tensor::randn({20, 30}).cast(dtypes::float16).realize(), w = Tensor::randn({30, 24}).cast(dtypes::float16).realize();
+  codegen::LoweredKernel odd = codegen::lower(schedule::create_schedule({a.matmul(w).uop()}).items.back().ast, {}, caps);
+  std::vector<codegen::Opt> padded = codegen::choose_opts(odd);
+  ASSERT_EQ(padded.size(), 1u);
+  ASSERT_EQ(padded[0].op, codegen::OptOp::TC);
+  std::string src = engine::render_kernel(codegen::lower(schedule::create_schedule({a.matmul(w).uop()}).items.back().ast, padded, caps), "k", caps, "CUDA")->rendered.source;
+  EXPECT_NE(src.find("if ("), std::string::npos) << src;  // the stores past the ends are gated
+  for (const char* arch : {"sm_80", "sm_90"}) EXPECT_NO_THROW(runtime::nvrtc_compile(src, arch)) << arch << "\n" << src;
   // float32 matmuls stay exact: tensor cores do not fit them
   Tensor f = Tensor::randn({64, 64}).realize();
   EXPECT_FALSE(codegen::lower(schedule::create_schedule({f.matmul(f).uop()}).items.back().ast, {}, caps).tc);
