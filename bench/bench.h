@@ -43,5 +43,6 @@ int reduce(const Args& args);
 int softmax(const Args& args);
 int mnist_step(const Args& args);
 int peak(const Args& args);
+int mpi_allreduce(const Args& args);
 
 }  // namespace tg::bench

@@ -14,6 +14,8 @@
 //   tg_bench softmax [--rows R --cols C]
 //   tg_bench mnist_step [--batch B]  one beautiful_mnist training step under TinyJit
 //   tg_bench peak                    the machine's float32 FMA peak (one core, every core) and copy bandwidth
+//   mpirun -np 2 tg_bench mpi_allreduce [--max-mb M]  float32 sums over the ranks, 1 KB to M MB: MPI_Allreduce,
+//                                    ours on the same host buffer, and tg::mpi::allreduce of a tensor
 // bench/compare.sh runs the kernel workloads next to PyTorch's.
 #include <cstring>
 #include <iostream>
@@ -27,7 +29,7 @@ int main(int argc, char** argv) {
                  "             schedule [--ops N], compile [--kernels N], first_result,\n"
                  "             mlp_backward [--layers N --width W --batch B], matmul [N --m M --k K --batch B --bt], conv [--batch B],\n"
                  "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
-                 "             peak\n";
+                 "             peak, mpi_allreduce [--max-mb M] (under mpirun)\n";
     return argc < 2 ? 1 : 0;
   }
   std::string what = argv[1];
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   if (what == "softmax") return tg::bench::softmax(args);
   if (what == "mnist_step") return tg::bench::mnist_step(args);
   if (what == "peak") return tg::bench::peak(args);
+  if (what == "mpi_allreduce") return tg::bench::mpi_allreduce(args);
   std::cerr << "tg_bench: unknown workload '" << what << "'\n";
   return 1;
 }
