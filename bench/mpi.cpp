@@ -1,6 +1,6 @@
 // tg_bench mpi_allreduce (under mpirun): the float32 sum of N bytes over the ranks, three ways on the same sizes:
 // MPI's own blocking MPI_Allreduce on a host buffer (called directly from Open MPI's library), our collective on
-// the same buffer (runtime::mpi::allreduce: MPI_Iallreduce polled against the deadline), and tg::mpi::allreduce of
+// the same buffer (runtime::mpi::allreduce: the same call under the watchdog's deadline), and tg::mpi::allreduce of
 // a tensor (the shape check, the copies out of and back into tensors). Rank 0 prints; GB/s is bytes / time.
 #include <dlfcn.h>
 

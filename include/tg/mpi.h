@@ -8,7 +8,7 @@
 //   optimizer.step();                       // identical updates on every rank
 //
 // A rank that dies ends the job (Open MPI's runtime stops the others); one that stalls in a collective for more than
-// TG_MPI_TIMEOUT seconds (60) makes the others print which collective waited and abort the job: never a hang.
+// TG_MPI_TIMEOUT seconds (60) makes the others print which collective waited and leave, which ends it: never a hang.
 #pragma once
 #include <string>
 #include <vector>

@@ -2,8 +2,8 @@
 // ($TG_MPI_LIBRARY overrides), so the library builds and runs without it. A process counts as launched by MPI when Open MPI's launcher says so
 // (OMPI_COMM_WORLD_SIZE in the environment); otherwise it is rank 0 of 1 and no library is opened.
 // Collectives work on host memory and wait with a deadline (TG_MPI_TIMEOUT seconds, 60 by default): a rank that
-// stalls makes the others abort the job with a message naming the collective, never hang; a rank that dies ends the
-// job through Open MPI's runtime.
+// stalls makes the others leave the job with a message naming the collective, and Open MPI's runtime ends it, never
+// a hang; a rank that dies ends the job the same way.
 #pragma once
 #include <cstddef>
 #include <string>
