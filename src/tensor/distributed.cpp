@@ -17,7 +17,8 @@ runtime::mpi::Op parse_op(const std::string& op, Loc where) {
   throw ArgumentError("allreduce", "op must be sum, max or min, not '" + op + "'", where);
 }
 
-// the ranks must agree on what they combine: a header (rank, dims, dtype) compared by its max and min over ranks
+// the ranks must agree on what they combine: a header (number of dims, dtype, dims) compared by its max and min
+// over the ranks
 void check_same_everywhere(const std::vector<int64_t>& header, const std::string& what, const std::string& mine, Loc where) {
   std::vector<int64_t> hi = header, lo = header;
   runtime::mpi::allreduce(hi.data(), hi.size(), dtypes::int64, runtime::mpi::Op::Max, what);
@@ -28,7 +29,7 @@ void check_same_everywhere(const std::vector<int64_t>& header, const std::string
     for (int64_t i = 0; i < h[0] && i + 2 < static_cast<int64_t>(h.size()); i++) s += (i ? ", " : "") + std::to_string(h[i + 2]);
     return s + ")";
   };
-  throw ArgumentError(what, "the ranks disagree: rank " + std::to_string(rank()) + " has " + mine + "; across the ranks the rank counts, dims and dtypes range from " +
+  throw ArgumentError(what, "the ranks disagree: rank " + std::to_string(rank()) + " has " + mine + "; across the ranks the dims range from " +
                                 dims(lo) + " to " + dims(hi),
                       where);
 }
