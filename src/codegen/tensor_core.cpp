@@ -26,7 +26,6 @@ using uop::UOp;
 namespace {
 
 bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // the 16-bit float value under an optional cast to float32
 UOp strip_cast(const UOp& x) {
@@ -97,23 +96,33 @@ UOp lower_at(const UOp& u, const std::vector<UOp>& idx, const UOp& reduced, cons
   return r;
 }
 
+// The kernel's one reduction when it is a sum of products x * y of 16-bit floats (x and y under their casts to
+// float32 stripped); a null red where it is not.
+struct SumOfProducts {
+  UOp red, x, y;
+};
+SumOfProducts sum_of_products(const UOp& ast) {
+  UOp red;
+  for (const UOp& u : ast.toposort())
+    if (u.op() == Ops::REDUCE_AXIS) {
+      if (red) return {};  // one reduction only
+      red = u;
+    }
+  if (!red || uop::get_reduce_arg(red).op != Ops::ADD || (red.dtype() != dtypes::float32 && !is_half(red.dtype()))) return {};
+  UOp v = red.src(0);
+  if (v.op() == Ops::CAST && v.dtype() == dtypes::float32) v = v.src(0);
+  if (v.op() != Ops::MUL) return {};
+  UOp x = strip_cast(v.src(0)), y = strip_cast(v.src(1));
+  if (!is_half(x.dtype()) || x.dtype() != y.dtype()) return {};
+  return {red, x, y};
+}
+
 }  // namespace
 
 TensorCoreFit tensor_core_fit(const UOp& ast, const std::vector<int64_t>& shape, const std::vector<int64_t>& reduce_axes) {
   TensorCoreFit none;
-  UOp red;
-  for (const UOp& u : ast.toposort())
-    if (u.op() == Ops::REDUCE_AXIS) {
-      if (red) return none;  // one reduction only
-      red = u;
-    }
-  if (!red || reduce_axes.size() != 1 || uop::get_reduce_arg(red).op != Ops::ADD) return none;
-  if (red.dtype() != dtypes::float32 && !is_half(red.dtype())) return none;
-  UOp v = red.src(0);
-  if (v.op() == Ops::CAST && v.dtype() == dtypes::float32) v = v.src(0);
-  if (v.op() != Ops::MUL) return none;
-  UOp x = strip_cast(v.src(0)), y = strip_cast(v.src(1));
-  if (!is_half(x.dtype()) || x.dtype() != y.dtype()) return none;
+  auto [red, x, y] = sum_of_products(ast);
+  if (!red || reduce_axes.size() != 1) return none;
   size_t ndim = shape.size();
   std::vector<bool> rx = axes_read(x, ndim), ry = axes_read(y, ndim);
   TensorCoreFit f;
@@ -137,13 +146,15 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
   if (!f || !c.tiles_m || k.symbolic())
     throw InternalError("lower", "illegal opt " + opts_str({opt}) + " for a kernel of shape " + shape::shape_str(k.full_shape));
   auto cnst = [&](int64_t v) { return UOp::const_(idx_dt, v); };
+  // the positions an axis' loop steps over: a block of m or n, 16 of k, 1 of any other axis
+  auto block_of = [&](int64_t a) { return a == f.m ? c.block_m() : a == f.n ? c.block_n() : a == f.k ? 16 : 1; };
   size_t ndim = k.full_shape.size();
   // the loops: m and n over blocks, k over steps of 16, every other axis whole; a null UOp where a loop runs once
   std::vector<UOp> loop(ndim), plain(ndim);
   for (size_t a = 0; a < ndim; a++) {
     int64_t ai = static_cast<int64_t>(a);
     // (m, n and k rounded up to whole blocks: the positions past their ends are gated)
-    int64_t trips = ai == f.m ? ceil_div(size(ai), c.block_m()) : ai == f.n ? ceil_div(size(ai), c.block_n()) : ai == f.k ? ceil_div(size(ai), 16) : size(ai);
+    int64_t trips = round_up(size(ai), block_of(ai)) / block_of(ai);
     if (trips > 1) loop[a] = UOp::make(Ops::RANGE, idx_dt, {cnst(trips)}, uop::Arg(ai));
     plain[a] = loop[a] ? loop[a] : cnst(0);
   }
@@ -160,19 +171,11 @@ void lower_tensor_cores(const UOp& ast, const Opt& opt, DType idx_dt, LoweredKer
   UOp base_n = plain[f.n] * cnst(c.block_n()) + warp_n * cnst(8 * c.tiles_n);
   UOp base_k = plain[f.k] * cnst(16);
 
-  UOp red;
-  for (const UOp& u : ast.toposort())
-    if (u.op() == Ops::REDUCE_AXIS) red = u;
-  UOp v = red.src(0).op() == Ops::CAST ? red.src(0).src(0) : red.src(0);
-  UOp x = strip_cast(v.src(0)), y = strip_cast(v.src(1));
-  // x is read along m and y along n (tensor_core_fit); x is A and y is B
-  {
-    std::vector<bool> rx = axes_read(x, ndim);
-    if (!rx[static_cast<size_t>(f.m)]) std::swap(x, y);
-  }
+  // x is read along m and y along n (tensor_core_fit): x is A and y is B
+  auto [red, x, y] = sum_of_products(ast);
   // where a tile runs past an axis' end: the positions inside it (null where every block is whole)
   auto within = [&](int64_t axis, const UOp& i, UOp gate) {
-    if (size(axis) % (axis == f.m ? c.block_m() : axis == f.n ? c.block_n() : 16) == 0) return gate;
+    if (size(axis) % block_of(axis) == 0) return gate;
     UOp in = i < cnst(size(axis));
     return gate ? gate & in : in;
   };
