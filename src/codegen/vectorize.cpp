@@ -23,6 +23,11 @@ namespace {
 // bools and 16-bit floats are stored in other forms than they compute in: no vector loads or casts of them
 bool stored_differently(DType dt) { return dt.is_bool() || dt == dtypes::float16 || dt == dtypes::bfloat16; }
 
+// a float32 value rounded to a 16-bit float
+bool narrowed_to_half(const UOp& u) {
+  return u.op() == Ops::CAST && stored_differently(u.dtype()) && u.dtype().is_float() && u.src(0).dtype() == dtypes::float32;
+}
+
 // the value of `x` at lane l, simplified
 UOp at_lane(const UOp& x, const UOp& lane, int64_t l) { return uop::simplify(x.substitute({{lane, UOp::const_(lane.dtype(), l)}})); }
 
@@ -182,6 +187,16 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       case Ops::STORE: {
         const UOp& idx = u.src(0);
         UOp value = get(u.src(1));
+        // a float32 vector stored as 16-bit floats (a half matmul's result): rounded and stored lane by lane
+        if (!value && narrowed_to_half(u.src(1)) && !reduce_lane) {
+          UOp wide = get(u.src(1).src(0));
+          if (!wide) return {};
+          for (int64_t l = 0; l < n; l++) {
+            UOp v = wide.dtype().count() > 1 ? UOp::make(Ops::GEP, dtypes::float32, {wide}, uop::Arg(std::vector<int64_t>{l})) : wide;
+            stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at_lane(idx, lane, l), u.src(1).with_src({v})}));
+          }
+          break;
+        }
         if (!value || (reduce_lane && dep[idx.get()])) return {};
         bool vector_value = value.dtype().count() > 1;
         if (reduce_lane && vector_value) return {};  // a reduce lane must end in its REDUCE
@@ -293,6 +308,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         // anything else is index math, rewritten per lane where an address or gate uses it (a float value or a
         // store that uses it finds no vector form of it and gives up)
         if (compare ? operand != dtypes::float32 : !u.dtype().is_float()) break;
+        if (narrowed_to_half(u)) break;  // no vector form; a STORE of it writes lane by lane, anything else gives up
         if (!compare && u.dtype() != dtypes::float32) return {};
         // a cast of a 16-bit float vector (a float32 vector in registers) is exact; a mask is not a number
         if (u.op() == Ops::CAST && operand.is_bool()) return {};

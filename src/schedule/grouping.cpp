@@ -123,7 +123,8 @@ void realize_shared_work(Grouping& g, const Users& users) {
       for (const UOp& s : u.src()) c += padded_buffer(s) ? kPadCost : 0;
     if (u.op() == Ops::IOTA) positions.insert(u.get());
     for (const UOp& s : u.src()) {
-      bool read = g.realized(s) || movement_base(s).op() == Ops::BUFFER;
+      // (a view of a value this schedule stores is read as one: a matmul's float16 weight packed in panels)
+      bool read = g.realized(s) || movement_base(s).op() == Ops::BUFFER || g.realized(movement_base(s));
       if (read ? s.dtype().itemsize() < u.dtype().itemsize() : widened.count(s.get()) > 0) widened.insert(u.get());
       if (!g.realized(s)) {
         c += cost[s.get()];

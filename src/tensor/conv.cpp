@@ -207,7 +207,7 @@ Tensor depthwise_channels_last(const Tensor& x, const Tensor& weight, const std:
   wb.insert(wb.end(), static_cast<size_t>(n), 1);
   wb.insert(wb.end(), k.begin(), k.end());
   Tensor w = output_channel_innermost(weight, where).reshape(wb, where);
-  return win.mul(w, where).sum(summed, false, where).cast(win.dtype(), where);
+  return tensor::exact_products(win, w, where).sum(summed, false, where).cast(win.dtype(), where);
 }
 
 }  // namespace
@@ -265,10 +265,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   // the weight with the output channel innermost: the kernel can then load a vector of output channels per
   // (cin, k...) position and broadcast the input to it (codegen's VECTOR opt)
   Tensor wt = blocked ? output_channel_blocks(weight, where) : output_channel_innermost(weight, where);
-  Tensor prod = xw.mul(wt.reshape(wshape, where), where);
+  Tensor wr = wt.reshape(wshape, where);
+  Tensor prod = tensor::exact_products(xw, wr, where);
   Shape out{bs, cout};
   out.insert(out.end(), o.begin(), o.end());
-  Tensor r = prod.sum(summed, false, where).cast(prod.dtype(), where).reshape(out, where);
+  Tensor r = prod.sum(summed, false, where).cast(least_upper_dtype({xw.dtype(), wr.dtype()}), where).reshape(out, where);
   // a plain stride-1 convolution differentiates as convolutions (dx a transposed one): the derivative of the window
   // gather above would write every window's gradient to an unfolded buffer and sum it back (tinygrad's way)
   bool symmetric = std::all_of(p.begin(), p.end(), [](const auto& q) { return q.first == q.second && q.first >= 0; });
