@@ -8,6 +8,7 @@
 #include <array>
 #include <unordered_map>
 #include <unordered_set>
+#include "uop/symbolic.h"
 
 namespace tg::renderer {
 
@@ -189,12 +190,47 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
   // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
   // Term i goes to accumulator i % n.
+  // A term a * b of bfloat16 values read from memory (a scalar a broadcast, a row b of 16), by their INDEXes.
+  struct Bf16Term {
+    const UOp *a = nullptr, *b = nullptr;
+  };
+  auto bf16_term = [&](const UOp& t) -> Bf16Term {
+    if (t.op() != Ops::MUL || uses[t.get()] != 1) return {};
+    auto read = [](const UOp& x, int lanes) -> const UOp* {  // an unconditional read of global memory, widened
+      if (x.op() != Ops::CAST || x.dtype() != dtypes::float32.vec(lanes) || x.src(0).op() != Ops::LOAD) return nullptr;
+      const UOp& load = x.src(0);
+      if (load.dtype() != dtypes::bfloat16.vec(lanes) || load.src(0).src().size() != 2 || load.src(0).dtype().addr_space() == AddrSpace::Local)
+        return nullptr;
+      return &load.src(0);
+    };
+    for (int i : {0, 1})
+      if (const UOp *a = read(t.src(i), 1), *b = read(t.src(1 - i), 16); a && b) return {a, b};
+    return {};
+  };
+  // terms i and i + 1 as one bfloat16 pair product (CStyleLanguage::bf16_pair_dot): a matmul's consecutive steps of k,
+  // whose scalars are neighbours in memory; "" where they are not, or the dialect has no such form
+  auto bf16_pair = [&](const std::vector<const UOp*>& terms, size_t i, const std::string& acc) -> std::string {
+    if (i + 1 >= terms.size()) return "";
+    Bf16Term x = bf16_term(*terms[i]), y = bf16_term(*terms[i + 1]);
+    if (!x.a || !y.a || x.a->src(0) != y.a->src(0)) return "";
+    UOp step = uop::simplify(y.a->src(1) - x.a->src(1));
+    if (!step.is_const() || const_to_int(step.const_value()) != 1) return "";
+    return lang.bf16_pair_dot(acc, val(*x.a), val(*x.b), val(*y.b), prelude);
+  };
   auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
     std::vector<const UOp*> terms = sum_terms(red);
     DType dt = red.dtype();
     for (size_t i = 0; i < terms.size(); i++) {
       const UOp* t = terms[i];
       const std::string& acc = accs[i % accs.size()];
+      if (accs.size() == 1 && dt == dtypes::float32.vec(16)) {
+        std::string pair = bf16_pair(terms, i, acc);
+        if (!pair.empty()) {
+          line(acc + " = " + pair + ";");
+          i++;
+          continue;
+        }
+      }
       if (fusable(dt) && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
         auto operand = [&](size_t j) { return dt.count() > 1 ? splat(t->src(j), dt) : val(t->src(j)); };
         line(acc + " = " + lang.fma(dt, operand(0), operand(1), acc, prelude) + ";");

@@ -66,6 +66,12 @@ class CStyleLanguage {
   // kernel with a single accumulator does one add per 4 cycles. Below this many, an unrolled sum's terms go to
   // partial accumulators added together after the loop. 1 on grid dialects, whose other threads hide the wait.
   virtual int accumulator_chains() const { return 1; }
+  // acc (float32 x 16) plus two bfloat16 products per lane, a[0] * b0 + a[1] * b1: `a_first` the first of two
+  // consecutive bfloat16 scalars in memory, b0_first and b1_first the first of 16 consecutive ones each (lvalues of
+  // the first element). "" where the dialect has no such form (then the products are summed one by one).
+  virtual std::string bf16_pair_dot(const std::string&, const std::string&, const std::string&, const std::string&, Prelude&) const {
+    return "";
+  }
 
   // Vectors (dt is the vector dtype). A mask is the int vector of a comparison: -1 where true, 0 where false.
   virtual std::string splat(DType dt, const std::string& scalar) const = 0;

@@ -8,6 +8,7 @@
 
 #include "codegen/lower.h"
 #include "codegen/opts.h"
+#include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "tg/tg.h"
@@ -73,6 +74,9 @@ TEST(HalfProducts, EachProductIsExactNotRoundedTo16Bits) {
     }
     Tensor x = Tensor(a, {1, k}).cast(dt), y = Tensor(w, {k, 1}).cast(dt);
     EXPECT_EQ(host(x.matmul(y))[0], 4 * e * e) << dt.name();
+    // as a block of rows and columns (vector code; bfloat16 pairs on a CPU: bf16_pair_dot)
+    std::vector<double> block = host(x.expand({16, k}).contiguous().matmul(y.expand({k, 32}).contiguous()));
+    for (double v : block) ASSERT_EQ(v, 4 * e * e) << dt.name() << " 16x8x32";
     // a convolution is the same sum: a (1, k, 1, 1) image under a 1x1 kernel of k input channels
     Tensor img = Tensor(a, {1, k, 1, 1}).cast(dt), kernel = Tensor(w, {1, k, 1, 1}).cast(dt);
     EXPECT_EQ(host(img.conv2d(kernel))[0], 4 * e * e) << dt.name() << " conv2d";
@@ -153,5 +157,8 @@ TEST(HalfProducts, AHalfMatmulIsVectorCodeOnTheCPU) {
     ASSERT_FALSE(opts.empty());
     EXPECT_EQ(opts[0].op, codegen::OptOp::VECTOR) << codegen::opts_str(opts);
     EXPECT_TRUE(codegen::lower(s.items.back().ast, opts, runtime::get_device("CPU").caps()).vectorized) << codegen::opts_str(opts);
+    // bfloat16: consecutive steps of k as pairs, one AVX512-BF16 instruction each where the CPU has it
+    std::string src = engine::get_kernel(s.items.back().ast, runtime::get_device("CPU"))->rendered.source;
+    EXPECT_EQ(src.find("tg_bf16_dot2_16(acc") != std::string::npos, dt == dtypes::bfloat16) << src;
   }
 }
