@@ -28,7 +28,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build
 
 if [ $# -gt 0 ]; then runs=("$*"); else
   runs=("matmul 256" "matmul 512" "matmul 1024" "matmul 2048 --reps 2" "matmul 4096 --reps 1"
-        "matmul 5632 --m 512 --k 2048 --bt --reps 3" "matmul 1024 --m 256 --k 1024 --batch 8 --reps 3" "conv" "elementwise" "reduce" "softmax" "mnist_step")
+        "matmul 5632 --m 512 --k 2048 --bt --reps 3" "matmul 1024 --m 256 --k 1024 --batch 8 --reps 3"
+        "matmul 1024 --bfloat16" "matmul 2048 --bfloat16 --reps 2" "conv" "elementwise" "reduce" "softmax" "mnist_step")
 fi
 # ROUNDS=n: tg and torch alternate n times per workload and each line shows the median of the n medians (on a
 # shared machine the load changes from minute to minute; alternating exposes both sides to the same load)
@@ -37,9 +38,12 @@ other=${VS:-torch}
 # the machine's limits (tg_bench peak: the float32 FMA peak of every core, their copy bandwidth): each figure of ours
 # is also printed as its share of the limit it comes nearest
 limits=$(./build/bin/tg_bench peak)
-peak_gflops=$(echo "$limits" | sed -n 's/.*cores", "gflops": \([0-9.]*\).*/\1/p')
+peak_gflops=$(echo "$limits" | sed -n 's/.*fma_peak.*cores", "gflops": \([0-9.]*\).*/\1/p')
 peak_gbs=$(echo "$limits" | sed -n 's/.*"gbs": \([0-9.]*\).*/\1/p')
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores: float32 FMA peak $peak_gflops GFLOP/s, copy $peak_gbs GB/s"
+# bfloat16 products: AVX512-BF16's peak where the CPU has it (bf16_pair_dot), else the float32 FMA's
+peak_bf16=$(echo "$limits" | sed -n 's/.*bf16_dot_peak.*"gflops": \([0-9.]*\).*/\1/p')
+peak_bf16=${peak_bf16:-$peak_gflops}
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores: float32 FMA peak $peak_gflops GFLOP/s, bfloat16 $peak_bf16, copy $peak_gbs GB/s"
 printf "%-14s %-34s %12s %12s %8s   %s\n" workload shape "${DEV:-CPU} ms" "$other ms" ratio "(GFLOP/s or GB/s: ${DEV:-CPU} / $other, ours as % of the peak)"
 for r in "${runs[@]}"; do
   tg_out="" torch_out=""
@@ -63,9 +67,9 @@ def rounds(text):  # per measurement (in order of its first round), the line of 
 def median(ds):  # the line with the median time
   return sorted(ds, key=lambda d: d["median_ms"])[len(ds) // 2]
 tgs, pts = rounds(sys.argv[1]), rounds(sys.argv[2])
-limit = {"gflops": float(sys.argv[3] or 0), "gbs": float(sys.argv[4] or 0)}
 for key, runs in tgs.items():
   tg, pt = median(runs), median(pts[key])
+  limit = {"gflops": float((sys.argv[5] if "bfloat16" in tg["name"] else sys.argv[3]) or 0), "gbs": float(sys.argv[4] or 0)}
   rate = next((k for k in ("gflops", "gbs") if k in tg), None)
   extra = "%.1f / %.1f %s" % (tg[rate], pt[rate], "GFLOP/s" if rate == "gflops" else "GB/s") if rate else ""
   # bound by whichever limit it is nearest (an add has GFLOP/s too, but its bytes are what limit it)
@@ -73,5 +77,5 @@ for key, runs in tgs.items():
   if shares: extra += " (%.0f%%)" % (100 * max(shares))
   print("%-14s %-34s %12.3f %12.3f %8.3f   %s" % (tg["name"], tg["shape"], tg["median_ms"], pt["median_ms"],
                                                   pt["median_ms"] / tg["median_ms"], extra))
-' "$tg_out" "$torch_out" "$peak_gflops" "$peak_gbs"
+' "$tg_out" "$torch_out" "$peak_gflops" "$peak_gbs" "$peak_bf16"
 done

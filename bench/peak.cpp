@@ -39,11 +39,31 @@ std::string fma_source(int lanes) {
   return src;
 }
 
-// GFLOP/s of `threads` threads each running `iters` iterations of the chains, median of `reps`
-double fma_gflops(runtime::Program& fma, int lanes, int threads, int64_t iters, int64_t reps) {
+// Chains of AVX512-BF16's vdpbf16ps (32 bfloat16 products added per instruction: the bfloat16 matmul's limit,
+// CStyleLanguage::bf16_pair_dot), as the CPU device compiles them; io[0] -1 where -march=native has no AVX512-BF16.
+// 16 lanes, and more chains than the FMAs' (its latency is longer: on 2 cores of an AMD EPYC with AVX512-BF16, 10 chains reached 850
+// GFLOP/s, 16 reached 1037, twice the float32 FMA peak).
+constexpr int kDotChains = 16;
+std::string bf16_dot_source() {
+  std::string src = "typedef float v __attribute__((vector_size(64)));\ntypedef unsigned short h __attribute__((vector_size(64)));\n";
+  src += "void tg_peak_bf16(void* const* bufs, const long long* vars) {\n  float* io = (float*)bufs[0];\n#if defined(__AVX512BF16__)\n";
+  src += "  h b = (h){} + (unsigned short)0x3f80, c = (h){} + (unsigned short)0x3380;\n";  // 1.0 and 2^-24
+  for (int i = 0; i < kDotChains; i++) src += "  v a" + std::to_string(i) + " = (v){} + io[" + std::to_string(2 + i) + "];\n";
+  src += "  for (long long k = 0; k < vars[0]; k++) {\n";
+  for (int i = 0; i < kDotChains; i++)
+    src += "    __asm__(\"vdpbf16ps %2, %1, %0\" : \"+v\"(a" + std::to_string(i) + ") : \"v\"(b), \"v\"(c));\n";
+  src += "  }\n  v s = a0";
+  for (int i = 1; i < kDotChains; i++) src += " + a" + std::to_string(i);
+  src += ";\n  for (int l = 0; l < 16; l++) io[0] += s[l];\n#else\n  io[0] = -1;\n#endif\n}\n";
+  return src;
+}
+
+// GFLOP/s of `threads` threads each running `iters` iterations of the chains (each step of a chain `flops`),
+// median of `reps`
+double chains_gflops(runtime::Program& fma, double flops, int threads, int64_t iters, int64_t reps, int chains = kChains) {
   std::vector<double> ts;
   for (int64_t r = 0; r < reps; r++) {
-    std::vector<std::vector<float>> io(static_cast<size_t>(threads), std::vector<float>(2 + kChains, 1.0f));
+    std::vector<std::vector<float>> io(static_cast<size_t>(threads), std::vector<float>(2 + static_cast<size_t>(chains), 1.0f));
     for (auto& v : io) v[0] = 0.999999f, v[1] = 1e-7f;
     double t0 = now_s();
     std::vector<std::thread> pool;
@@ -55,7 +75,7 @@ double fma_gflops(runtime::Program& fma, int lanes, int threads, int64_t iters, 
     for (auto& th : pool) th.join();
     ts.push_back(now_s() - t0);
   }
-  return static_cast<double>(threads) * static_cast<double>(iters) * kChains * lanes * 2 / median(ts) / 1e9;
+  return static_cast<double>(threads) * static_cast<double>(iters) * chains * flops / median(ts) / 1e9;
 }
 
 // GB/s (bytes read plus bytes written) of `threads` threads each copying its slice of `bytes`, median of `reps`
@@ -81,9 +101,17 @@ int peak(const Args& args) {
   int64_t iters = args.get("--iters", 20000000), reps = args.get("--reps", 5);
   int lanes = vector_lanes();
   std::shared_ptr<runtime::Program> fma = runtime::get_device("CPU").program("tg_peak_fma", fma_source(lanes));
-  double one = fma_gflops(*fma, lanes, 1, iters, reps), all = fma_gflops(*fma, lanes, threads, iters, reps);
+  double one = chains_gflops(*fma, 2.0 * lanes, 1, iters, reps), all = chains_gflops(*fma, 2.0 * lanes, threads, iters, reps);
   std::printf("{\"name\": \"fma_peak\", \"shape\": \"float32 x%d, 1 core\", \"gflops\": %.1f}\n", lanes, one);
   std::printf("{\"name\": \"fma_peak\", \"shape\": \"float32 x%d, %d cores\", \"gflops\": %.1f}\n", lanes, threads, all);
+  std::shared_ptr<runtime::Program> dot = runtime::get_device("CPU").program("tg_peak_bf16", bf16_dot_source());
+  std::vector<float> probe(2 + kDotChains, 0.0f);
+  void* probe_bufs[1] = {probe.data()};
+  int64_t one_iter = 1;
+  (*dot)(probe_bufs, &one_iter, {}, false);
+  if (probe[0] >= 0)  // 16 lanes x 2 products, a multiply and an add each
+    std::printf("{\"name\": \"bf16_dot_peak\", \"shape\": \"bfloat16 pairs x16, %d cores\", \"gflops\": %.1f}\n", threads,
+                chains_gflops(*dot, 64.0, threads, iters, reps, kDotChains));
   std::printf("{\"name\": \"copy_bandwidth\", \"shape\": \"256 MiB, %d cores\", \"gbs\": %.1f}\n", threads,
               copy_gbs(size_t{256} << 20, threads, reps));
   return 0;
