@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "codegen/lower.h"
 #include "codegen/opts.h"
@@ -161,4 +162,21 @@ TEST(HalfProducts, AHalfMatmulIsVectorCodeOnTheCPU) {
     std::string src = engine::get_kernel(s.items.back().ast, runtime::get_device("CPU"))->rendered.source;
     EXPECT_EQ(src.find("tg_bf16_dot2_16(acc") != std::string::npos, dt == dtypes::bfloat16) << src;
   }
+}
+
+TEST(HalfProducts, BFloat16PairsAreOneInstructionWhereTheCpuHasAvx512Bf16) {
+  // the machine code of a bfloat16 matmul's kernel has vdpbf16ps, and its values are the float64 sums'
+  std::ifstream info("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(info, line) && flags.empty())
+    if (line.rfind("flags", 0) == 0) flags = line + " ";
+  if (flags.find(" avx512_bf16 ") == std::string::npos) GTEST_SKIP() << "this CPU has no AVX512-BF16 (/proc/cpuinfo)";
+  Tensor a = random({64, 96}, dtypes::bfloat16, 9).to("CPU"), w = random({96, 48}, dtypes::bfloat16, 10).to("CPU");
+  Tensor out = a.matmul(w);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  schedule::Schedule s = schedule::create_schedule({out.uop()});
+  std::string code = cpu.compiler().disassemble(cpu.compiler().compile(engine::get_kernel(s.items.back().ast, cpu)->rendered.source));
+  if (code.find("objdump") != std::string::npos && code.find("vdpbf16ps") == std::string::npos) GTEST_SKIP() << code;
+  EXPECT_NE(code.find("vdpbf16ps"), std::string::npos) << code;
+  expect_sums(host(out), matmul_sums(host(a), host(w), 1, 64, 96, 48), dtypes::bfloat16, "64x96x48");
 }
