@@ -187,10 +187,21 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
       case Ops::STORE: {
         const UOp& idx = u.src(0);
         UOp value = get(u.src(1));
-        // a float32 vector stored as 16-bit floats (a half matmul's result): rounded and stored lane by lane
+        // a float32 vector stored as 16-bit floats (a half matmul's result): one vector store of the rounded bits
+        // where the address is contiguous (the renderer converts the vector, or lane by lane where its language
+        // cannot: CStyleLanguage::half_vector_store), else rounded and stored lane by lane. That vector CAST is
+        // made here, for this STORE only: nothing else reads a 16-bit float vector
         if (!value && narrowed_to_half(u.src(1)) && !reduce_lane) {
           UOp wide = get(u.src(1).src(0));
           if (!wide) return {};
+          bool lane_gate = idx.src().size() > 2 && dep[idx.src(2).get()];
+          if (wide.dtype().count() > 1 && dep[idx.get()] && !lane_gate && contiguous(idx.src(1), lane, n)) {
+            std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
+            if (idx.src().size() > 2) isrc.push_back(idx.src(2));
+            UOp bits = UOp::make(Ops::CAST, u.src(1).dtype().vec(static_cast<int>(n)), {wide});
+            stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, idx.dtype(), isrc), bits}));
+            break;
+          }
           for (int64_t l = 0; l < n; l++) {
             UOp v = wide.dtype().count() > 1 ? UOp::make(Ops::GEP, dtypes::float32, {wide}, uop::Arg(std::vector<int64_t>{l})) : wide;
             stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at_lane(idx, lane, l), u.src(1).with_src({v})}));

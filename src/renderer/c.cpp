@@ -115,6 +115,29 @@ std::string half_to_float_helper(const std::string& name, DType dt, int lanes, c
          (hw.empty() ? "" : "#endif\n") + "}\n";
 }
 
+// A float32 vector's n values as 16-bit floats' bits, rounded to nearest even as the scalar tg_f32_to_bf16 and
+// tg_f32_to_f16 round (NaN quiet with the sign kept, a bfloat16's top payload bits kept). bfloat16 in integer
+// vector ops; float16 through F16C's vcvtps2ph (AVX-512 for 16) with the scalar's NaN, else lane by lane
+std::string float_to_half_helper(const std::string& name, DType dt, int lanes, const std::string& t, const std::string& h,
+                                 const std::string& u) {
+  std::string head = "static inline __attribute__((always_inline)) " + h + " " + name + "(" + t + " x) {\n  " + u + " b = (" + u + ")x;\n";
+  std::string nan = "((b & 0x7fffffffu) > 0x7f800000u)";
+  if (dt == dtypes::bfloat16)
+    return head + "  " + u + " r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16, q = (b >> 16) | 0x40u, m = (" + u + ")" + nan + ";\n" +
+           "  return __builtin_convertvector((r & ~m) | (q & m), " + h + ");\n}\n";
+  std::string s8 = "short __attribute__((vector_size(16)))", cvt;
+  if (lanes == 16)
+    cvt = "#if defined(__AVX512F__)\n  " + h + " r = (" + h + ")__builtin_ia32_vcvtps2ph512_mask(x, 0, (short __attribute__((vector_size(32)))){}, (unsigned short)0xffff);\n";
+  else if (lanes == 8) cvt = "#if defined(__F16C__)\n  " + h + " r = (" + h + ")__builtin_ia32_vcvtps2ph256(x, 0);\n";
+  else if (lanes == 4)
+    cvt = "#if defined(__F16C__)\n  " + s8 + " w = __builtin_ia32_vcvtps2ph(x, 0);\n  " + h + " r = (" + h + ")__builtin_shufflevector(w, w, 0, 1, 2, 3);\n";
+  std::string per_lane = "  " + h + " r;\n  for (int l = 0; l < " + std::to_string(lanes) + "; l++) r[l] = tg_f32_to_f16(x[l]);\n  return r;\n";
+  if (cvt.empty()) return head + per_lane + "}\n";
+  return head + cvt + "  " + h + " m = __builtin_convertvector((" + u + ")" + nan + ", " + h + ");\n" +
+         "  return (r & ~m) | (__builtin_convertvector((b >> 16) & 0x8000u, " + h + ") & m) | (m & 0x7e00u);\n#else\n" +
+         per_lane + "#endif\n}\n";
+}
+
 // acc + a*b rounded once (an FMA instruction): clang contracts this body only; gcc ignores the pragma
 std::string fma_helper(const std::string& name, const std::string& t) {
   return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " a, " + t + " b, " + t +
@@ -221,6 +244,15 @@ class CLanguage : public CStyleLanguage {
   }
   std::string vector_store(DType dt, const std::string& first, const std::string& v) const override {
     return "*(" + vector_type(dt) + "_u*)&" + first + " = " + v;
+  }
+  std::string half_vector_store(DType dt, const std::string& first, const std::string& v, Prelude& p) const override {
+    int n = dt.count();
+    DType bits = dtypes::uint16.vec(n), wide = dtypes::uint32.vec(n), f = dtypes::float32.vec(n);
+    for (DType x : {bits, wide, f}) p.vectors.emplace(vector_type(x), x);
+    p.half = true;  // the scalar conversion, for lanes without F16C
+    std::string name = "tg_f32_to_" + std::string(dt.scalar() == dtypes::bfloat16 ? "bf16" : "f16") + "_" + std::to_string(n);
+    p.helpers.emplace(name, float_to_half_helper(name, dt.scalar(), n, vector_type(f), vector_type(bits), vector_type(wide)));
+    return vector_store(bits, first, name + "(" + v + ")");
   }
   std::string half_vector_load(DType dt, const std::string& first, Prelude& p) const override {
     int n = dt.count();

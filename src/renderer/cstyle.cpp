@@ -367,7 +367,12 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         std::string gate = u.src(0).src().size() > 2 ? "if (" + val(u.src(0).src(2)) + ") " : "";
         // local memory holds values as they are in registers (16-bit floats as float)
         bool bits = is_half(dt) && u.src(0).dtype().addr_space() != AddrSpace::Local;
-        if (dt.count() > 1) line(gate + lang.vector_store(dt, val(u.src(0)), val(u.src(1))) + ";");
+        if (dt.count() > 1 && is_half(dt)) {  // CAST(16-bit float vector, float32 vector), made for this store (vectorize)
+          std::string wide = val(u.src(1).src(0)), at = val(u.src(0)), vec = lang.half_vector_store(dt, at, wide, prelude);
+          if (!vec.empty()) line(gate + vec + ";");
+          for (int64_t l = 0; vec.empty() && l < dt.count(); l++)
+            line(gate + "(&" + at + ")[" + std::to_string(l) + "] = " + to_bits(dt.scalar(), lang.element(wide, l)) + ";");
+        } else if (dt.count() > 1) line(gate + lang.vector_store(dt, val(u.src(0)), val(u.src(1))) + ";");
         else line(gate + val(u.src(0)) + " = " + (bits ? to_bits(dt, val(u.src(1))) : val(u.src(1))) + ";");
         break;
       }
@@ -396,6 +401,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         break;
       }
       default: {
+        // a 16-bit float vector is only ever stored (vectorize): its STORE converts the float32 vector itself
+        if (u.op() == Ops::CAST && u.dtype().count() > 1 && is_half(u.dtype())) break;
         // ALU: an expression, inlined into its one user or named (used more than once, or nested too deep)
         std::string e;
         // an integer vector op names its scalar operands as vectors of its type (OpenCL refuses `char2 + int`)

@@ -180,3 +180,31 @@ TEST(HalfProducts, BFloat16PairsAreOneInstructionWhereTheCpuHasAvx512Bf16) {
   EXPECT_NE(code.find("vdpbf16ps"), std::string::npos) << code;
   expect_sums(host(out), matmul_sums(host(a), host(w), 1, 64, 96, 48), dtypes::bfloat16, "64x96x48");
 }
+
+TEST(HalfProducts, AVectorStoredAsHalvesRoundsAsTheScalarConversion) {
+  // a column sum stored as 16-bit floats is one vector conversion per 16 results (tg_f32_to_bf16_16 and
+  // tg_f32_to_f16_16); its bits equal the scalar conversion's (NOOPT), over ties, subnormal and overflowing results,
+  // infinities and NaN
+  std::vector<float> v;
+  for (int i = 0; i < 4000; i++) v.push_back(std::ldexp(1.0f + static_cast<float>(i % 1021) / 1021.0f, i % 80 - 40) * (i % 3 ? 1.0f : -1.0f));
+  for (float t : {1.0f + std::ldexp(1.0f, -11), 1.0f + 3 * std::ldexp(1.0f, -11), 1.0f + std::ldexp(1.0f, -8), 1.0f + 3 * std::ldexp(1.0f, -8),
+                  65504.0f, 65520.0f, 65519.99f, 1e-5f, 6e-8f, 2.9e-8f, 3e-8f, 1e-40f, 3.4e38f, INFINITY, -INFINITY, NAN, -NAN})
+    v.push_back(t);
+  while (v.size() % 16) v.push_back(0.5f);
+  int64_t n = static_cast<int64_t>(v.size());
+  std::vector<float> rows(v);
+  rows.insert(rows.end(), static_cast<size_t>(n), 0.0f);  // x[0] = v, x[1] = 0: the column sums are v
+  Tensor x = Tensor(rows, {2, n}).realize();
+  for (DType dt : kHalves) {
+    Tensor y = x.sum(0).cast(dt);
+    schedule::Schedule s = schedule::create_schedule({y.uop()});
+    std::string src = engine::get_kernel(s.items.back().ast, runtime::get_device("CPU"))->rendered.source;
+    EXPECT_NE(src.find(dt == dtypes::bfloat16 ? "tg_f32_to_bf16_16(" : "tg_f32_to_f16_16("), std::string::npos) << src;
+    std::vector<uint16_t> got = y.bitcast(dtypes::uint16).to_vector<uint16_t>(), want;
+    {
+      Context noopt{{"NOOPT", 1}};
+      want = x.sum(0).cast(dt).bitcast(dtypes::uint16).to_vector<uint16_t>();
+    }
+    for (int64_t i = 0; i < n; i++) ASSERT_EQ(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << dt.name() << " " << v[static_cast<size_t>(i)];
+  }
+}
