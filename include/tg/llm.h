@@ -157,7 +157,8 @@ class Sampler {
 };
 
 // Generation for one sequence: prefill() runs the prompt through decode_chunk() in chunks of kLongPromptChunk tokens
-// while that many are left (where the cache holds two of them), then of kPromptChunk (one set of kernels per chunk
+// while that many are left (where the cache holds two of them), then of kPromptChunk, then of kShortPromptChunk,
+// the last one padded (a 16-token prompt is two chunks of 8, not 32 rows for 16 tokens) (one set of kernels per chunk
 // length for every prompt length and position: a long chunk reads each weight once per 128 tokens, and on a CPU
 // its matmuls read their weights from panels), step() one token through decode() with the position
 // as a bound Variable too; both under TinyJit (captured on the second call, replayed for every later position with
@@ -179,7 +180,7 @@ class Generator {
   int64_t max_context() const { return model_.cache_context(); }
 
  private:
-  static constexpr int64_t kPromptChunk = 32, kLongPromptChunk = 128;
+  static constexpr int64_t kShortPromptChunk = 8, kPromptChunk = 32, kLongPromptChunk = 128;
   struct StepInputs {  // a decode step's: the token (1, 1), its position as a 0-d tensor and as the bound Variable
     Tensor token, pos;
     Dim at;
@@ -199,7 +200,8 @@ class Generator {
   std::unique_ptr<TinyJit<Tensor>> decode_, decode_pick_;
   SamplingOptions picked_with_;  // the options decode_pick_ was captured with
   Variable start_pos_;  // the position decode() reads the cache up to, rebound at every step
-  // the longest first: kLongPromptChunk where the cache holds two, then kPromptChunk (or half a shorter context)
+  // the longest first: kLongPromptChunk where the cache holds two, then kPromptChunk (or half a shorter context),
+  // then kShortPromptChunk where that is shorter
   std::vector<Chunks> chunks_;
 };
 

@@ -22,8 +22,10 @@ Generator::Generator(Transformer& model, int64_t max_context, bool jit)
   std::vector<int64_t> lengths;
   if (context >= 2 * kLongPromptChunk) lengths.push_back(kLongPromptChunk);
   lengths.push_back(std::max<int64_t>(1, std::min(kPromptChunk, context / 2)));
+  if (lengths.back() > kShortPromptChunk) lengths.push_back(kShortPromptChunk);
   for (int64_t n : lengths) {
-    chunks_.push_back({n, Variable(n == kLongPromptChunk ? "long_chunk_start" : "chunk_start", 0, context - n), nullptr});
+    const char* name = n == kLongPromptChunk ? "long_chunk_start" : n == kShortPromptChunk ? "short_chunk_start" : "chunk_start";
+    chunks_.push_back({n, Variable(name, 0, context - n), nullptr});
     if (jit)
       chunks_.back().jit = std::make_unique<TinyJit<Tensor>>([this](const std::vector<Tensor>& in, const std::vector<Dim>& vars) {
         return model_.decode_chunk(in[0], in[1], vars[0], in[2]).realize();
