@@ -245,6 +245,18 @@ class CLanguage : public CStyleLanguage {
   std::string vector_store(DType dt, const std::string& first, const std::string& v) const override {
     return "*(" + vector_type(dt) + "_u*)&" + first + " = " + v;
   }
+  // AVX-512's vpermps, through an asm statement (gcc and clang name its builtin apart); it reads the low 4 bits of each
+  // index itself
+  std::string lut16(const std::string& table, const std::string& idx, Prelude& p) const override {
+    DType f = dtypes::float32.vec(16), i = dtypes::int32.vec(16);
+    for (DType x : {f, i}) p.vectors.emplace(vector_type(x), x);
+    std::string t = vector_type(f);
+    p.helpers.emplace("tg_lut16", "static inline __attribute__((always_inline)) " + t + " tg_lut16(" + t + " table, " + vector_type(i) +
+                                      " idx) {\n  " + t + " r;\n#if defined(__AVX512F__)\n"
+                                      "  __asm__(\"vpermps %1, %2, %0\" : \"=v\"(r) : \"v\"(table), \"v\"(idx));\n#else\n"
+                                      "  for (int l = 0; l < 16; l++) r[l] = table[idx[l] & 15];\n#endif\n  return r;\n}\n");
+    return "tg_lut16(" + table + ", " + idx + ")";
+  }
   std::string half_vector_store(DType dt, const std::string& first, const std::string& v, Prelude& p) const override {
     int n = dt.count();
     DType bits = dtypes::uint16.vec(n), wide = dtypes::uint32.vec(n), f = dtypes::float32.vec(n);

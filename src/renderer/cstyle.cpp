@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <array>
 #include <unordered_map>
@@ -251,6 +252,67 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   std::erase_if(mma_accs, [](const auto& m) { return std::find(m.second.begin(), m.second.end(), nullptr) != m.second.end(); });
   for (const auto& [mma, reds] : mma_accs) mma_reduces.insert(reds.begin(), reds.end());
 
+  // A float32 x 16 value that varies along its lanes only through one integer vector n of 0..15 (a quantized weight's
+  // 4-bit codes), by lane-wise ops with lane-invariant operands (its block's scale and minimum), is its table of 16
+  // values, the same ops over n = 0, 1, ..., 15, permuted by n (CStyleLanguage::lut16): exact, since each lane takes
+  // what it would have computed. A Q4_K weight's mask, convert and scale-and-offset FMA per 16 values become one
+  // permute (the table, one FMA, serves both halves of a sub-block).
+  std::unordered_map<const uop::UOpNode*, const UOp*> through;  // a lane-wise value -> the 4-bit vector it varies by
+  std::unordered_set<const uop::UOpNode*> tabled;               // the largest such float32 values: their users differ
+  {
+    auto lanewise = [](Ops op) {
+      return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::CAST || op == Ops::AND || op == Ops::OR ||
+             op == Ops::XOR || op == Ops::SHL || op == Ops::SHR;
+    };
+    DType f16 = dtypes::float32.vec(16);
+    for (const UOp& u : uops) {
+      if (u.dtype().count() != 16 || !lanewise(u.op())) continue;
+      const UOp* n = nullptr;
+      bool ok = true;
+      for (const UOp& s : u.src()) {
+        if (s.dtype().count() == 1) continue;
+        auto it = through.find(s.get());
+        if (it == through.end() || (n && *n != *it->second)) ok = false;
+        else n = it->second;
+      }
+      // (the codes are the last 4-bit value on the way: (x >> 4) & 15 permutes by x >> 4, the mask left out)
+      if (u.dtype().is_int() && u.vmin() >= 0 && u.vmax() <= 15) through[u.get()] = &u;
+      else if (ok && n) through[u.get()] = n;
+    }
+    // the vector instructions a value takes from its codes on (an exact product and the sum it feeds are one FMA)
+    std::function<int(const UOp&, const UOp&)> work = [&](const UOp& x, const UOp& n) {
+      if (x == n || x.dtype().count() == 1) return 0;
+      int w = x.op() == Ops::ADD && std::any_of(x.src().begin(), x.src().end(), [&](const UOp& m) {
+                return m.op() == Ops::MUL && uses[m.get()] == 1 && uop::exact_float32_product(m);
+              }) ? 0 : 1;
+      for (const UOp& y : x.src()) w += work(y, n);
+      return w;
+    };
+    // a table where it saves three instructions or more per 16 values: the permute costs about two (Q4_0's
+    // (code - 8) * scale: decode 1.2x faster; Q4_K's scale * code - min, a convert and an FMA, ran 4% slower)
+    for (const UOp& u : uops)
+      for (const UOp& s : u.src()) {
+        auto it = through.find(s.get()), mine = through.find(u.get());
+        if (it != through.end() && s.dtype() == f16 && (mine == through.end() || *mine->second != *it->second) &&
+            work(s, *it->second) >= 3)
+          tabled.insert(s.get());
+      }
+  }
+  // the table of a tabled value: its ops rendered again over n = 0..15 (the scalars as rendered)
+  std::function<std::string(const UOp&, const UOp&)> table_of = [&](const UOp& x, const UOp& n) -> std::string {
+    if (x == n) {
+      std::vector<std::string> iota;
+      for (int l = 0; l < 16; l++) iota.push_back(std::to_string(l));
+      return lang.make_vector(n.dtype(), iota);
+    }
+    auto operand = [&](size_t i) { return x.src(i).dtype().count() == 1 ? lang.splat(x.dtype(), val(x.src(i))) : table_of(x.src(i), n); };
+    if (x.op() == Ops::CAST) return lang.convert(x.dtype(), table_of(x.src(0), n));
+    if (x.op() == Ops::NEG) return "(-" + operand(0) + ")";
+    static const std::map<Ops, const char*> infix{{Ops::ADD, "+"}, {Ops::MUL, "*"}, {Ops::AND, "&"}, {Ops::OR, "|"},
+                                                  {Ops::XOR, "^"}, {Ops::SHL, "<<"}, {Ops::SHR, ">>"}};
+    return "(" + operand(0) + " " + infix.at(x.op()) + " " + operand(1) + ")";
+  };
+
   for (const UOp& u : uops) {
     if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), is_half(u.dtype()) ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
     prelude.fp64 = prelude.fp64 || u.dtype().scalar() == dtypes::float64;
@@ -405,6 +467,23 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         if (u.op() == Ops::CAST && u.dtype().count() > 1 && is_half(u.dtype())) break;
         // ALU: an expression, inlined into its one user or named (used more than once, or nested too deep)
         std::string e;
+        if (tabled.count(u.get())) {
+          const UOp& n = *through.at(u.get());
+          // (the permute reads the low 4 bits: n = x & 15 permutes by x)
+          bool masked = n.op() == Ops::AND && n.src(1).op() == Ops::CONST && const_to_int(n.src(1).const_value()) == 15 && n.src(0).dtype() == n.dtype();
+          DType idx = dtypes::int32.vec(16);
+          std::string codes = val(masked ? n.src(0) : n);
+          e = lang.lut16(table_of(u, n), n.dtype() == idx ? codes : lang.convert(idx, codes), prelude);
+        }
+        if (!e.empty()) {
+          if (uses[u.get()] > 1 || bracket_nesting(e) > kMaxInlineNesting) {
+            std::string v = "alu" + std::to_string(n_alu++);
+            line("const " + ctype(u.dtype()) + " " + v + " = " + e + ";");
+            e = v;
+          }
+          r[u.get()] = e;
+          break;
+        }
         // an integer vector op names its scalar operands as vectors of its type (OpenCL refuses `char2 + int`)
         bool int_vector = u.dtype().count() > 1 && u.dtype().is_int() && uop::GroupOp::ALU().contains(u.op()) && u.op() != Ops::CAST;
         // a scalar bool beside a mask (a vector of -1/0) is -1 or 0 itself

@@ -84,6 +84,9 @@ class CStyleLanguage {
   // n 16-bit floats (float16 or bfloat16: dt) from `first` on, as a float32 vector
   virtual std::string half_vector_load(DType dt, const std::string& first, Prelude& p) const = 0;
   virtual std::string vector_store(DType dt, const std::string& first, const std::string& v) const = 0;
+  // A float32 x 16 vector whose lane l is table[idx[l] & 15] (`idx` an int32 x 16 vector); "" where the language has
+  // no such form (then the table is not made: the lanes compute their values themselves)
+  virtual std::string lut16(const std::string&, const std::string&, Prelude&) const { return ""; }
   // A float32 vector `v` stored from `first` on as n 16-bit floats (dt: float16 or bfloat16 x n), each rounded to
   // nearest even as the scalar conversion rounds; "" where the language has no such form (then lane by lane).
   virtual std::string half_vector_store(DType, const std::string&, const std::string&, Prelude&) const { return ""; }

@@ -976,6 +976,46 @@ TEST(Opts, AnExactProductPlusAnOffsetIsOneFMAWithTheSameValues) {
   }
 }
 
+TEST(Opts, AValueOfA4BitCodeIsATableLookupWithTheSameBits) {
+  // dequantized 4-bit codes (a low or a high nibble of each byte, times a per-row scale, minus an offset) summed over
+  // 2 rows: where the code's value takes three vector instructions or more (Q4_0's (code - 8) * scale: an add, a
+  // convert, a multiply), the vector kernel computes each row's 16 possible values once and permutes them by the
+  // codes (tg_lut16); not for two (a convert and a multiply), which cost no more than the permute, nor for 8-bit
+  // codes. The bits equal the scalar kernel's (NOOPT), a NaN and an infinite scale too. (The scalar kernel sums a
+  // form with an offset in another order, the products apart from the offsets: there, scales of few bits keep
+  // every sum exact.)
+  const int64_t n = 256;
+  std::vector<uint8_t> bytes(2 * n);
+  for (int64_t i = 0; i < 2 * n; i++) bytes[static_cast<size_t>(i)] = static_cast<uint8_t>((i * 73 + 11) % 256);
+  Tensor b = Tensor(bytes, {2, n}).realize();
+  for (auto scales : std::vector<std::vector<float>>{{0.37f, -1.5e-3f}, {0.375f, -3.0f / 2048}, {INFINITY, NAN}}) {
+    Tensor d = Tensor(scales, {2, 1}).realize(), m = Tensor(std::vector<float>{0.25f, -7.0f}, {2, 1}).realize();
+    struct Form {
+      Tensor value;
+      bool table;
+    };
+    std::vector<Form> forms{{((b & 15).cast(dtypes::int32) - 8).cast(dtypes::float32) * d, true},  // Q4_0
+                            {(b >> 4).cast(dtypes::float32) * d, false},
+                            {b.cast(dtypes::float32) * d, false}};
+    if (scales[0] != 0.37f) forms.push_back({(b >> 4).cast(dtypes::float32) * d - m, true});
+    for (size_t f = 0; f < forms.size(); f++) {
+      Tensor y = forms[f].value.sum(0);
+      std::string src = kernel_source(y);
+      EXPECT_EQ(src.find("tg_lut16(") != std::string::npos, forms[f].table) << f << "\n" << src;
+      std::vector<float> got = y.to_vector<float>(), want;
+      {
+        Context noopt{{"NOOPT", 1}};
+        want = forms[f].value.sum(0).to_vector<float>();
+      }
+      for (int64_t i = 0; i < n; i++) {
+        float g = got[static_cast<size_t>(i)], w = want[static_cast<size_t>(i)];
+        if (std::isnan(w)) ASSERT_TRUE(std::isnan(g)) << f << " " << i;
+        else ASSERT_EQ(std::bit_cast<uint32_t>(g), std::bit_cast<uint32_t>(w)) << f << " " << i << ": " << g << " vs " << w;
+      }
+    }
+  }
+}
+
 TEST(Opts, ProductsSummedRoundOncePerTermAndNowhereElse) {
   // with a = 1 + 2^-12: a*a = 1 + 2^-11 + 2^-24 exactly, which float rounds to 1 + 2^-11. Summed as
   // -(1 + 2^-11) + a*a with one rounding per term (an FMA), the sum is exactly 2^-24; rounding a*a first gives 0.
