@@ -69,7 +69,7 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
     c.eos_token_ids.push_back(static_cast<int32_t>(eos->as_int(path + ": tokenizer.ggml.eos_token_id", where)));
   if (file.tensors.count("rope_freqs.weight"))  // LLaMA 3.1's scaled frequencies, as divisors
     c.rope_freq_factors = tensor("rope_freqs.weight").cast(dtypes::float32).to_vector<float>();
-  std::unique_ptr<Transformer> model = make_model(c, tensor("token_embd.weight").device(), where);
+  std::unique_ptr<Transformer> model = new_model(c, tensor("token_embd.weight").device(), Init::Empty, where);
 
   // the checkpoint names: HF's from llama.cpp's
   StateDict found;

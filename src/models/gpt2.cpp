@@ -25,10 +25,10 @@ class GPT2 : public Transformer {
     }
   };
 
-  GPT2(const Config& c, const std::string& device) : Transformer(c, device) {
-    auto normal = [&](const Shape& s) { return init_normal(s, device); };
-    auto zeros = [&](int64_t n) { return init_full(n, 0, device); };
-    auto ones = [&](int64_t n) { return init_full(n, 1, device); };
+  GPT2(const Config& c, const std::string& device, Init init) : Transformer(c, device) {
+    auto normal = [&](const Shape& s) { return init_normal(s, device, init); };
+    auto zeros = [&](int64_t n) { return init_full(n, 0, device, init); };
+    auto ones = [&](int64_t n) { return init_full(n, 1, device, init); };
     int64_t d = c.dim, f = c.hidden_dim;
     wte = normal({c.vocab_size, d}), wpe = normal({c.max_context, d}), ln_f_w = ones(d), ln_f_b = zeros(d);
     for (int64_t i = 0; i < c.n_layers; i++) {
@@ -75,8 +75,8 @@ class GPT2 : public Transformer {
 
 }  // namespace
 
-std::unique_ptr<Transformer> make_gpt2(const Config& config, const std::string& device) {
-  return std::make_unique<GPT2>(config, device);
+std::unique_ptr<Transformer> make_gpt2(const Config& config, const std::string& device, Init init) {
+  return std::make_unique<GPT2>(config, device, init);
 }
 
 }  // namespace tg::llm

@@ -54,9 +54,9 @@ class Llama : public Transformer {
     }
   };
 
-  Llama(const Config& c, const std::string& device) : Transformer(c, device) {
-    auto normal = [&](const Shape& s) { return init_normal(s, device); };
-    auto ones = [&](int64_t n) { return init_full(n, 1, device); };
+  Llama(const Config& c, const std::string& device, Init init) : Transformer(c, device) {
+    auto normal = [&](const Shape& s) { return init_normal(s, device, init); };
+    auto ones = [&](int64_t n) { return init_full(n, 1, device, init); };
     int64_t d = c.dim, f = c.hidden_dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
     embed_tokens = normal({c.vocab_size, d}), norm = ones(d);
     if (!c.tie_embeddings) lm_head = normal({c.vocab_size, d});
@@ -131,8 +131,8 @@ class Llama : public Transformer {
 
 }  // namespace
 
-std::unique_ptr<Transformer> make_llama(const Config& config, const std::string& device) {
-  return std::make_unique<Llama>(config, device);
+std::unique_ptr<Transformer> make_llama(const Config& config, const std::string& device, Init init) {
+  return std::make_unique<Llama>(config, device, init);
 }
 
 }  // namespace tg::llm

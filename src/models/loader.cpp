@@ -137,10 +137,14 @@ Config read_config(const std::string& path, Loc where) {
   return c;
 }
 
-std::unique_ptr<Transformer> make_model(const Config& config, const std::string& device, Loc where) {
-  if (config.arch == "gpt2") return make_gpt2(config, device);
-  if (config.arch == "llama") return make_llama(config, device);
+std::unique_ptr<Transformer> new_model(const Config& config, const std::string& device, Init init, Loc where) {
+  if (config.arch == "gpt2") return make_gpt2(config, device, init);
+  if (config.arch == "llama") return make_llama(config, device, init);
   throw ArgumentError("make_model", "unknown architecture \"" + config.arch + "\" (gpt2, llama)", where);
+}
+
+std::unique_ptr<Transformer> make_model(const Config& config, const std::string& device, Loc where) {
+  return new_model(config, device, Init::Empty, where);
 }
 
 std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device, Loc where) {
@@ -148,7 +152,7 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
   const fs::path dir(folder);
   if (fs::is_regular_file(dir) && dir.extension() == ".gguf") return from_gguf(gguf_load(folder, device, where), folder, where);
   if (!fs::is_directory(dir)) throw ArgumentError("llm::load", folder + ": not a folder (a Hugging Face model folder with config.json) or a .gguf file", where);
-  std::unique_ptr<Transformer> model = make_model(read_config((dir / "config.json").string(), where), device, where);
+  std::unique_ptr<Transformer> model = new_model(read_config((dir / "config.json").string(), where), device, Init::Empty, where);
   // the files holding the weights: one, or the shards an index names; safetensors first, then torch.save's
   std::vector<std::string> files;
   bool torch_files = false;

@@ -435,7 +435,12 @@ TEST(Llm, LoadsAFolderAndNamesWhatIsWrong) {
   std::string dir = std::filesystem::path(write("gpt2/config.json", kGpt2Config)).parent_path().string();
   tg::StateDict sd = tg::get_state_dict(*model);
   tg::safe_save(sd, dir + "/model.safetensors");
+  // a loader draws no weights it replaces: the random numbers after it are those a seed gives
+  Tensor::manual_seed(9);
+  std::vector<float> seeded = Tensor::rand({4}).to_vector<float>();
+  Tensor::manual_seed(9);
   auto loaded = llm::load(dir);
+  EXPECT_EQ(Tensor::rand({4}).to_vector<float>(), seeded);
   Tensor tokens(std::vector<int32_t>{4, 8, 15}, {1, 3});
   model->allocate_cache(1), loaded->allocate_cache(1);
   expect_close(loaded->forward(tokens, 0).to_vector<float>(), model->forward(tokens, 0).to_vector<float>(), "reloaded");
