@@ -144,7 +144,7 @@ std::unique_ptr<Transformer> new_model(const Config& config, const std::string& 
 }
 
 std::unique_ptr<Transformer> make_model(const Config& config, const std::string& device, Loc where) {
-  return new_model(config, device, Init::Empty, where);
+  return new_model(config, device, Init::Random, where);
 }
 
 std::unique_ptr<Transformer> load(const std::string& folder, const std::string& device, Loc where) {

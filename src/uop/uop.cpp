@@ -239,6 +239,27 @@ bool UOp::contains(const UOp& node) const {
   return false;
 }
 
+uint64_t UOp::buffer_bloom() const {
+  if (n_->bloom_state.load(std::memory_order_acquire)) return n_->bloom.load(std::memory_order_relaxed);
+  // post-order over the nodes not computed yet (a node reached twice before it is done is computed twice, alike)
+  std::vector<std::pair<const UOpNode*, size_t>> stack{{n_, 0}};
+  while (!stack.empty()) {
+    const UOpNode* node = stack.back().first;
+    size_t& next = stack.back().second;
+    if (next < node->src.size()) {
+      const UOpNode* s = node->src[next++].get();
+      if (!s->bloom_state.load(std::memory_order_acquire)) stack.emplace_back(s, 0);
+      continue;
+    }
+    uint64_t b = node->op == Ops::BUFFER ? uint64_t{1} << (node->hash >> 58) : 0;
+    for (const UOp& s : node->src) b |= s.get()->bloom.load(std::memory_order_relaxed);
+    node->bloom.store(b, std::memory_order_relaxed);
+    node->bloom_state.store(1, std::memory_order_release);
+    stack.pop_back();
+  }
+  return n_->bloom.load(std::memory_order_relaxed);
+}
+
 std::vector<UOp> substitute(const std::vector<UOp>& roots, const std::vector<std::pair<UOp, UOp>>& replacements) {
   std::unordered_map<const UOpNode*, UOp> map;
   for (const auto& [from, to] : replacements) map[from.get()] = to;

@@ -68,6 +68,10 @@ class UOp {
   int64_t vmax() const;
   std::vector<UOp> toposort() const;  // every node once, sources before users; iterative
   bool contains(const UOp& node) const;  // whether node is this one or below it
+  // A 64-bit Bloom filter of the BUFFER nodes at or below this one (each sets the bit its hash picks), computed over
+  // the graph without recursion and cached: a graph whose filter lacks a buffer's bit does not read it, and one
+  // whose filter lacks any bit of a node's does not contain that node (tensor.cpp skips such graphs in its walks)
+  uint64_t buffer_bloom() const;
   std::string render() const;         // C-like: "((idx1*10)+idx0)"
   // The shape of a tensor-level node (BUFFER, CONST, IOTA, movement, REDUCE_AXIS, ALU over those ...), inferred
   // from the sources and args and cached. The Tensor layer validates shapes before it builds a node. shape() is
@@ -162,6 +166,9 @@ struct UOpNode {
   // vmin/vmax cache: state 0 = not computed, 1 = computed
   mutable std::atomic<uint8_t> range_state{0};
   mutable std::atomic<int64_t> range_min{0}, range_max{0};
+  // buffer_bloom cache: state 0 = not computed, 1 = computed
+  mutable std::atomic<uint8_t> bloom_state{0};
+  mutable std::atomic<uint64_t> bloom{0};
   // tensor-level shape, once computed: each size's largest value, and the exact sizes when one is symbolic
   struct Shape {
     std::vector<int64_t> max;

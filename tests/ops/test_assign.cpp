@@ -149,5 +149,27 @@ TEST(Assign, TinyJitRereadsABufferItWritesInPlaceLaterInTheCall) {
   }
 }
 
+TEST(Assign, LazyReadersAmongManyUnrelatedGraphsKeepTheOldValues) {
+  // writes skip the graphs whose Bloom filter of buffers (UOp::buffer_bloom) lacks the written buffer's bit: with
+  // 300 lazy graphs over other buffers alive, the lazy readers of the written one still see its old values, and a
+  // graph's filter holds the bit of every buffer it reads
+  Tensor target = Tensor(std::vector<float>{1, 2, 3, 4}, {4}).realize();
+  std::vector<Tensor> others, unrelated;
+  for (int i = 0; i < 300; i++) {
+    others.push_back(Tensor::full({4}, static_cast<double>(i)).contiguous().realize());
+    unrelated.push_back(others.back() * 2 + 1);
+  }
+  Tensor reader = target * 10 + unrelated[7];
+  uop::UOp buffer = buffer_of(target);
+  uint64_t bit = buffer.buffer_bloom();
+  EXPECT_NE(bit, 0u);
+  EXPECT_EQ(reader.uop().buffer_bloom() & bit, bit);
+  EXPECT_EQ(uop::UOp::const_(dtypes::float32, 1.0).buffer_bloom(), 0u);
+  target.assign(Tensor(std::vector<float>{-1, -2, -3, -4}, {4}));
+  EXPECT_EQ(reader.to_vector<float>(), (std::vector<float>{25, 35, 45, 55}));
+  EXPECT_EQ(target.to_vector<float>(), (std::vector<float>{-1, -2, -3, -4}));
+  EXPECT_EQ(unrelated[299].to_vector<float>(), (std::vector<float>{599, 599, 599, 599}));
+}
+
 }  // namespace
 }  // namespace tg
