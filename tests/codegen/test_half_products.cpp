@@ -12,6 +12,7 @@
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
+#include "support/matmul_reference.h"
 #include "tg/tg.h"
 
 using namespace tg;
@@ -28,25 +29,8 @@ Tensor random(const Shape& shape, DType dt, uint64_t seed) {
   return Tensor::randn(shape).cast(dt).realize();
 }
 
-// the float64 sum of the products of the 16-bit values, and of their magnitudes (for the float32 accumulation's error)
-struct Sums {
-  std::vector<double> value, magnitude;
-};
-Sums matmul_sums(const std::vector<double>& a, const std::vector<double>& w, int64_t batch, int64_t m, int64_t k, int64_t n) {
-  Sums r{std::vector<double>(static_cast<size_t>(batch * m * n)), std::vector<double>(static_cast<size_t>(batch * m * n))};
-  for (int64_t b = 0; b < batch; b++)
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double s = 0, mag = 0;
-        for (int64_t q = 0; q < k; q++) {
-          double p = a[static_cast<size_t>((b * m + i) * k + q)] * w[static_cast<size_t>((b * k + q) * n + j)];
-          s += p, mag += std::abs(p);
-        }
-        r.value[static_cast<size_t>((b * m + i) * n + j)] = s;
-        r.magnitude[static_cast<size_t>((b * m + i) * n + j)] = mag;
-      }
-  return r;
-}
+using Sums = reference::MatmulSums;
+using reference::matmul_sums;
 
 // within the output's 16-bit rounding (half an ulp: 2^-9 bfloat16, 2^-12 float16, relative) and float32 accumulation
 void expect_sums(const std::vector<double>& got, const Sums& want, DType out, const std::string& what) {
