@@ -189,8 +189,6 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
     if (red.arg().get<Ops>() != Ops::ADD || !fusable(red.dtype()) || red.src().size() < 3) return 1;
     return std::max<size_t>(1, std::min<size_t>(sum_terms(red).size(), static_cast<size_t>(lang.accumulator_chains() / n_regs)));
   };
-  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
-  // Term i goes to accumulator i % n.
   // A term a * b of bfloat16 values read from memory (a scalar a broadcast, a row b of 16), by their INDEXes.
   struct Bf16Term {
     const UOp *a = nullptr, *b = nullptr;
@@ -218,6 +216,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
     if (!step.is_const() || const_to_int(step.const_value()) != 1) return "";
     return lang.bf16_pair_dot(acc, val(*x.a), val(*x.b), val(*y.b), prelude);
   };
+  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
+  // Term i goes to accumulator i % n; with one accumulator, bfloat16 terms go in pairs where they can.
   auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
     std::vector<const UOp*> terms = sum_terms(red);
     DType dt = red.dtype();
@@ -255,8 +255,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   // A float32 x 16 value that varies along its lanes only through one integer vector n of 0..15 (a quantized weight's
   // 4-bit codes), by lane-wise ops with lane-invariant operands (its block's scale and minimum), is its table of 16
   // values, the same ops over n = 0, 1, ..., 15, permuted by n (CStyleLanguage::lut16): exact, since each lane takes
-  // what it would have computed. A Q4_K weight's mask, convert and scale-and-offset FMA per 16 values become one
-  // permute (the table, one FMA, serves both halves of a sub-block).
+  // what it would have computed. A Q4_0 weight's mask, offset, convert and scale per 16 values become one permute
+  // (the table, one multiply, serves both halves of a block).
   std::unordered_map<const uop::UOpNode*, const UOp*> through;  // a lane-wise value -> the 4-bit vector it varies by
   std::unordered_set<const uop::UOpNode*> tabled;               // the largest such float32 values: their users differ
   {
