@@ -221,8 +221,10 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
           for (int64_t l = 0; l < n; l++) {
             UOp v = vector_value ? UOp::make(Ops::GEP, value.dtype().scalar(), {value}, uop::Arg(std::vector<int64_t>{l})) : value;
             UOp at = at_lane(idx, lane, l);
-            // joined into vector stores at the end when the value is what the buffer holds (no conversion)
-            if (at.src().size() == 2 && v.dtype() == at.src(0).dtype().base()) scattered.push_back({at.src(0), at.src(1), v, at.dtype()});
+            // joined into vector stores at the end when the value is what the buffer holds (no conversion; not a
+            // 16-bit float, which a vector holds as float32: a bfloat16 transposing copy's lanes stay scalar stores)
+            if (at.src().size() == 2 && v.dtype() == at.src(0).dtype().base() && !(v.dtype().is_float() && stored_differently(v.dtype())))
+              scattered.push_back({at.src(0), at.src(1), v, at.dtype()});
             else stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at, v}));
           }
         } else {

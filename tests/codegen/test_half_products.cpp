@@ -103,8 +103,14 @@ TEST(HalfProducts, MatmulGradientsAreTheSameSums) {
 }
 
 TEST(HalfProducts, Conv2dAgainstADirectSum) {
-  for (DType dt : kHalves) {
-    const int64_t bs = 2, cin = 3, h = 9, wd = 7, cout = 5, kh = 3, kw = 2;
+  // 3 to 5 channels, and 32 to 32 (its weight is laid out with the output channel innermost by a transposing copy
+  // of 16-bit floats, vector loads and scalar stores)
+  struct Case {
+    int64_t cin, h, wd, cout;
+  };
+  for (DType dt : kHalves)
+    for (const Case& c : std::vector<Case>{{3, 9, 7, 5}, {32, 6, 6, 32}}) {
+    const int64_t bs = 2, cin = c.cin, h = c.h, wd = c.wd, cout = c.cout, kh = 3, kw = 2;
     Tensor x = random({bs, cin, h, wd}, dt, 5), f = random({cout, cin, kh, kw}, dt, 6);
     Tensor out = x.conv2d(f, std::nullopt, 1, {1, 1}, {1, 1}, {1, 0});  // padding 1 along h
     std::vector<double> xv = host(x), fv = host(f);
@@ -127,7 +133,7 @@ TEST(HalfProducts, Conv2dAgainstADirectSum) {
             want.value[at] = s, want.magnitude[at] = mag;
           }
     ASSERT_EQ(out.shape(), (Shape{bs, cout, oh, ow}));
-    expect_sums(host(out), want, dt, std::string(dt.name()) + " conv2d");
+    expect_sums(host(out), want, dt, std::string(dt.name()) + " conv2d " + std::to_string(cin) + " to " + std::to_string(cout));
   }
 }
 
@@ -190,5 +196,19 @@ TEST(HalfProducts, AVectorStoredAsHalvesRoundsAsTheScalarConversion) {
       want = x.sum(0).cast(dt).bitcast(dtypes::uint16).to_vector<uint16_t>();
     }
     for (int64_t i = 0; i < n; i++) ASSERT_EQ(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << dt.name() << " " << v[static_cast<size_t>(i)];
+  }
+}
+
+TEST(HalfProducts, ATransposedCopyOfHalvesKeepsTheirBits) {
+  // x.T.contiguous() of 16-bit floats: vector loads along one axis, lanes stored along the other (transpose_opts);
+  // each lane is stored as its 16 bits (a joined vector store of them had written float32 lanes converted as
+  // integers)
+  for (DType dt : kHalves) {
+    Tensor x = random({48, 32}, dt, 11);
+    std::vector<uint16_t> in = x.bitcast(dtypes::uint16).to_vector<uint16_t>();
+    std::vector<uint16_t> out = x.transpose().contiguous().bitcast(dtypes::uint16).to_vector<uint16_t>();
+    for (int64_t i = 0; i < 48; i++)
+      for (int64_t j = 0; j < 32; j++)
+        ASSERT_EQ(out[static_cast<size_t>(j * 48 + i)], in[static_cast<size_t>(i * 32 + j)]) << dt.name() << " " << i << "," << j;
   }
 }
