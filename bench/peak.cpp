@@ -41,8 +41,8 @@ std::string fma_source(int lanes) {
 
 // Chains of AVX512-BF16's vdpbf16ps (32 bfloat16 products added per instruction: the bfloat16 matmul's limit,
 // CStyleLanguage::bf16_pair_dot), as the CPU device compiles them; io[0] -1 where -march=native has no AVX512-BF16.
-// 16 lanes, and more chains than the FMAs' (its latency is longer: on 2 cores of an AMD EPYC with AVX512-BF16, 10 chains reached 850
-// GFLOP/s, 16 reached 1037, twice the float32 FMA peak).
+// 16 lanes, and more chains than the FMAs' (its latency is longer: on 2 cores of an AMD EPYC with AVX512-BF16,
+// 10 chains reached 850 GFLOP/s, 16 reached 1037, twice the float32 FMA peak).
 constexpr int kDotChains = 16;
 std::string bf16_dot_source() {
   std::string src = "typedef float v __attribute__((vector_size(64)));\ntypedef unsigned short h __attribute__((vector_size(64)));\n";

@@ -45,6 +45,8 @@ class DType {
   bool is_int() const;  // signed or unsigned integer (not bool)
   bool is_unsigned() const;
   bool is_bool() const { return scalar_ == ScalarType::Bool && !is_ptr(); }
+  // float16 or bfloat16, of any vector width: stored as 16 bits, computed in float32
+  bool is_half() const { return (scalar_ == ScalarType::Float16 || scalar_ == ScalarType::BFloat16) && !is_ptr(); }
   int bits() const { return itemsize() * 8; }
   ConstValue min() const;  // the lowest value (-inf for floats)
   ConstValue max() const;  // the highest value (+inf for floats)

@@ -25,11 +25,9 @@ using uop::UOp;
 
 namespace {
 
-bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
-
 // the 16-bit float value under an optional cast to float32
 UOp strip_cast(const UOp& x) {
-  return x.op() == Ops::CAST && x.dtype() == dtypes::float32 && is_half(x.src(0).dtype()) ? x.src(0) : x;
+  return x.op() == Ops::CAST && x.dtype() == dtypes::float32 && x.src(0).dtype().is_half() ? x.src(0) : x;
 }
 
 // per axis: whether the value reads anything that moves along it (an address or a padding gate)
@@ -108,12 +106,12 @@ SumOfProducts sum_of_products(const UOp& ast) {
       if (red) return {};  // one reduction only
       red = u;
     }
-  if (!red || uop::get_reduce_arg(red).op != Ops::ADD || (red.dtype() != dtypes::float32 && !is_half(red.dtype()))) return {};
+  if (!red || uop::get_reduce_arg(red).op != Ops::ADD || (red.dtype() != dtypes::float32 && !red.dtype().is_half())) return {};
   UOp v = red.src(0);
   if (v.op() == Ops::CAST && v.dtype() == dtypes::float32) v = v.src(0);
   if (v.op() != Ops::MUL) return {};
   UOp x = strip_cast(v.src(0)), y = strip_cast(v.src(1));
-  if (!is_half(x.dtype()) || x.dtype() != y.dtype()) return {};
+  if (!x.dtype().is_half() || x.dtype() != y.dtype()) return {};
   return {red, x, y};
 }
 

@@ -21,11 +21,11 @@ using uop::UOp;
 namespace {
 
 // bools and 16-bit floats are stored in other forms than they compute in: no vector loads or casts of them
-bool stored_differently(DType dt) { return dt.is_bool() || dt == dtypes::float16 || dt == dtypes::bfloat16; }
+bool stored_differently(DType dt) { return dt.is_bool() || dt.is_half(); }
 
 // a float32 value rounded to a 16-bit float
 bool narrowed_to_half(const UOp& u) {
-  return u.op() == Ops::CAST && stored_differently(u.dtype()) && u.dtype().is_float() && u.src(0).dtype() == dtypes::float32;
+  return u.op() == Ops::CAST && u.dtype().is_half() && u.src(0).dtype() == dtypes::float32;
 }
 
 // the value of `x` at lane l, simplified
@@ -134,7 +134,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         bool gated = idx.src().size() > 2;
         // 16-bit floats: one vector load of their bits, widened to float32 (a half weight's row), where the
         // address is contiguous and no lane has a gate of its own; else no vector form
-        if (et.is_float() && stored_differently(et)) {
+        if (et.is_half()) {
           if (!contiguous(idx.src(1), lane, n) || (gated && dep[idx.src(2).get()])) return {};
           std::vector<UOp> isrc{idx.src(0), at_lane(idx.src(1), lane, 0)};
           if (gated) isrc.push_back(idx.src(2));
@@ -223,7 +223,7 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
             UOp at = at_lane(idx, lane, l);
             // joined into vector stores at the end when the value is what the buffer holds (no conversion; not a
             // 16-bit float, which a vector holds as float32: a bfloat16 transposing copy's lanes stay scalar stores)
-            if (at.src().size() == 2 && v.dtype() == at.src(0).dtype().base() && !(v.dtype().is_float() && stored_differently(v.dtype())))
+            if (at.src().size() == 2 && v.dtype() == at.src(0).dtype().base() && !v.dtype().is_half())
               scattered.push_back({at.src(0), at.src(1), v, at.dtype()});
             else stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {at, v}));
           }

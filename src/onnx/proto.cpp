@@ -357,7 +357,7 @@ Tensor to_tensor(const TensorData& t, const std::string& device, const std::stri
     src = t.raw.data();
     have = t.raw.size();
   } else {
-    bool bits = *dt == dtypes::float16 || *dt == dtypes::bfloat16;
+    bool bits = dt->is_half();
     if (!t.floats.empty()) bytes = pack(t.floats, *dt, false);
     else if (!t.int32s.empty()) bytes = pack(t.int32s, *dt, bits);
     else if (!t.int64s.empty()) bytes = pack(t.int64s, *dt, false);

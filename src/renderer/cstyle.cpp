@@ -18,8 +18,6 @@ using uop::UOp;
 
 namespace {
 
-bool is_half(DType dt) { return dt.scalar() == dtypes::float16 || dt.scalar() == dtypes::bfloat16; }
-
 // An inlined expression nests no deeper than this in brackets: a deeper one is bound to a local and its users see
 // the name. A chain of 260 multiplies inlined is 260 parentheses deep (clang stops at 256, -fbracket-depth, and
 // deep nesting costs both compilers stack); ordinary kernels stay far below the bound and render as before. A
@@ -83,15 +81,15 @@ const CStyleLanguage& language(const std::string& dialect) {
 }
 
 std::string CStyleLanguage::value_type(DType dt) const {
-  if (dt.count() > 1) return vector_type(is_half(dt) ? dtypes::float32.vec(dt.count()) : dt);  // computed as float
+  if (dt.count() > 1) return vector_type(dt.is_half() ? dtypes::float32.vec(dt.count()) : dt);  // computed as float
   if (dt.is_bool()) return bool_type();
-  if (is_half(dt)) return "float";
+  if (dt.is_half()) return "float";
   return scalar_type(dt);
 }
 
 std::string CStyleLanguage::storage_type(DType dt) const {
   if (dt.scalar() == dtypes::bool_) return scalar_type(dtypes::uint8);
-  if (is_half(dt.scalar())) return scalar_type(dtypes::uint16);
+  if (dt.scalar().is_half()) return scalar_type(dtypes::uint16);
   return scalar_type(dt.scalar());
 }
 
@@ -314,7 +312,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
 
   for (const UOp& u : uops) {
-    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), is_half(u.dtype()) ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
+    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), u.dtype().is_half() ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
     prelude.fp64 = prelude.fp64 || u.dtype().scalar() == dtypes::float64;
     switch (u.op()) {
       case Ops::DEFINE_GLOBAL: {
@@ -412,11 +410,11 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           r[u.get()] = v;
           break;
         }
-        if (u.dtype().count() > 1 && is_half(u.dtype())) e = lang.half_vector_load(u.dtype(), e, prelude);
+        if (u.dtype().count() > 1 && u.dtype().is_half()) e = lang.half_vector_load(u.dtype(), e, prelude);
         else if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
-        else if (is_half(u.dtype()) && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
+        else if (u.dtype().is_half() && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
-        DType in_registers = is_half(u.dtype()) && u.dtype().count() > 1 ? dtypes::float32.vec(u.dtype().count()) : u.dtype();
+        DType in_registers = u.dtype().is_half() && u.dtype().count() > 1 ? dtypes::float32.vec(u.dtype().count()) : u.dtype();
         std::string zero = u.dtype().count() > 1 ? lang.splat(in_registers, "0") : "(" + ctype(u.dtype()) + ")0";
         if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : " + zero + ")";
         line(ctype(u.dtype()) + " " + v + " = " + e + ";");
@@ -428,8 +426,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         // a gated store (GROUP: the first work-item of the group) writes only where its gate holds
         std::string gate = u.src(0).src().size() > 2 ? "if (" + val(u.src(0).src(2)) + ") " : "";
         // local memory holds values as they are in registers (16-bit floats as float)
-        bool bits = is_half(dt) && u.src(0).dtype().addr_space() != AddrSpace::Local;
-        if (dt.count() > 1 && is_half(dt)) {  // CAST(16-bit float vector, float32 vector), made for this store (vectorize)
+        bool bits = dt.is_half() && u.src(0).dtype().addr_space() != AddrSpace::Local;
+        if (dt.count() > 1 && dt.is_half()) {  // CAST(16-bit float vector, float32 vector), made for this store (vectorize)
           std::string wide = val(u.src(1).src(0)), at = val(u.src(0)), vec = lang.half_vector_store(dt, at, wide, prelude);
           if (!vec.empty()) line(gate + vec + ";");
           for (int64_t l = 0; vec.empty() && l < dt.count(); l++)
@@ -464,7 +462,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       }
       default: {
         // a 16-bit float vector is only ever stored (vectorize): its STORE converts the float32 vector itself
-        if (u.op() == Ops::CAST && u.dtype().count() > 1 && is_half(u.dtype())) break;
+        if (u.op() == Ops::CAST && u.dtype().count() > 1 && u.dtype().is_half()) break;
         // ALU: an expression, inlined into its one user or named (used more than once, or nested too deep)
         std::string e;
         if (tabled.count(u.get())) {
@@ -542,9 +540,9 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           case Ops::CAST: e = u.dtype().is_bool() ? "(" + s(0) + " != 0)" : "((" + ctype(u.dtype()) + ")" + s(0) + ")"; break;
           case Ops::BITCAST: {
             // 16-bit floats live as float in registers: go through their bits
-            std::string x = is_half(in) ? to_bits(in, s(0)) : s(0);
-            e = lang.bitcast(is_half(in) ? dtypes::uint16 : in, is_half(u.dtype()) ? dtypes::uint16 : u.dtype(), x);
-            if (is_half(u.dtype())) e = from_bits(u.dtype(), e);
+            std::string x = in.is_half() ? to_bits(in, s(0)) : s(0);
+            e = lang.bitcast(in.is_half() ? dtypes::uint16 : in, u.dtype().is_half() ? dtypes::uint16 : u.dtype(), x);
+            if (u.dtype().is_half()) e = from_bits(u.dtype(), e);
             break;
           }
           case Ops::MAX:
@@ -586,7 +584,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           }
         }
         // every 16-bit float result is rounded to its format, except where the op cannot change the value
-        if (is_half(u.dtype()) && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE)
+        if (u.dtype().is_half() && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE)
           e = from_bits(u.dtype(), to_bits(u.dtype(), e));
         // C computes narrow ints as int and bools as int: bring the result back to the op's type
         if (u.dtype().count() == 1 && ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&

@@ -58,7 +58,7 @@ Tensor allreduce(const Tensor& x, const std::string& op, Loc where) {
   header.resize(18, 0);
   header.push_back(x.numel());
   check_same_everywhere(header, "allreduce", "shape " + shape + ") of " + x.dtype().name(), where);
-  bool half = x.dtype() == dtypes::float16 || x.dtype() == dtypes::bfloat16;
+  bool half = x.dtype().is_half();
   Tensor wide = half ? x.cast(dtypes::float32) : x;
   std::vector<uint8_t> bytes = wide.to_bytes();
   runtime::mpi::allreduce(bytes.data(), static_cast<size_t>(wide.numel()), wide.dtype(), o, "allreduce");

@@ -73,8 +73,7 @@ namespace tensor {
 // (the kernel converts the 16-bit values as it loads them; float32 products of a float16 matmul ran 100x faster on
 // a CPU than products rounded to 16 bits one by one, which had no vector form)
 Tensor exact_products(const Tensor& x, const Tensor& y, SourceLocation where) {
-  auto half = [](DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; };
-  if (!half(x.dtype()) || !half(y.dtype())) return x.mul(y, where);
+  if (!x.dtype().is_half() || !y.dtype().is_half()) return x.mul(y, where);
   return x.cast(dtypes::float32, where).mul(y.cast(dtypes::float32, where), where);
 }
 

@@ -25,7 +25,7 @@ namespace {
 DType sum_acc_dtype(DType dt) {
   if (dt.is_bool()) return dtypes::int32;
   if (dt.is_int() && dt.itemsize() < 4) return dt.is_unsigned() ? dtypes::uint32 : dtypes::int32;
-  if (dt == dtypes::float16 || dt == dtypes::bfloat16) return dtypes::float32;
+  if (dt.is_half()) return dtypes::float32;
   return dt;
 }
 

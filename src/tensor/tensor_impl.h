@@ -122,10 +122,10 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, SourceLocatio
 std::string list_str(const std::vector<int64_t>& v);
 std::string num_str(double v);  // shortest form: 1e+300, 0.5, 3
 int64_t prod(const Shape& s);  // checked_numel, for shapes already checked
-// Reverse-mode gradients of root (seeded with root_grad) for each target node; undefined where none flows.
 // x * y for a sum of products (matmul, conv): 16-bit floats multiply in float32, as PyTorch's matmul and conv do:
 // each product is exact (8 or 11 significant bits per factor) and never rounded to 16 bits (linalg.cpp)
 Tensor exact_products(const Tensor& x, const Tensor& y, SourceLocation where);
+// Reverse-mode gradients of root (seeded with root_grad) for each target node; undefined where none flows.
 std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<uop::UOp>& targets);
 
 }  // namespace tg::tensor
