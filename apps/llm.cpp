@@ -8,8 +8,9 @@
 // merges.txt, or the GGUF file's tokenizer.ggml.* metadata) --prompt is encoded and the text is streamed as it is
 // generated; --print-tokens (or a model without a tokenizer) prints the new token ids on one line instead.
 // Generation stops after --max-new tokens or at the config's eos_token_id. --bench adds a line "prefill N tok/s,
-// decode N tok/s", timed after a warm-up run of the prompt (decode from the third new token on: the first two run
-// and capture TinyJit). --max-context sets the KV cache's length. By default it is the prompt plus --max-new
+// decode N tok/s, M MB moved per token", timed after a warm-up run of the prompt (decode from the third new token on:
+// the first two run and capture TinyJit; MB moved: the bytes of the buffers a decode step's kernels read and write,
+// GlobalCounters::global_mem, to hold against the size of the weights). --max-context sets the KV cache's length. By default it is the prompt plus --max-new
 // rounded up to a power of two (at least 512, at most the model's context): the kernels depend on the cache's
 // length but not on the prompt's, so runs in the same bucket reuse the compiled kernels (cached on disk), and a
 // step reads only the cached positions so far.
@@ -23,6 +24,7 @@
 #include <sstream>
 #include <string>
 
+#include "tg/counters.h"
 #include "tg/llm.h"
 #include "tg/state.h"
 #include "tg/text.h"
@@ -148,7 +150,7 @@ int main(int argc, char** argv) try {
   size_t printed = tok && !print_tokens ? tok->decode(all).size() : 0;
   if (!print_tokens) std::printf("%s", tok->decode(all).c_str());
   const std::vector<int32_t>& eos = model->config().eos_token_ids;
-  int64_t generated = 0, timed = 0;
+  int64_t generated = 0, timed = 0, moved = 0;
   while (generated < max_new) {
     if (std::find(eos.begin(), eos.end(), next) != eos.end()) break;
     all.push_back(next);
@@ -162,13 +164,16 @@ int main(int argc, char** argv) try {
     std::fflush(stdout);
     if (++generated == max_new) break;
     auto t1 = std::chrono::steady_clock::now();
+    int64_t mem_before = tg::GlobalCounters::global_mem;
     next = gen.next({next}, sampler);
-    if (generated > 2) decode_s += seconds_since(t1), timed++;  // the first two steps run and capture TinyJit
+    if (generated > 2)  // the first two steps run and capture TinyJit
+      decode_s += seconds_since(t1), timed++, moved += tg::GlobalCounters::global_mem - mem_before;
   }
   std::printf("\n");
   if (bench) {
-    std::printf("prefill %.1f tok/s (%zu tokens), decode %.1f tok/s (%lld tokens)\n", tokens.size() / prefill_s,
-                tokens.size(), timed ? timed / decode_s : 0.0, static_cast<long long>(timed));
+    std::printf("prefill %.1f tok/s (%zu tokens), decode %.1f tok/s (%lld tokens), %.1f MB moved per token\n",
+                tokens.size() / prefill_s, tokens.size(), timed ? timed / decode_s : 0.0, static_cast<long long>(timed),
+                timed ? moved * 1e-6 / timed : 0.0);
   }
   return 0;
 } catch (const tg::Error& e) {
