@@ -434,8 +434,11 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     if (!reuse(a)) continue;
     // without a vector, up to 16 x 4 scalar accumulators; with one, up to 8 x 2 vectors (10 x 2 after a pair).
     // With a vector, a short axis (a 5x5 kernel's) may be copied whole
-    int64_t vectors = pair ? 20 : 16, first = pair ? 10 : 8;
-    int64_t most = vector_axis >= 0 ? (blocked == 0 ? first : vectors / upcast) : (blocked == 0 ? 16 : 4), size = k.full_shape[a];
+    // Several reductions over the loop (silu(x @ W1) * (x @ W2) in one kernel) keep an accumulator each per copy:
+    // the budget is shared (two quantized matmuls at 128 x 5632 x 2048: 32 vector accumulators spilled)
+    int64_t sums = std::max<int64_t>(static_cast<int64_t>(f.n_reduces), 1);
+    int64_t vectors = (pair ? 20 : 16) / sums, first = std::max<int64_t>((pair ? 10 : 8) / sums, 2);
+    int64_t most = vector_axis >= 0 ? (blocked == 0 ? first : vectors / upcast) : (blocked == 0 ? 16 / sums : 4), size = k.full_shape[a];
     // the largest divisor that fits (10 output columns: 5 copies of a vector, not 2); scalar copies by powers of 2
     // or up to 8 (a depthwise conv's 7 output columns at 7x7 or 14x14: 7 accumulators that share each weight and
     // the overlapping input columns; with powers of 2 only, those rows had no block at all, and efficientnet_b0 and

@@ -300,9 +300,14 @@ UOp vectorize(const UOp& sink, const UOp& lane, int64_t n, bool reduce_lane) {
         bool logic = u.op() == Ops::AND || u.op() == Ops::OR || u.op() == Ops::XOR || (compare && operand.is_bool());
         if (logic && u.dtype().is_bool()) {
           std::vector<UOp> src;
-          for (const UOp& s : u.src())
+          bool vector = false;
+          for (const UOp& s : u.src()) {
             if (!src.emplace_back(get(s))) break;  // a gate on the lane itself: rewritten per lane
-          if (src.back() && src.size() == u.src().size()) out[u.get()] = UOp::make(u.op(), u.dtype().vec(static_cast<int>(n)), src, u.arg());
+            vector = vector || src.back().dtype().count() > 1;
+          }
+          // over scalars (the masks of a reduce lane's sum: silu's x > 0 after the lanes are combined) it stays one
+          if (src.back() && src.size() == u.src().size())
+            out[u.get()] = vector ? UOp::make(u.op(), u.dtype().vec(static_cast<int>(n)), src, u.arg()) : u.with_src(src);
           break;
         }
         if (int_math && u.dtype().is_int()) {
