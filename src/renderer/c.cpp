@@ -257,6 +257,13 @@ class CLanguage : public CStyleLanguage {
                                       "  for (int l = 0; l < 16; l++) r[l] = table[idx[l] & 15];\n#endif\n  return r;\n}\n");
     return "tg_lut16(" + table + ", " + idx + ")";
   }
+  // clang's `fp reassociate` on the add alone (the loop's other math, exp2's rounding among it, keeps its order);
+  // other compilers have no statement-level form and keep the loop scalar
+  std::string reordered_sum(const std::string& type, const std::string& acc, const std::string& x, Prelude& p) const override {
+    p.helpers.emplace("TG_REORDERED", "#if defined(__clang__)\n#define TG_REORDERED _Pragma(\"clang fp reassociate(on)\")\n#else\n"
+                                      "#define TG_REORDERED\n#endif\n");
+    return "{ const " + type + " term = " + x + "; { TG_REORDERED " + acc + " += term; } }";
+  }
   std::string half_vector_store(DType dt, const std::string& first, const std::string& v, Prelude& p) const override {
     int n = dt.count();
     DType bits = dtypes::uint16.vec(n), wide = dtypes::uint32.vec(n), f = dtypes::float32.vec(n);

@@ -216,6 +216,11 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
   // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
   // Term i goes to accumulator i % n; with one accumulator, bfloat16 terms go in pairs where they can.
+  // a scalar float sum over a loop whose end is a variable (no VECTOR applies to it)
+  auto symbolic_sum = [&](const UOp& red) {
+    return red.dtype().count() == 1 && fusable(red.dtype()) &&
+           std::any_of(red.src().begin() + 1, red.src().end(), [](const UOp& r) { return r.op() == Ops::RANGE && !r.src(0).is_const(); });
+  };
   auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
     std::vector<const UOp*> terms = sum_terms(red);
     DType dt = red.dtype();
@@ -233,6 +238,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       if (fusable(dt) && t->op() == Ops::MUL && uses[t->get()] == 1 && reciprocal_operand(*t) < 0) {
         auto operand = [&](size_t j) { return dt.count() > 1 ? splat(t->src(j), dt) : val(t->src(j)); };
         line(acc + " = " + lang.fma(dt, operand(0), operand(1), acc, prelude) + ";");
+      } else if (std::string reordered = symbolic_sum(red) ? lang.reordered_sum(ctype(dt), acc, val(*t), prelude) : ""; !reordered.empty()) {
+        line(reordered);
       } else {
         line(acc + " += " + val(*t) + ";");
       }

@@ -66,6 +66,11 @@ class CStyleLanguage {
   // kernel with a single accumulator does one add per 4 cycles. Below this many, an unrolled sum's terms go to
   // partial accumulators added together after the loop. 1 on grid dialects, whose other threads hide the wait.
   virtual int accumulator_chains() const { return 1; }
+  // `acc += x;` for a scalar float sum (of C type `type`) over a loop of symbolic length (no opt applies to it: a
+  // softmax's sum of exponentials over a KV cache's positions), in a form that lets the compiler reorder that one
+  // add, and so vectorize the loop. Only that add: x and the rest of the loop keep their order. "" where the
+  // dialect has no such form.
+  virtual std::string reordered_sum(const std::string&, const std::string&, const std::string&, Prelude&) const { return ""; }
   // acc (float32 x 16) plus two bfloat16 products per lane, a[0] * b0 + a[1] * b1: `a_first` the first of two
   // consecutive bfloat16 scalars in memory, b0_first and b1_first the first of 16 consecutive ones each (lvalues of
   // the first element). "" where the dialect has no such form (then the products are summed one by one).
