@@ -147,7 +147,10 @@ Tensor Transformer::attention(const Tensor& q, Tensor keys, Tensor values, const
   if (mask.defined()) scores = mask.where(scores, -std::numeric_limits<double>::infinity());
   // stored as (B, T, H, D): the output projection then reads each row's values as one run (read through the
   // transposed view, its K loop jumped T * D floats per head: 128 tokens of LLaMA 1B, that kernel 1.6x slower)
-  return scores.softmax(-1).matmul(values).transpose(1, 2).contiguous().reshape({B, T, H * D});
+  // softmax with its exponentials stored: the sum and the product with the values read them (fused into that
+  // product, each was a scalar exp2 per head and position, which made it the slowest attention kernel)
+  Tensor e = (scores - scores.max(-1, true)).exp().contiguous();
+  return (e / e.sum(-1, true)).matmul(values).transpose(1, 2).contiguous().reshape({B, T, H * D});
 }
 
 }  // namespace tg::llm

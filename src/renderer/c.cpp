@@ -264,6 +264,18 @@ class CLanguage : public CStyleLanguage {
                                       "#define TG_REORDERED\n#endif\n");
     return "{ const " + type + " term = " + x + "; { TG_REORDERED " + acc + " += term; } }";
   }
+  KeyedMax keyed_max(const std::string& acc, const std::string& x, Prelude& p) const override {
+    p.helpers.emplace("tg_max_key",
+                      "static inline __attribute__((always_inline)) int tg_max_key(float f) {\n"
+                      "  union { float f; int i; } u = {f};\n  return u.i ^ ((u.i >> 31) & 0x7fffffff);\n}\n"
+                      "static inline __attribute__((always_inline)) float tg_max_of_key(int k) {\n"
+                      "  union { int i; float f; } u = {k ^ ((k >> 31) & 0x7fffffff)};\n  return u.f;\n}\n");
+    std::string key = acc + "_key", nan = acc + "_nan";
+    return {"int " + key + " = tg_max_key(" + acc + "), " + nan + " = 0;",
+            "{ const float term = " + x + "; const int key = tg_max_key(term); " + key + " = key > " + key + " ? key : " + key +
+                "; " + nan + " |= term != term; }",
+            acc + " = " + nan + " ? __builtin_nanf(\"\") : tg_max_of_key(" + key + ");"};
+  }
   std::string half_vector_store(DType dt, const std::string& first, const std::string& v, Prelude& p) const override {
     int n = dt.count();
     DType bits = dtypes::uint16.vec(n), wide = dtypes::uint32.vec(n), f = dtypes::float32.vec(n);

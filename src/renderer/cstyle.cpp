@@ -216,11 +216,14 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
   // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
   // Term i goes to accumulator i % n; with one accumulator, bfloat16 terms go in pairs where they can.
-  // a scalar float sum over a loop whose end is a variable (no VECTOR applies to it)
-  auto symbolic_sum = [&](const UOp& red) {
+  // a scalar float reduction over a loop whose end is a variable (no VECTOR applies to it)
+  auto over_symbolic_loop = [&](const UOp& red) {
     return red.dtype().count() == 1 && fusable(red.dtype()) &&
            std::any_of(red.src().begin() + 1, red.src().end(), [](const UOp& r) { return r.op() == Ops::RANGE && !r.src(0).is_const(); });
   };
+  auto symbolic_sum = [&](const UOp& red) { return red.arg().get<Ops>() == Ops::ADD && over_symbolic_loop(red); };
+  std::unordered_set<const uop::UOpNode*> keyed_maxes;  // float32 maxes the language keeps as integer keys
+  std::unordered_map<const uop::UOpNode*, std::vector<std::string>> after_loop;  // RANGE -> lines after its END
   auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
     std::vector<const UOp*> terms = sum_terms(red);
     DType dt = red.dtype();
@@ -380,6 +383,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           for (size_t i = 1; i < a.size(); i++) sum += " + " + a[i];
           line(a[0] + " = " + sum + ";");
         }
+        for (const std::string& l : after_loop[u.src(0).get()]) line(l);
         break;
       }
       case Ops::INDEX: {
@@ -454,6 +458,13 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           line(ctype(red.dtype()) + " " + accs.back() + " = " + init + ";");
         }
         if (accs.size() > 1) combine_at[red.src(1).get()].push_back(red.get());
+        if (red.arg().get<Ops>() == Ops::MAX && red.dtype() == dtypes::float32 && over_symbolic_loop(red)) {
+          if (CStyleLanguage::KeyedMax keyed = lang.keyed_max(acc, "", prelude); !keyed.declare.empty()) {
+            line(keyed.declare);
+            after_loop[red.src(1).get()].push_back(keyed.finish);
+            keyed_maxes.insert(red.get());
+          }
+        }
         r[red.get()] = acc;
         break;
       }
@@ -464,6 +475,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         else if (op == Ops::ADD) accumulate(u, partials.at(u.get()));
         else if (op == Ops::MUL) line(acc + " *= " + x + ";");
         else if (u.dtype().count() > 1) line(acc + " = " + lang.select(u.dtype(), max_mask(x, acc), x, acc, prelude) + ";");
+        else if (keyed_maxes.count(u.get())) line(lang.keyed_max(acc, x, prelude).update);
         else line(acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";");  // max, nan wins
         break;
       }

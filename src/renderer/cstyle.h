@@ -71,6 +71,14 @@ class CStyleLanguage {
   // add, and so vectorize the loop. Only that add: x and the rest of the loop keep their order. "" where the
   // dialect has no such form.
   virtual std::string reordered_sum(const std::string&, const std::string&, const std::string&, Prelude&) const { return ""; }
+  // A float32 max over a loop of symbolic length as an integer max of keys that order as the floats do (the bits,
+  // the negatives' lower 31 flipped) and a flag for a NaN seen, which the compiler vectorizes (a float max where a
+  // NaN wins it does not): `declare` follows the accumulator `acc`'s declaration, `update` takes a term x, `finish`
+  // sets acc after the loop (NaN if one was seen). All "" where the dialect keeps the float max.
+  struct KeyedMax {
+    std::string declare, update, finish;
+  };
+  virtual KeyedMax keyed_max(const std::string&, const std::string&, Prelude&) const { return {}; }
   // acc (float32 x 16) plus two bfloat16 products per lane, a[0] * b0 + a[1] * b1: `a_first` the first of two
   // consecutive bfloat16 scalars in memory, b0_first and b1_first the first of 16 consecutive ones each (lvalues of
   // the first element). "" where the dialect has no such form (then the products are summed one by one).

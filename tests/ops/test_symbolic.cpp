@@ -182,39 +182,65 @@ TEST(SymbolicShapes, ARealizedSymbolicTensorIsUsedAgain) {
   }
 }
 
-// A sum over a symbolic axis has no VECTOR (no opt applies to it): the C renderer lets the compiler reorder that one
-// add (CStyleLanguage::reordered_sum), so clang vectorizes the loop, a softmax's sum of exponentials over a KV
-// cache's positions among them (LLaMA 1B, 1000-token prompt: prefill 1.05-1.1x, decode 1.03-1.07x). The values at lengths
-// around a vector's, against float64 sums; the machine code's packed adds where the compiler is clang.
-TEST(SymbolicShapes, ASumOverASymbolicAxisIsReorderedIntoVectors) {
-  const int64_t rows = 3, cols = 300;
-  Tensor x = (Tensor::randn({rows, cols}) * 0.5f).realize();
-  std::vector<float> xs = read(x);
+// A sum or max over a symbolic axis has no VECTOR (no opt applies to it), and a float sum or a max where a NaN
+// wins is a chain the C compiler keeps in order. The C renderer lets it reorder the sum's one add
+// (CStyleLanguage::reordered_sum) and takes the max over integer keys that order as the floats do, with a flag for
+// a NaN (CStyleLanguage::keyed_max), so clang vectorizes both loops: a softmax over a KV cache's positions (LLaMA 1B,
+// 1000-token prompt: prefill 1.05-1.1x, decode 1.03-1.07x from the sum). The values at lengths around a vector's,
+// against float64 sums and the host's max (NaN where one was read, infinities, zeros); the machine code's packed
+// adds and integer maxes where the compiler is clang.
+TEST(SymbolicShapes, SumsAndMaxesOverASymbolicAxisAreVectorCode) {
+  const int64_t rows = 4, cols = 300;
+  std::vector<float> xs = read(Tensor::randn({rows, cols}) * 0.5f);
+  xs[0 * cols + 5] = NAN;                                    // row 0: a NaN early
+  xs[1 * cols + 250] = NAN, xs[1 * cols + 17] = INFINITY;  // row 1: +inf, then a NaN past 250
+  for (int64_t c = 0; c < cols; c++) xs[2 * cols + c] = c % 2 ? -0.0f : -INFINITY;  // row 2: -inf and -0
+  Tensor x = Tensor(xs, {rows, cols}).realize();
   Variable v("n", 1, cols);
-  std::shared_ptr<const engine::CompiledKernel> kernel;
-  for (int64_t n : {1, 15, 16, 17, 64, 199, 300}) {
-    Tensor y = (x.shrink({{0, rows}, {0, v.bind(n)}}) - 0.25f).exp().sum(1);
-    schedule::Schedule s = schedule::create_schedule({y.uop()});
-    ASSERT_EQ(s.items.size(), 1u);
-    kernel = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"));
-    std::vector<float> got = read(y);
+  std::shared_ptr<const engine::CompiledKernel> sum_kernel, max_kernel;
+  for (int64_t n : {1, 2, 15, 16, 17, 64, 199, 251, 300}) {
+    Tensor part = x.shrink({{0, rows}, {0, v.bind(n)}});
+    Tensor sum = (part - 0.25f).exp().sum(1), max = part.max(1);
+    for (auto [t, k] : {std::pair{sum, &sum_kernel}, std::pair{max, &max_kernel}}) {
+      schedule::Schedule s = schedule::create_schedule({t.uop()});
+      ASSERT_EQ(s.items.size(), 1u);
+      *k = engine::get_kernel(s.items[0].ast, runtime::get_device("CPU"));
+    }
+    std::vector<float> sums = read(sum), maxes = read(max);
     for (int64_t r = 0; r < rows; r++) {
-      double want = 0;
-      for (int64_t c = 0; c < n; c++) want += std::exp(double(xs[r * cols + c]) - 0.25);
-      EXPECT_NEAR(got[r], want, 1e-5 * want) << "row " << r << " of " << n;
+      double want_sum = 0;
+      float want_max = -INFINITY;
+      bool nan = false;
+      for (int64_t c = 0; c < n; c++) {
+        float e = xs[r * cols + c];
+        want_sum += std::exp(double(e) - 0.25), nan = nan || std::isnan(e), want_max = std::max(want_max, e);
+      }
+      std::string at = "row " + std::to_string(r) + " of " + std::to_string(n);
+      if (nan) {
+        EXPECT_TRUE(std::isnan(sums[r])) << at;
+        EXPECT_TRUE(std::isnan(maxes[r])) << at;
+      } else {
+        if (std::isinf(want_sum)) EXPECT_EQ(sums[r], INFINITY) << at;
+        else EXPECT_NEAR(sums[r], want_sum, 1e-5 * want_sum) << at;
+        EXPECT_EQ(maxes[r], want_max) << at;  // -0 and 0 compare equal
+      }
     }
   }
-  const std::string& src = kernel->rendered.source;
-  EXPECT_NE(src.find("TG_REORDERED acc"), std::string::npos) << src;
+  EXPECT_NE(sum_kernel->rendered.source.find("TG_REORDERED acc"), std::string::npos) << sum_kernel->rendered.source;
+  EXPECT_NE(max_kernel->rendered.source.find("tg_max_key(term)"), std::string::npos) << max_kernel->rendered.source;
   runtime::Device& cpu = runtime::get_device("CPU");
   if (cpu.compiler().compiler_id().find("clang") == std::string::npos)
     GTEST_SKIP() << "the values are checked; the kernels' compiler is not clang (" << cpu.compiler().compiler_id()
-                 << "), which has no statement-level reordering, so the loop stays scalar";
-  std::string code = cpu.compiler().disassemble(cpu.compiler().compile(src));
-  if (code.find("objdump") != std::string::npos && code.find("vaddps") == std::string::npos) GTEST_SKIP() << code;
-  bool packed = code.find("vaddps %zmm") != std::string::npos || code.find("vaddps %ymm") != std::string::npos ||
-                code.find("addps ") != std::string::npos;
-  EXPECT_TRUE(packed) << code;
+                 << "), which has no statement-level reordering, so the sum stays scalar";
+  std::string sum_code = cpu.compiler().disassemble(cpu.compiler().compile(sum_kernel->rendered.source));
+  std::string max_code = cpu.compiler().disassemble(cpu.compiler().compile(max_kernel->rendered.source));
+  if (sum_code.find("objdump") != std::string::npos && sum_code.find("add") == std::string::npos) GTEST_SKIP() << sum_code;
+  auto packed = [](const std::string& code, const std::string& op) {
+    return code.find(op + " %zmm") != std::string::npos || code.find(op + " %ymm") != std::string::npos ||
+           code.find(op + " %xmm") != std::string::npos;
+  };
+  EXPECT_TRUE(packed(sum_code, "vaddps")) << sum_code;
+  EXPECT_TRUE(packed(max_code, "vpmaxsd")) << max_code;
 }
 
 TEST(SymbolicShapes, MisuseRaises) {
