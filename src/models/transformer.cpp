@@ -136,21 +136,22 @@ Tensor Transformer::attend(size_t layer, const QKV& x, const Positions& p, Loc w
 // without a mask; seen may be symbolic)
 Tensor Transformer::attention(const Tensor& q, Tensor keys, Tensor values, const Tensor& mask) const {
   const int64_t B = q.shape()[0], H = config_.n_heads, KV = config_.n_kv_heads, D = config_.head_dim, T = q.shape()[2];
+  const int64_t G = H / KV;  // grouped-query attention: each key/value head serves G query heads
   const Dim seen = keys.sym_shape()[2];
-  if (H != KV) {  // grouped-query attention: each key/value head serves H / KV query heads
-    auto widen = [&](const Tensor& t) {
-      return t.reshape({B, KV, 1, seen, D}).expand({B, KV, H / KV, seen, D}).reshape({B, H, seen, D});
-    };
-    keys = widen(keys), values = widen(values);
-  }
-  Tensor scores = q.matmul(keys.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(D)));
+  // those G heads are an axis of their own, (B, KV, G, T, D) against keys and values (B, KV, 1, seen, D), so a
+  // kernel can read each key and value row once for all G (an axis the row does not depend on, which the opts
+  // block in registers) rather than once per head
+  Tensor grouped = q.reshape({B, KV, G, T, D});
+  keys = keys.reshape({B, KV, 1, seen, D}), values = values.reshape({B, KV, 1, seen, D});
+  Tensor scores = grouped.matmul(keys.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(D)));
   if (mask.defined()) scores = mask.where(scores, -std::numeric_limits<double>::infinity());
-  // stored as (B, T, H, D): the output projection then reads each row's values as one run (read through the
-  // transposed view, its K loop jumped T * D floats per head: 128 tokens of LLaMA 1B, that kernel 1.6x slower)
   // softmax with its exponentials stored: the sum and the product with the values read them (fused into that
   // product, each was a scalar exp2 per head and position, which made it the slowest attention kernel)
   Tensor e = (scores - scores.max(-1, true)).exp().contiguous();
-  return (e / e.sum(-1, true)).matmul(values).transpose(1, 2).contiguous().reshape({B, T, H * D});
+  Tensor out = (e / e.sum(-1, true)).matmul(values).reshape({B, H, T, D});
+  // stored as (B, T, H, D): the output projection then reads each row's values as one run (read through the
+  // transposed view, its K loop jumped T * D floats per head: 128 tokens of LLaMA 1B, that kernel 1.6x slower)
+  return out.transpose(1, 2).contiguous().reshape({B, T, H * D});
 }
 
 }  // namespace tg::llm
