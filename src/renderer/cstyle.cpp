@@ -214,8 +214,6 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
     if (!step.is_const() || const_to_int(step.const_value()) != 1) return "";
     return lang.bf16_pair_dot(acc, val(*x.a), val(*x.b), val(*y.b), prelude);
   };
-  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
-  // Term i goes to accumulator i % n; with one accumulator, bfloat16 terms go in pairs where they can.
   // a scalar float reduction over a loop whose end is a variable (no VECTOR applies to it)
   auto over_symbolic_loop = [&](const UOp& red) {
     return red.dtype().count() == 1 && fusable(red.dtype()) &&
@@ -224,6 +222,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   auto symbolic_sum = [&](const UOp& red) { return red.arg().get<Ops>() == Ops::ADD && over_symbolic_loop(red); };
   std::unordered_set<const uop::UOpNode*> keyed_maxes;  // float32 maxes the language keeps as integer keys
   std::unordered_map<const uop::UOpNode*, std::vector<std::string>> after_loop;  // RANGE -> lines after its END
+  // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
+  // Term i goes to accumulator i % n; with one accumulator, bfloat16 terms go in pairs where they can.
   auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
     std::vector<const UOp*> terms = sum_terms(red);
     DType dt = red.dtype();
