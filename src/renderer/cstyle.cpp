@@ -427,7 +427,9 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
         DType in_registers = u.dtype().is_half() && u.dtype().count() > 1 ? dtypes::float32.vec(u.dtype().count()) : u.dtype();
         std::string zero = u.dtype().count() > 1 ? lang.splat(in_registers, "0") : "(" + ctype(u.dtype()) + ")0";
-        if (idx.src().size() > 2) e = "(" + val(idx.src(2)) + " ? " + e + " : " + zero + ")";
+        // both branches of the register type (gcc takes the unaligned variant a vector load reads as another type)
+        if (idx.src().size() > 2)
+          e = "(" + val(idx.src(2)) + " ? " + (u.dtype().count() > 1 ? "(" + ctype(in_registers) + ")" : "") + e + " : " + zero + ")";
         line(ctype(u.dtype()) + " " + v + " = " + e + ";");
         r[u.get()] = v;
         break;
