@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tg/error.h"
+#include "uop/uop.h"
 
 namespace tg::jit {
 
@@ -20,6 +21,47 @@ void write_file(const std::string& path, const std::string& text, SourceLocation
 }
 
 std::string buf_name(size_t i) { return "model_buf" + std::to_string(i); }
+
+// The C expression of a value of the model's `vars` (the caller's array): a symbolic loop's trip count
+std::string var_expr(const uop::UOp& e, const ExportedProgram& p, SourceLocation where) {
+  using uop::Ops;
+  auto bin = [&](const char* op) {
+    return "(" + var_expr(e.src(0), p, where) + " " + op + " " + var_expr(e.src(1), p, where) + ")";
+  };
+  switch (e.op()) {
+    case Ops::CONST: return "(int64_t)" + std::to_string(const_to_int(e.const_value()));
+    case Ops::CAST: return var_expr(e.src(0), p, where);
+    case Ops::DEFINE_VAR: {
+      const std::string& name = e.arg().get<uop::VarArg>().name;
+      for (size_t j = 0; j < p.vars.size(); j++)
+        if (p.vars[j].name == name) return "vars[" + std::to_string(j) + "]";
+      throw ArgumentError("TinyJit::export_c", "a kernel's loop depends on the variable " + name + ", which is not one of the function's", where);
+    }
+    case Ops::ADD: return bin("+");
+    case Ops::MUL: return bin("*");
+    case Ops::IDIV: return bin("/");
+    case Ops::MOD: return bin("%");
+    case Ops::MAX: {
+      std::string a = var_expr(e.src(0), p, where), b = var_expr(e.src(1), p, where);
+      return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+    }
+    default:
+      throw ArgumentError("TinyJit::export_c", "a kernel's loop size " + e.render() + " has no C form here (" +
+                                                    std::string(uop::op_name(e.op())) + ")", where);
+  }
+}
+
+// A kernel's launch values: {first, end} of its split loop (the whole loop), then its variables' values
+std::string launch_vars(const engine::CompiledKernel& k, const ExportedProgram& p, SourceLocation where) {
+  std::string v = "0, " + (k.parallel_end ? var_expr(k.parallel_end, p, where) : std::to_string(k.parallel_size));
+  for (const std::string& name : k.vars) {
+    size_t j = 0;
+    while (j < p.vars.size() && p.vars[j].name != name) j++;
+    if (j == p.vars.size()) throw ArgumentError("TinyJit::export_c", "kernel " + k.name + " takes the variable " + name + ", which is not one of the function's", where);
+    v += ", vars[" + std::to_string(j) + "]";
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -37,8 +79,16 @@ void write_c(const ExportedProgram& p, const std::string& c_path, const std::str
        "//   clang -O2 -march=native -ffp-contract=off -fno-math-errno -fwrapv -c model.c   (link with -lm)\n"
        "//\n"
        "//   int model_init(const char* weights_path);  reads the weights file; 0, or -1 when it is not the exported one\n"
-       "//   void model(const void* const* inputs, void* const* outputs);  the captured function, in and out as bytes:\n" +
-       io + "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n";
+       "//   void model(const void* const* inputs, void* const* outputs" + std::string(p.vars.empty() ? "" : ", const int64_t* vars") +
+       ");  the captured function, in and out as bytes:\n" + io;
+  if (!p.vars.empty()) {
+    c += "// vars: the values of its Variables, each within its range; a tensor of symbolic size is its buffer at the\n"
+         "// largest values (the bytes above), of which the values given fill the first rows:\n";
+    for (size_t j = 0; j < p.vars.size(); j++)
+      c += "//   vars[" + std::to_string(j) + "]: " + p.vars[j].name + " in [" + std::to_string(p.vars[j].min) + ", " +
+           std::to_string(p.vars[j].max) + "]\n";
+  }
+  c += "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n\n";
   // each kernel once, its functions renamed so that kernels of one name from different schedules stay apart
   std::vector<const engine::CompiledKernel*> kernels;
   std::vector<size_t> kernel_of(p.steps.size(), SIZE_MAX);
@@ -63,7 +113,7 @@ void write_c(const ExportedProgram& p, const std::string& c_path, const std::str
     if (p.buffers[i].weight)
       c += "  ok = ok && fread(" + buf_name(i) + ", 1, " + std::to_string(p.buffers[i].nbytes) + ", f) == " + std::to_string(p.buffers[i].nbytes) + ";\n";
   c += "  ok = ok && fgetc(f) == EOF;  // the whole file, and no more\n  fclose(f);\n  return ok ? 0 : -1;\n}\n\n";
-  c += "void model(const void* const* inputs, void* const* outputs) {\n";
+  c += "void model(const void* const* inputs, void* const* outputs" + std::string(p.vars.empty() ? "" : ", const int64_t* vars") + ") {\n";
   for (size_t i = 0; i < p.buffers.size(); i++)
     if (p.buffers[i].input >= 0)
       c += "  memcpy(" + buf_name(i) + ", inputs[" + std::to_string(p.buffers[i].input) + "], " + std::to_string(p.buffers[i].nbytes) + ");\n";
@@ -75,7 +125,10 @@ void write_c(const ExportedProgram& p, const std::string& c_path, const std::str
     }
     std::string list;
     for (size_t b : st.bufs) list += (list.empty() ? "" : ", ") + buf_name(b);
-    c += "  { void* b[] = {" + list + "}; model_k" + std::to_string(kernel_of[s]) + "_call(b, 0); }  // " + st.kernel->name + "\n";
+    // without Variables the kernel runs its whole loop when given no launch values
+    std::string vals = p.vars.empty() ? "0" : "v";
+    c += "  { void* b[] = {" + list + "};" + (p.vars.empty() ? "" : " const int64_t v[] = {" + launch_vars(*st.kernel, p, where) + "};") +
+         " model_k" + std::to_string(kernel_of[s]) + "_call(b, " + vals + "); }  // " + st.kernel->name + "\n";
   }
   for (size_t i = 0; i < p.buffers.size(); i++)
     if (p.buffers[i].output >= 0)

@@ -22,8 +22,13 @@ struct ExportedProgram {
     std::shared_ptr<const engine::CompiledKernel> kernel;  // null: a copy of bufs[1] into bufs[0]
     std::vector<size_t> bufs;
   };
-  std::vector<Buffer> buffers;
+  struct Var {
+    std::string name;
+    int64_t min = 0, max = 0;
+  };
+  std::vector<Buffer> buffers;  // symbolic ones at the variables' largest values
   std::vector<Step> steps;
+  std::vector<Var> vars;  // the function's Variables, in the order of its calls' vars
   size_t n_inputs = 0, n_outputs = 0;
 };
 

@@ -411,15 +411,15 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
 }
 
 // The capture as the C export needs it: every step (invariant ones too: the exported function keeps no state between
-// calls), every buffer with its role. Only what plain C on the host can run: CPU kernels, no variables, nothing
+// calls), every buffer with its role, the Variables. Only what plain C on the host can run: CPU kernels, nothing
 // the function updates.
 jit::ExportedProgram JitState::exported(SourceLocation where) {
   auto refuse = [&](const std::string& why) { return ArgumentError("TinyJit::export_c", why, where); };
   if (!captured) throw refuse("nothing captured yet: call the TinyJit at least twice first (it captures at the second call)");
-  if (!var_args.empty()) throw refuse("the function takes Variables (symbolic shapes), which the C export does not have yet");
   for (const Tracked& tr : tracked)
     if (tr.updated()) throw refuse("the function updates tensors (a training step): only a function of its inputs can be exported");
   jit::ExportedProgram p;
+  for (const uop::VarArg& v : var_args) p.vars.push_back({v.name, v.min, v.max});
   p.buffers.resize(slots.size());
   std::vector<bool> written(slots.size(), false);
   for (const Step& st : steps) {
@@ -438,6 +438,8 @@ jit::ExportedProgram JitState::exported(SourceLocation where) {
     if (slots[i]) slot_of[slots[i].get()] = i;
   for (size_t o = 0; o < outputs.size(); o++) {
     UOp b = schedule::plain_buffer(outputs[o]);
+    // an output of symbolic size: its buffer at the largest sizes, of which it is the first rows
+    if (UOp base = base_buffer(outputs[o]); !b && base && outputs[o] == schedule::buffer_as_node(base, outputs[o])) b = base;
     if (!b || !slot_of.count(b.get()))
       throw refuse("output " + std::to_string(o) + " is not a whole buffer the kernels write (a view, or a tensor from outside): "
                    "return it .contiguous()");
