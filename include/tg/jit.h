@@ -71,8 +71,10 @@ class JitFunction {
   // Writes the captured function as one self-contained C file (c_path) and its weights (weights_path): `int
   // model_init(const char* weights_path)` and `void model(const void* const* inputs, void* const* outputs)`, which
   // run the captured kernels in order with nothing but a C compiler (the file says which flags keep the values bit
-  // for bit). For a captured function of its inputs on the CPU; raises ArgumentError naming what stands in the way
-  // (not captured yet, Variables, tensors it updates, another device, an output that is a view).
+  // for bit). A function of Variables gets `void model(inputs, outputs, const int64_t* vars)`, their values in the
+  // calls' order; a tensor of symbolic size is its buffer at the largest sizes. For a captured function of its
+  // inputs on the CPU; raises ArgumentError naming what stands in the way (not captured yet, tensors it updates,
+  // another device, an output that is a view).
   void export_c(const std::string& c_path, const std::string& weights_path, SourceLocation where = SourceLocation::current()) const;
   void reset();
 
