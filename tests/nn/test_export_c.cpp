@@ -55,6 +55,15 @@ std::string c_compiler() {
   return cc;
 }
 
+// the exported file and a main program (its text written to main_path) built into exe, with the flags the file names
+void build(const std::string& cc, const std::string& c_path, const char* main_text, const std::string& main_path,
+           const std::string& exe, const runtime::TempDir& dir) {
+  std::ofstream(main_path) << main_text;
+  runtime::RunResult built = runtime::run({cc, "-O2", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-o", exe,
+                                           c_path, main_path, "-lm"}, dir.path + "/cc.log", 300);
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+}
+
 TEST(ExportC, TheExportedModelComputesTheLibrarysOutputsBitForBit) {
   std::string cc = c_compiler();
   if (cc.empty()) GTEST_SKIP() << "no C compiler on PATH";
@@ -75,11 +84,8 @@ TEST(ExportC, TheExportedModelComputesTheLibrarysOutputsBitForBit) {
   jit.export_c(c_path, weights);
 
   std::string main_path = scratch("main.c"), exe = scratch("model_exe"), input = scratch("x.bin"), output = scratch("out.bin");
-  std::ofstream(main_path) << kMain;
   runtime::TempDir dir("test");
-  runtime::RunResult built = runtime::run({cc, "-O2", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-o", exe,
-                                           c_path, main_path, "-lm"}, dir.path + "/cc.log", 300);
-  ASSERT_EQ(built.exit_code, 0) << built.output;
+  ASSERT_NO_FATAL_FAILURE(build(cc, c_path, kMain, main_path, exe, dir));
   for (int trial = 0; trial < 2; trial++) {
     Tensor x = Tensor::randn({4, 8}).realize();
     std::vector<float> xs = x.to_vector<float>();
@@ -142,11 +148,8 @@ TEST(ExportC, AFunctionOfVariablesTakesTheirValues) {
   EXPECT_NE(c.find("vars[0]: n in [1, 16]"), std::string::npos) << c;
 
   std::string main_path = scratch("vars_main.c"), exe = scratch("vars_exe"), input = scratch("vars_x.bin"), output = scratch("vars_out.bin");
-  std::ofstream(main_path) << kMainWithVars;
   runtime::TempDir dir("test");
-  runtime::RunResult built = runtime::run({cc, "-O2", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-o", exe,
-                                           c_path, main_path, "-lm"}, dir.path + "/cc.log", 300);
-  ASSERT_EQ(built.exit_code, 0) << built.output;
+  ASSERT_NO_FATAL_FAILURE(build(cc, c_path, kMainWithVars, main_path, exe, dir));
   std::vector<float> xs = x.to_vector<float>();
   std::ofstream(input, std::ios::binary).write(reinterpret_cast<const char*>(xs.data()), static_cast<std::streamsize>(xs.size() * 4));
   for (int64_t v : {1, 7, 16}) {
