@@ -8,9 +8,10 @@
 // merges.txt, or the GGUF file's tokenizer.ggml.* metadata) --prompt is encoded and the text is streamed as it is
 // generated; --print-tokens (or a model without a tokenizer) prints the new token ids on one line instead.
 // Generation stops after --max-new tokens or at the config's eos_token_id. --bench adds a line "prefill N tok/s,
-// decode N tok/s, M MB moved per token", timed after a warm-up run of the prompt (decode from the third new token on:
-// the first two run and capture TinyJit; MB moved: the bytes of the buffers a decode step's kernels read and write,
-// GlobalCounters::global_mem, to hold against the size of the weights). --max-context sets the KV cache's length. By default it is the prompt plus --max-new
+// decode N tok/s, M MB moved per token", timed after a warm-up run of the prompt (decode from the third new token
+// on: the first two run and capture TinyJit; MB moved: the bytes of the buffers a decode step's kernels read and
+// write, GlobalCounters::global_mem, to hold against the size of the weights). --max-context sets the KV cache's
+// length. By default it is the prompt plus --max-new
 // rounded up to a power of two (at least 512, at most the model's context): the kernels depend on the cache's
 // length but not on the prompt's, so runs in the same bucket reuse the compiled kernels (cached on disk), and a
 // step reads only the cached positions so far.

@@ -22,6 +22,13 @@ void write_file(const std::string& path, const std::string& text, SourceLocation
 
 std::string buf_name(size_t i) { return "model_buf" + std::to_string(i); }
 
+// `vars[j]`, the model's argument for the function's Variable `name`; `who` names what takes it
+std::string var_ref(const std::string& name, const std::string& who, const ExportedProgram& p, SourceLocation where) {
+  for (size_t j = 0; j < p.vars.size(); j++)
+    if (p.vars[j].name == name) return "vars[" + std::to_string(j) + "]";
+  throw ArgumentError("TinyJit::export_c", who + " takes the variable " + name + ", which is not one of the function's", where);
+}
+
 // The C expression of a value of the model's `vars` (the caller's array): a symbolic loop's trip count
 std::string var_expr(const uop::UOp& e, const ExportedProgram& p, SourceLocation where) {
   using uop::Ops;
@@ -31,12 +38,7 @@ std::string var_expr(const uop::UOp& e, const ExportedProgram& p, SourceLocation
   switch (e.op()) {
     case Ops::CONST: return "(int64_t)" + std::to_string(const_to_int(e.const_value()));
     case Ops::CAST: return var_expr(e.src(0), p, where);
-    case Ops::DEFINE_VAR: {
-      const std::string& name = e.arg().get<uop::VarArg>().name;
-      for (size_t j = 0; j < p.vars.size(); j++)
-        if (p.vars[j].name == name) return "vars[" + std::to_string(j) + "]";
-      throw ArgumentError("TinyJit::export_c", "a kernel's loop depends on the variable " + name + ", which is not one of the function's", where);
-    }
+    case Ops::DEFINE_VAR: return var_ref(e.arg().get<uop::VarArg>().name, "a kernel's loop", p, where);
     case Ops::ADD: return bin("+");
     case Ops::MUL: return bin("*");
     case Ops::IDIV: return bin("/");
@@ -54,12 +56,7 @@ std::string var_expr(const uop::UOp& e, const ExportedProgram& p, SourceLocation
 // A kernel's launch values: {first, end} of its split loop (the whole loop), then its variables' values
 std::string launch_vars(const engine::CompiledKernel& k, const ExportedProgram& p, SourceLocation where) {
   std::string v = "0, " + (k.parallel_end ? var_expr(k.parallel_end, p, where) : std::to_string(k.parallel_size));
-  for (const std::string& name : k.vars) {
-    size_t j = 0;
-    while (j < p.vars.size() && p.vars[j].name != name) j++;
-    if (j == p.vars.size()) throw ArgumentError("TinyJit::export_c", "kernel " + k.name + " takes the variable " + name + ", which is not one of the function's", where);
-    v += ", vars[" + std::to_string(j) + "]";
-  }
+  for (const std::string& name : k.vars) v += ", " + var_ref(name, "kernel " + k.name, p, where);
   return v;
 }
 
