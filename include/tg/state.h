@@ -31,14 +31,17 @@ void load_state_dict(nn::Module& model, const StateDict& state, bool strict = tr
 // renamed into place, so a failed save leaves no partial file under the name.
 void safe_save(const StateDict& dict, const std::string& path, const std::map<std::string, std::string>& metadata = {},
                SourceLocation where = SourceLocation::current());
-// Reads a safetensors file written by any tool. The file is mapped, not read: each tensor's bytes are copied to
-// `device` (default: the default device) when the tensor is first used, and the mapping lives until then. A
+// Reads a safetensors file written by any tool. The file is mapped, not read: on the CPU a tensor whose bytes are
+// aligned for its dtype uses them in place (the mapping is private: writing to the tensor never changes the file);
+// otherwise its bytes are copied to `device` (default: the default device) when the tensor is first used. The
+// mapping lives as long as a tensor needs it. A
 // truncated or malformed file, a header that points outside the file, or a dtype we lack (the 8-bit floats) raise
 // tg::ArgumentError naming the file and the tensor; nothing is read out of bounds.
 StateDict safe_load(const std::string& path, const std::string& device = "", SourceLocation where = SourceLocation::current());
 // Copies the bytes of loaded tensors that are still waiting for their first use (safe_load, gguf_load, torch_load,
 // load_npy) into device memory now, so that the first computation reading them pays no copy (a benchmark timing
-// a model's first call, a server before its first request). Other tensors are left as they are.
+// a model's first call, a server before its first request). Other tensors (those that use a file's bytes in place
+// among them) are left as they are.
 void load_now(const std::vector<Tensor>& tensors);
 // The "__metadata__" strings of a safetensors file.
 std::map<std::string, std::string> safe_load_metadata(const std::string& path, SourceLocation where = SourceLocation::current());

@@ -188,7 +188,7 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
       if (wanted.count(key)) found[key] = t;
     }
   assign_weights(*model, found, folder, where);
-  load_now(model_weights(*model));  // copied from the mapped files now, not at the first token
+  load_now(model_weights(*model));  // what must be copied from the mapped files, now rather than at the first token
   return model;
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "runtime/device.h"
@@ -28,7 +30,7 @@ Buffer::Buffer(std::shared_ptr<Buffer> base, size_t size, DType dtype)
 }
 
 Buffer::~Buffer() {
-  if (ptr_ && !base_ && owned_) device_.allocator().free(ptr_, nbytes());
+  if (ptr_ && !base_ && owned_ && !borrowed_) device_.allocator().free(ptr_, nbytes());
 }
 
 void* Buffer::ptr() {
@@ -44,12 +46,19 @@ void* Buffer::ptr() {
 
 void Buffer::release() {
   if (!ptr_ || base_ || !owned_) return;
-  device_.allocator().free(ptr_, nbytes());
+  if (borrowed_) borrowed_.reset();
+  else device_.allocator().free(ptr_, nbytes());
   ptr_ = nullptr;
 }
 
 void Buffer::fill_lazily(const void* host, std::shared_ptr<const void> keep) {
   if (ptr_ || base_) throw InternalError("Buffer::fill_lazily", "the buffer is already in use");
+  size_t align = static_cast<size_t>(std::max(dtype_.itemsize(), 1));
+  if (device_.allocator().host_addressable() && reinterpret_cast<uintptr_t>(host) % align == 0) {
+    ptr_ = const_cast<void*>(host);  // the mapping is writable (copy on write): see map_file
+    borrowed_ = std::move(keep);
+    return;
+  }
   lazy_src_ = host;
   lazy_keep_ = std::move(keep);
 }
@@ -67,6 +76,7 @@ void Buffer::swap_memory(Buffer& other) {
   ptr();
   other.ptr();
   std::swap(ptr_, other.ptr_);
+  std::swap(borrowed_, other.borrowed_);  // what keeps the memory valid goes with it
   wrote();
   other.wrote();
 }

@@ -38,9 +38,12 @@ class Buffer {
   // Exchanges the memory of two buffers of the same device and size (TinyJit's replay of an updated tensor).
   void swap_memory(Buffer& other);
 
-  // The buffer's first use copies its contents from `host` (nbytes() bytes), which `keep` keeps valid until then
-  // (safe_load: a tensor's bytes in the mapped file, read only if the tensor is used).
+  // The buffer's contents are the nbytes() bytes at `host` (safe_load: a tensor's bytes in the mapped file), which
+  // `keep` keeps valid. On a device whose memory the host addresses, with `host` aligned for the dtype, the buffer
+  // is that memory, kept alive by `keep` (a file mapped MAP_PRIVATE and writable: a write copies the page and
+  // never reaches the file); elsewhere its first use copies them, and `keep` is dropped then.
   void fill_lazily(const void* host, std::shared_ptr<const void> keep);
+  bool borrowed() const { return borrowed_ != nullptr; }  // the memory is fill_lazily's, in place
 
   // The buffer is `memory`, owned by the caller (Tensor::from_blob): never freed or written here, and refused by
   // swap_memory. Only before first use, on a device whose memory is host memory.
@@ -64,6 +67,7 @@ class Buffer {
   bool owned_ = true;  // false: the caller's memory (use_external)
   const void* lazy_src_ = nullptr;
   std::shared_ptr<const void> lazy_keep_;
+  std::shared_ptr<const void> borrowed_;  // keeps ptr_ valid when it is fill_lazily's memory in place
   std::atomic<uint64_t> version_{0};
 };
 

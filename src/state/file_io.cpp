@@ -29,7 +29,9 @@ std::shared_ptr<const unsigned char> map_file(const std::string& path, size_t& s
     ::close(fd);
     return std::shared_ptr<const unsigned char>(new unsigned char[1](), [](const unsigned char* q) { delete[] q; });
   }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // writable and private: tensors use their bytes in place (Buffer::fill_lazily), and a write to one (an optimizer
+  // step on loaded weights) copies the page, never reaching the file
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) throw ArgumentError(op, "cannot map " + path + ": " + os_error(), where);
   return std::shared_ptr<const unsigned char>(static_cast<const unsigned char*>(p),

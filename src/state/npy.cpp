@@ -142,7 +142,7 @@ Tensor load_npy(const std::string& path, const std::string& device, SourceLocati
     t = Tensor(buf);
   } else {
     uop::UOp buf = schedule::new_buffer(dev, h.dtype, n);
-    if (n) schedule::buffer_of(buf).fill_lazily(p + data_at, map);  // copied on first use
+    if (n) schedule::buffer_of(buf).fill_lazily(p + data_at, map);  // in place, or copied on first use
     t = Tensor(buf);
   }
   t = t.reshape(stored, where);

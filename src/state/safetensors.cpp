@@ -183,7 +183,7 @@ StateDict safe_load(const std::string& path, const std::string& device, SourceLo
     int64_t n = 1;
     for (int64_t d : e.shape) n *= d;
     uop::UOp buf = schedule::new_buffer(dev, e.dtype, n);
-    if (n) schedule::buffer_of(buf).fill_lazily(f.data + e.begin, f.map);  // copied on first use
+    if (n) schedule::buffer_of(buf).fill_lazily(f.data + e.begin, f.map);  // in place, or copied on first use
     out[e.name] = Tensor(buf).reshape(e.shape, where);
   }
   return out;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <unistd.h>
@@ -96,6 +97,8 @@ TEST(Safetensors, RoundTripsEveryDtype) {
   EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 2, 4, 6, 8, 10}));
 }
 
+// The numpy file's data section starts at byte 1927, so its float32 tensors are not aligned in the mapping: their
+// bytes are copied into memory of their own, at their first use
 TEST(Safetensors, LoadingCopiesOnFirstUse) {
   int64_t before = GlobalCounters::mem_used;
   StateDict d = safe_load(kNumpyFile);
@@ -103,6 +106,44 @@ TEST(Safetensors, LoadingCopiesOnFirstUse) {
   Tensor big = d.at("f32.big");
   big.to_vector<float>();
   EXPECT_GE(GlobalCounters::mem_used - before, 3 * 5 * 7 * 4);
+}
+
+// Aligned tensors (safe_save aligns the data section to 8 bytes) are used in place on the CPU: their memory is the
+// mapped file's pages, nothing is allocated or copied. The mapping is private: a write to a loaded tensor (an
+// optimizer's step, under TinyJit too, whose replay swaps memories) stays in the process, and the file keeps its
+// bytes. The values follow the same steps on a tensor made from host data.
+TEST(Safetensors, AlignedTensorsUseTheFilesPagesAndWritesStayInTheProcess) {
+  std::vector<float> w0(4096);
+  for (size_t i = 0; i < w0.size(); i++) w0[i] = static_cast<float>(i % 97) / 16.0f - 3.0f;
+  std::string path = tg::testing::scratch_path("inplace.safetensors");
+  safe_save({{"w", Tensor(w0, {64, 64})}}, path);
+  std::ifstream in(path, std::ios::binary);
+  std::string file_before((std::istreambuf_iterator<char>(in)), {});
+
+  int64_t before = GlobalCounters::mem_used;
+  Tensor w = safe_load(path).at("w");
+  EXPECT_EQ(w.to_vector<float>(), w0);
+  EXPECT_EQ(GlobalCounters::mem_used, before) << "aligned bytes are used where the file is mapped";
+
+  Tensor host(w0, {64, 64});  // the same steps on memory of our own
+  Tensor x = Tensor::randn({8, 64}).realize();
+  auto step = [&](Tensor& p) {
+    Tensor loss = x.matmul(p).square().mean();
+    Tensor g = (x.T().matmul(x.matmul(p)) * (2.0f / (8 * 64))).realize();  // d loss / d p
+    p.assign(p - g * 0.01f).realize();
+    return loss;
+  };
+  step(w), step(host);
+  TinyJit<Tensor> jit_w([&](const std::vector<Tensor>&) { return step(w).realize(); });
+  TinyJit<Tensor> jit_h([&](const std::vector<Tensor>&) { return step(host).realize(); });
+  for (int i = 0; i < 4; i++) jit_w(), jit_h();
+  EXPECT_EQ(w.to_vector<float>(), host.to_vector<float>());
+  EXPECT_NE(w.to_vector<float>(), w0);
+
+  std::ifstream again(path, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), file_before) << "a write reached the file";
+  EXPECT_EQ(safe_load(path).at("w").to_vector<float>(), w0);
+  std::remove(path.c_str());
 }
 
 // load_now copies what is still waiting (through a view too), and leaves lazy computations and empty handles alone
