@@ -43,7 +43,6 @@ class Buffer {
   // is that memory, kept alive by `keep` (a file mapped MAP_PRIVATE and writable: a write copies the page and
   // never reaches the file); elsewhere its first use copies them, and `keep` is dropped then.
   void fill_lazily(const void* host, std::shared_ptr<const void> keep);
-  bool borrowed() const { return borrowed_ != nullptr; }  // the memory is fill_lazily's, in place
 
   // The buffer is `memory`, owned by the caller (Tensor::from_blob): never freed or written here, and refused by
   // swap_memory. Only before first use, on a device whose memory is host memory.

@@ -211,7 +211,8 @@ GGUFFile gguf_load(const std::string& path, const std::string& device, SourceLoc
     int64_t numel = 1;
     for (int64_t d : t.shape) numel *= d;
     uop::UOp buf = schedule::new_buffer(dev, plain.value_or(dtypes::uint8), plain ? numel : static_cast<int64_t>(t.bytes));
-    if (t.bytes) schedule::buffer_of(buf).fill_lazily(map.get() + data_start + t.offset, map);  // in place, or copied on first use
+    // its bytes in place, or copied on first use (Buffer::fill_lazily)
+    if (t.bytes) schedule::buffer_of(buf).fill_lazily(map.get() + data_start + t.offset, map);
     Tensor values = plain ? Tensor(buf) : state::dequantize(Tensor(buf), type, numel, where);
     out.tensors[t.name] = values.reshape(t.shape, where);
     out.types[t.name] = state::ggml_type_info(t.type)->name;

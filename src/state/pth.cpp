@@ -448,7 +448,8 @@ StateDict torch_load(const std::string& path, const std::string& device, SourceL
       throw bad("storage " + s.key + " holds " + std::to_string(it->second.size) + " bytes, not the " + std::to_string(s.numel) +
                 " elements of " + s.dtype.name() + " its tensors need");
     uop::UOp buf = schedule::new_buffer(dev, s.dtype, s.numel);
-    if (s.numel) schedule::buffer_of(buf).fill_lazily(map.get() + it->second.offset, map);  // in place, or copied on first use
+    // its bytes in place, or copied on first use (Buffer::fill_lazily)
+    if (s.numel) schedule::buffer_of(buf).fill_lazily(map.get() + it->second.offset, map);
     return Tensor(buf);
   };
   const Entry& p = entries.at(pkl);
