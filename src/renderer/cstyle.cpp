@@ -182,7 +182,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   int n_regs = 0;
   for (const UOp& u : uops) n_regs += u.op() == Ops::DEFINE_REG;
   std::unordered_map<const uop::UOpNode*, std::vector<std::string>> partials;  // REDUCE -> its accumulators
-  std::unordered_map<const uop::UOpNode*, std::vector<const uop::UOpNode*>> combine_at;  // RANGE -> REDUCEs
+  // RANGE -> lines after its END: partial accumulators added into the first, a keyed max turned back into a float
+  std::unordered_map<const uop::UOpNode*, std::vector<std::string>> after_loop;
   auto partial_count = [&](const UOp& red) -> size_t {
     if (red.arg().get<Ops>() != Ops::ADD || !fusable(red.dtype()) || red.src().size() < 3) return 1;
     return std::max<size_t>(1, std::min<size_t>(sum_terms(red).size(), static_cast<size_t>(lang.accumulator_chains() / n_regs)));
@@ -221,7 +222,6 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
   auto symbolic_sum = [&](const UOp& red) { return red.arg().get<Ops>() == Ops::ADD && over_symbolic_loop(red); };
   std::unordered_set<const uop::UOpNode*> keyed_maxes;  // float32 maxes the language keeps as integer keys
-  std::unordered_map<const uop::UOpNode*, std::vector<std::string>> after_loop;  // RANGE -> lines after its END
   // acc + a*b with one rounding (an FMA) for float32/64 sums; contraction stays off elsewhere: x*y - x*y must be 0.
   // Term i goes to accumulator i % n; with one accumulator, bfloat16 terms go in pairs where they can.
   auto accumulate = [&](const UOp& red, const std::vector<std::string>& accs) {
@@ -377,12 +377,6 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       }
       case Ops::END: {
         depth--, line("}");
-        for (const uop::UOpNode* red : combine_at[u.src(0).get()]) {
-          const std::vector<std::string>& a = partials.at(red);
-          std::string sum = a[0];
-          for (size_t i = 1; i < a.size(); i++) sum += " + " + a[i];
-          line(a[0] + " = " + sum + ";");
-        }
         for (const std::string& l : after_loop[u.src(0).get()]) line(l);
         break;
       }
@@ -459,7 +453,11 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           accs.push_back(i ? acc + "_" + std::to_string(i) : acc);
           line(ctype(red.dtype()) + " " + accs.back() + " = " + init + ";");
         }
-        if (accs.size() > 1) combine_at[red.src(1).get()].push_back(red.get());
+        if (accs.size() > 1) {
+          std::string sum = accs[0];
+          for (size_t i = 1; i < accs.size(); i++) sum += " + " + accs[i];
+          after_loop[red.src(1).get()].push_back(accs[0] + " = " + sum + ";");
+        }
         if (red.arg().get<Ops>() == Ops::MAX && red.dtype() == dtypes::float32 && over_symbolic_loop(red)) {
           if (CStyleLanguage::KeyedMax keyed = lang.keyed_max(acc, "", prelude); !keyed.declare.empty()) {
             line(keyed.declare);
