@@ -63,6 +63,8 @@ std::string launch_vars(const engine::CompiledKernel& k, const ExportedProgram& 
 }  // namespace
 
 void write_c(const ExportedProgram& p, const std::string& c_path, const std::string& weights_path, SourceLocation where) {
+  std::string model_signature = "void model(const void* const* inputs, void* const* outputs" +
+                                std::string(p.vars.empty() ? ")" : ", const int64_t* vars)");
   std::string c, weights, io;
   for (size_t i = 0; i < p.buffers.size(); i++) {
     const ExportedProgram::Buffer& b = p.buffers[i];
@@ -76,8 +78,7 @@ void write_c(const ExportedProgram& p, const std::string& c_path, const std::str
        "//   clang -O2 -march=native -ffp-contract=off -fno-math-errno -fwrapv -c model.c   (link with -lm)\n"
        "//\n"
        "//   int model_init(const char* weights_path);  reads the weights file; 0, or -1 when it is not the exported one\n"
-       "//   void model(const void* const* inputs, void* const* outputs" + std::string(p.vars.empty() ? "" : ", const int64_t* vars") +
-       ");  the captured function, in and out as bytes:\n" + io;
+       "//   " + model_signature + ";  the captured function, in and out as bytes:\n" + io;
   if (!p.vars.empty()) {
     c += "// vars: the values of its Variables, each within its range; a tensor of symbolic size is its buffer at the\n"
          "// largest values (the bytes above), of which the values given fill the first rows:\n";
@@ -110,7 +111,7 @@ void write_c(const ExportedProgram& p, const std::string& c_path, const std::str
     if (p.buffers[i].weight)
       c += "  ok = ok && fread(" + buf_name(i) + ", 1, " + std::to_string(p.buffers[i].nbytes) + ", f) == " + std::to_string(p.buffers[i].nbytes) + ";\n";
   c += "  ok = ok && fgetc(f) == EOF;  // the whole file, and no more\n  fclose(f);\n  return ok ? 0 : -1;\n}\n\n";
-  c += "void model(const void* const* inputs, void* const* outputs" + std::string(p.vars.empty() ? "" : ", const int64_t* vars") + ") {\n";
+  c += model_signature + " {\n";
   for (size_t i = 0; i < p.buffers.size(); i++)
     if (p.buffers[i].input >= 0)
       c += "  memcpy(" + buf_name(i) + ", inputs[" + std::to_string(p.buffers[i].input) + "], " + std::to_string(p.buffers[i].nbytes) + ");\n";
