@@ -109,32 +109,32 @@ TEST(HalfProducts, Conv2dAgainstADirectSum) {
     int64_t cin, h, wd, cout;
   };
   for (DType dt : kHalves)
-    for (const Case& c : std::vector<Case>{{3, 9, 7, 5}, {32, 6, 6, 32}}) {
-    const int64_t bs = 2, cin = c.cin, h = c.h, wd = c.wd, cout = c.cout, kh = 3, kw = 2;
-    Tensor x = random({bs, cin, h, wd}, dt, 5), f = random({cout, cin, kh, kw}, dt, 6);
-    Tensor out = x.conv2d(f, std::nullopt, 1, {1, 1}, {1, 1}, {1, 0});  // padding 1 along h
-    std::vector<double> xv = host(x), fv = host(f);
-    int64_t oh = h + 2 - kh + 1, ow = wd - kw + 1;
-    Sums want{std::vector<double>(static_cast<size_t>(bs * cout * oh * ow)), std::vector<double>(static_cast<size_t>(bs * cout * oh * ow))};
-    for (int64_t b = 0; b < bs; b++)
-      for (int64_t o = 0; o < cout; o++)
-        for (int64_t i = 0; i < oh; i++)
-          for (int64_t j = 0; j < ow; j++) {
-            double s = 0, mag = 0;
-            for (int64_t c = 0; c < cin; c++)
-              for (int64_t p = 0; p < kh; p++)
-                for (int64_t q = 0; q < kw; q++) {
-                  int64_t r = i + p - 1;
-                  if (r < 0 || r >= h) continue;
-                  double t = xv[static_cast<size_t>(((b * cin + c) * h + r) * wd + j + q)] * fv[static_cast<size_t>(((o * cin + c) * kh + p) * kw + q)];
-                  s += t, mag += std::abs(t);
-                }
-            size_t at = static_cast<size_t>(((b * cout + o) * oh + i) * ow + j);
-            want.value[at] = s, want.magnitude[at] = mag;
-          }
-    ASSERT_EQ(out.shape(), (Shape{bs, cout, oh, ow}));
-    expect_sums(host(out), want, dt, std::string(dt.name()) + " conv2d " + std::to_string(cin) + " to " + std::to_string(cout));
-  }
+    for (const Case& shape : std::vector<Case>{{3, 9, 7, 5}, {32, 6, 6, 32}}) {
+      const int64_t bs = 2, cin = shape.cin, h = shape.h, wd = shape.wd, cout = shape.cout, kh = 3, kw = 2;
+      Tensor x = random({bs, cin, h, wd}, dt, 5), f = random({cout, cin, kh, kw}, dt, 6);
+      Tensor out = x.conv2d(f, std::nullopt, 1, {1, 1}, {1, 1}, {1, 0});  // padding 1 along h
+      std::vector<double> xv = host(x), fv = host(f);
+      int64_t oh = h + 2 - kh + 1, ow = wd - kw + 1;
+      Sums want{std::vector<double>(static_cast<size_t>(bs * cout * oh * ow)), std::vector<double>(static_cast<size_t>(bs * cout * oh * ow))};
+      for (int64_t b = 0; b < bs; b++)
+        for (int64_t o = 0; o < cout; o++)
+          for (int64_t i = 0; i < oh; i++)
+            for (int64_t j = 0; j < ow; j++) {
+              double s = 0, mag = 0;
+              for (int64_t c = 0; c < cin; c++)
+                for (int64_t p = 0; p < kh; p++)
+                  for (int64_t q = 0; q < kw; q++) {
+                    int64_t r = i + p - 1;
+                    if (r < 0 || r >= h) continue;
+                    double t = xv[static_cast<size_t>(((b * cin + c) * h + r) * wd + j + q)] * fv[static_cast<size_t>(((o * cin + c) * kh + p) * kw + q)];
+                    s += t, mag += std::abs(t);
+                  }
+              size_t at = static_cast<size_t>(((b * cout + o) * oh + i) * ow + j);
+              want.value[at] = s, want.magnitude[at] = mag;
+            }
+      ASSERT_EQ(out.shape(), (Shape{bs, cout, oh, ow}));
+      expect_sums(host(out), want, dt, std::string(dt.name()) + " conv2d " + std::to_string(cin) + " to " + std::to_string(cout));
+    }
 }
 
 TEST(HalfProducts, AHalfMatmulIsVectorCodeOnTheCPU) {
