@@ -93,35 +93,76 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
     return it == k.loop_order.end() ? a : it - k.loop_order.begin();
   };
   std::sort(global_loops.begin(), global_loops.end(), [&](const UOp& a, const UOp& b) { return rank(a) < rank(b); });
-  for (const UOp& r : global_loops) emit_range(r);
+  // per node: the global loops it depends on, through REDUCEs too (a reduction's value varies with what its
+  // input does, outside its own loops)
+  std::unordered_map<const uop::UOpNode*, std::vector<const uop::UOpNode*>> deps;
+  for (const UOp& u : nodes) {
+    std::vector<const uop::UOpNode*>& d = deps[u.get()];
+    if (u.op() == Ops::RANGE && !reduce_ranges.count(u.get())) d.push_back(u.get());
+    for (const UOp& s : u.src())
+      for (const uop::UOpNode* r : deps[s.get()])
+        if (std::find(d.begin(), d.end(), r) == d.end()) d.push_back(r);
+  }
 
   // reduces over the same loops share one loop nest: their accumulators, the loops, every value inside, the updates
-  std::vector<std::pair<std::vector<UOp>, std::vector<UOp>>> nests;  // (ranges, reduces)
+  struct Nest {
+    std::vector<UOp> ranges, reduces;
+    bool done = false;
+  };
+  std::vector<Nest> nests;
   for (const UOp& red : nodes) {
     if (red.op() != Ops::REDUCE) continue;
     std::vector<UOp> ranges(red.src().begin() + 1, red.src().end() - 1);
-    auto it = std::find_if(nests.begin(), nests.end(), [&](const auto& n) { return n.first == ranges; });
+    auto it = std::find_if(nests.begin(), nests.end(), [&](const Nest& n) { return n.ranges == ranges; });
     if (it == nests.end()) nests.push_back({ranges, {red}});
-    else it->second.push_back(red);
+    else it->reduces.push_back(red);
   }
   auto inside = [&](const UOp& u) { return !loops[u.get()].empty(); };
-  for (const auto& [my_ranges, reds] : nests) {
+  auto emit_nest = [&](const Nest& nest) {
     std::vector<UOp> below;
-    for (const UOp& red : reds)
+    for (const UOp& red : nest.reduces)
       for (const UOp& u : body(red.src(0))) below.push_back(u);
     for (const UOp& u : below)
       if (!is_free(u) && !inside(u)) emit(u);
-    for (const UOp& red : reds) out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));
-    for (const UOp& r : my_ranges) emit_range(r);
+    for (const UOp& red : nest.reduces) out.push_back(UOp::make(Ops::DEFINE_REG, red.dtype(), {red}));
+    for (const UOp& r : nest.ranges) emit_range(r);
     for (const UOp& u : below)
       if (!is_free(u) && inside(u)) {
         for (const UOp& r : loops[u.get()])
-          if (std::find(my_ranges.begin(), my_ranges.end(), r) == my_ranges.end())
+          if (std::find(nest.ranges.begin(), nest.ranges.end(), r) == nest.ranges.end())
             throw InternalError("linearize", "a value inside a reduction depends on another reduction's loop");
         emit(u);
       }
-    for (const UOp& red : reds) emit(red);
-    for (size_t i = my_ranges.size(); i-- > 0;) out.push_back(UOp::make(Ops::END, dtypes::void_, {my_ranges[i]}));
+    for (const UOp& red : nest.reduces) emit(red);
+    for (size_t i = nest.ranges.size(); i-- > 0;) out.push_back(UOp::make(Ops::END, dtypes::void_, {nest.ranges[i]}));
+  };
+  // A nest runs inside the global loops it depends on only, as soon as they are open: a row's reduction (a
+  // softmax's max and sum, Grouping::row_reduces) before the loop over the row's outputs, not once per output. So
+  // does the math on reduced values that depends on nothing more (the sum's reciprocal).
+  std::vector<const uop::UOpNode*> open;
+  auto ready = [&](const UOp& u) {
+    for (const uop::UOpNode* r : deps[u.get()])
+      if (std::find(open.begin(), open.end(), r) == open.end()) return false;
+    return true;
+  };
+  std::unordered_set<const uop::UOpNode*> reduced;  // values computed from a REDUCE, outside its loops
+  for (const UOp& u : nodes)
+    for (const UOp& s : u.src())
+      if (s.op() == Ops::REDUCE || reduced.count(s.get())) reduced.insert(u.get());
+  auto emit_ready = [&] {
+    for (Nest& nest : nests)
+      if (!nest.done && std::all_of(nest.reduces.begin(), nest.reduces.end(), ready)) emit_nest(nest), nest.done = true;
+    for (const UOp& u : nodes) {
+      bool pure = uop::GroupOp::ALU().contains(u.op()) || u.op() == Ops::GEP || u.op() == Ops::VECTORIZE;
+      if (!pure || !reduced.count(u.get()) || inside(u) || emitted.count(u.get()) || !ready(u)) continue;
+      if (std::all_of(u.src().begin(), u.src().end(), [&](const UOp& s) { return is_free(s) || emitted.count(s.get()); })) emit(u);
+    }
+  };
+  emit_ready();
+  for (const UOp& r : global_loops) {
+    emit_range(r);
+    open.push_back(r.get());
+    emit_ready();
   }
   for (const UOp& u : nodes)
     if (!is_free(u)) {

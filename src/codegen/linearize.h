@@ -1,8 +1,9 @@
 // Linearizing: the lowered kernel graph as an ordered list of uops, with loops opened (RANGE) and closed (END).
 //
-// Order: the global loops (dimensions that are not reduced), then per REDUCE its loop-invariant inputs, a
-// DEFINE_REG for its accumulator, its loops, the values inside them, the REDUCE itself (the accumulator update),
-// and the ENDs; then what uses the reduced values and the STOREs; then the ENDs of the global loops.
+// Order: the global loops (dimensions that are not reduced) outermost first; per REDUCE, inside the global loops it
+// depends on (a row's max before the loop over the row's outputs), its loop-invariant inputs, a DEFINE_REG for its
+// accumulator, its loops, the values inside them, the REDUCE itself (the accumulator update), and the ENDs; then
+// what uses the reduced values and the STOREs; then the ENDs of the global loops.
 #pragma once
 #include <vector>
 

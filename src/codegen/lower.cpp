@@ -211,12 +211,15 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       return k;
     }
   // per axis: its loop (a RANGE over size / lanes, or none), its copy lane variable (UPCAST/UNROLL: 0 .. lane-1,
-  // or none) and its index. The vector axis has a vector lane variable too, innermost: index = loop * lane * width
+  // or none) and its index. A vector axis has a vector lane variable too, innermost: index = loop * lane * width
   // + copy_lane * width + vector_lane (a VECTOR may share its axis with an UPCAST or UNROLL: more vectors of it).
+  // A kernel has several vector axes only where no REDUCE over one of them varies along another (legal(): a row
+  // reduce's loop beside the loop over the row's outputs); vector_axis is the global one, or else the one.
   size_t ndim = k.full_shape.size();
   std::vector<int64_t> lane(ndim, 1), local(ndim, 1);
   std::vector<bool> top(ndim, false);  // GROUPTOP: the work-items take the axis' outer part
   int64_t vector_axis = -1, width = 1;
+  std::vector<int64_t> widths(ndim, 1);  // per axis, its vector's width (1: no VECTOR)
   k.loop_order.resize(ndim);
   for (size_t i = 0; i < ndim; i++) k.loop_order[i] = static_cast<int64_t>(i);
   auto is_global = [&](int64_t a) {
@@ -242,24 +245,33 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       std::iter_swap(at(o.axis), at(o.amount));
       continue;
     }
-    bool vector = o.op == OptOp::VECTOR, bad_vector = vector && (vector_axis >= 0 || o.amount > 16 || (o.amount & (o.amount - 1)));
+    bool vector = o.op == OptOp::VECTOR;
+    bool bad_vector = vector && (!(o.axis >= 0 && o.axis < static_cast<int64_t>(ndim)) || widths[o.axis] > 1 || o.amount > 16 ||
+                                 (o.amount & (o.amount - 1)) || (is_global(o.axis) && vector_axis >= 0 && is_global(vector_axis)));
     bool in = o.axis >= 0 && o.axis < static_cast<int64_t>(ndim);
     bool is_local = o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
     if (in && o.op == OptOp::GROUPTOP) top[o.axis] = true;
     bool taken = in && !vector && (is_local ? local[o.axis] : lane[o.axis]) != 1;
     if (!in || o.amount < 2 || taken || bad_vector || (is_local && !caps.grid)) throw illegal({o});
-    if (vector) vector_axis = o.axis, width = o.amount;
-    else (is_local ? local : lane)[o.axis] = o.amount;
-    if (k.full_shape[o.axis] % (lane[o.axis] * local[o.axis] * (o.axis == vector_axis ? width : 1)))
+    if (vector) {
+      widths[o.axis] = o.amount;
+      if (vector_axis < 0 || is_global(o.axis)) vector_axis = o.axis, width = o.amount;
+    } else {
+      (is_local ? local : lane)[o.axis] = o.amount;
+    }
+    if (k.full_shape[o.axis] % (lane[o.axis] * local[o.axis] * widths[o.axis]))
       throw illegal(opts);
   }
   for (const Opt& o : opts)
     if (o.axis >= 0 && o.axis < static_cast<int64_t>(ndim) && k.loop_sizes[o.axis].is_symbolic()) throw illegal({o});
   k.opts = opts;
   std::vector<UOp> loops(ndim), lanes(ndim), ranges(ndim), items(ndim);
-  UOp vector_lane = vector_axis >= 0 ? UOp::variable("vlane", 0, width - 1, idx_dt) : UOp();
+  std::vector<UOp> vector_lanes(ndim);
+  for (size_t i = 0; i < ndim; i++)
+    if (widths[i] > 1) vector_lanes[i] = UOp::variable("vlane" + std::to_string(i), 0, widths[i] - 1, idx_dt);
+  UOp vector_lane = vector_axis >= 0 ? vector_lanes[vector_axis] : UOp();
   for (size_t i = 0; i < ndim; i++) {
-    int64_t w = static_cast<int64_t>(i) == vector_axis ? width : 1, outer = k.full_shape[i] / lane[i] / w / local[i];
+    int64_t w = widths[i], outer = k.full_shape[i] / lane[i] / w / local[i];
     if (k.loop_sizes[i].is_symbolic())  // no opt here: the loop ends at the size's value
       loops[i] = UOp::make(Ops::RANGE, idx_dt, {uop::to_uop(k.loop_sizes[i], idx_dt)}, uop::Arg(static_cast<int64_t>(i)));
     else if (outer > 1) loops[i] = UOp::make(Ops::RANGE, idx_dt, {UOp::const_(idx_dt, outer)}, uop::Arg(static_cast<int64_t>(i)));
@@ -275,7 +287,7 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
       if (items[i]) idx = idx + items[i] * UOp::const_(idx_dt, lane[i] * w);
     }
     if (lanes[i]) idx = idx + lanes[i] * UOp::const_(idx_dt, w);
-    if (w > 1) idx = idx + vector_lane;
+    if (w > 1) idx = idx + vector_lanes[i];
     ranges[i] = uop::simplify(idx);
   }
   // a PADTO axis' extra positions read its last real one (the index clamped: no gate inside the loops, and only
@@ -358,9 +370,9 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
         UOp value = get(u.src(0));
         // an unrolled axis: its copies are combined before the accumulator sees them; a vector axis' lanes are
         // one vector accumulator, summed across after the loop (vectorize)
-        bool vector_lanes = false;
+        UOp over_vector;  // the lane of a vector axis among the reduced ones (legal(): one at most)
         for (int64_t a : ra.axes) {
-          if (a == vector_axis) vector_lanes = true;
+          if (vector_lanes[a]) over_vector = vector_lanes[a];
           if (lanes[a]) value = combine_lanes(value, lanes[a], lane[a], ra.op);
         }
         std::vector<UOp> src{value};
@@ -368,10 +380,10 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
           if (loops[a]) src.push_back(loops[a]);
         // a reduction over the vector axis names its lane among its ranges, so that vectorize() combines the lanes
         // even of a value that does not vary along them (a count of a comparison that folds to true)
-        if (vector_lanes) src.push_back(vector_lane);
+        if (over_vector) src.push_back(over_vector);
         // the accumulator's start value rides along as the last source
         src.push_back(reduce_identity(ra.op, u.dtype()));
-        r = src.size() == 2 && !vector_lanes ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
+        r = src.size() == 2 && !over_vector ? src[0] : UOp::make(Ops::REDUCE, u.dtype(), src, uop::Arg(ra.op));
         for (int64_t a : ra.axes)
           if (items[a]) r = combine_group(r, items[a], ra.op, group_slot(), n_locals++);
         break;
@@ -404,19 +416,34 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   }
   k.sink = lane == std::vector<int64_t>(ndim, 1) && vector_axis < 0 ? sink : uop::simplify(UOp::sink(stores));
   if (vector_axis < 0) return k;
-  bool reduced = std::find(k.reduce_axes.begin(), k.reduce_axes.end(), vector_axis) != k.reduce_axes.end();
-  if (UOp vec = vectorize(k.sink, vector_lane, width, reduced)) {
+  // the reduce axes' vectors first: their lanes meet in their REDUCEs, whose scalar results the global axis' vector
+  // then reads as it reads any value that does not vary along it
+  std::vector<int64_t> vector_axes;
+  for (size_t i = 0; i < ndim; i++)
+    if (widths[i] > 1 && !is_global(static_cast<int64_t>(i))) vector_axes.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < ndim; i++)
+    if (widths[i] > 1 && is_global(static_cast<int64_t>(i))) vector_axes.push_back(static_cast<int64_t>(i));
+  UOp vec = k.sink;
+  int64_t failed = -1;
+  for (int64_t a : vector_axes)
+    if (!(vec = vectorize(vec, vector_lanes[a], widths[a], !is_global(a)))) {
+      failed = a;
+      break;
+    }
+  if (failed < 0) {
     k.sink = vec;
     k.vectorized = true;
     return k;
   }
-  // some op on the lanes has no vector form: the same lanes as copies (with the axis' copies when it has them)
+  // some op on the lanes of axis `failed` has no vector form: the same lanes as copies (with the axis' copies when
+  // it has them)
+  bool reduced = !is_global(failed);
   std::vector<Opt> copies;
   for (const Opt& o : opts)
-    if (o.op != OptOp::VECTOR) copies.push_back(o);
-  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == vector_axis && (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL); });
-  if (shared != copies.end()) shared->amount *= width;
-  else copies.push_back({reduced ? OptOp::UNROLL : OptOp::UPCAST, vector_axis, width});
+    if (o.op != OptOp::VECTOR || o.axis != failed) copies.push_back(o);
+  auto shared = std::find_if(copies.begin(), copies.end(), [&](const Opt& o) { return o.axis == failed && (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL); });
+  if (shared != copies.end()) shared->amount *= widths[failed];
+  else copies.push_back({reduced ? OptOp::UNROLL : OptOp::UPCAST, failed, widths[failed]});
   LoweredKernel fallback = lower(ast, copies, caps);
   fallback.opts = opts;
   return fallback;

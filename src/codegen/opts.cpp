@@ -29,6 +29,10 @@ struct KernelFacts {
   std::unordered_map<int64_t, UOp> ranges;  // each axis' loop
   bool libm = false;                        // an EXP2 or LOG2: libm calls the C compiler keeps scalar
   size_t n_reduces = 0;                     // REDUCEs left in the kernel
+  // per reduce axis: bit b set when a REDUCE over it reduces a value that varies along axis b (its other reduced
+  // axes, the global axes it runs inside). Two vector axes can be vectors of one kernel only where neither's REDUCE
+  // varies along the other (a row reduce's loop beside the loop over the row's outputs; legal())
+  std::unordered_map<int64_t, uint64_t> reduce_varies;
   // whether load i runs inside the reduce loops (in a kernel without any: every load); the others run once per
   // output, in the epilogue (a bias, a residual term)
   bool in_loop(size_t i) const {
@@ -69,11 +73,20 @@ KernelFacts facts(const LoweredKernel& k) {
         std::find(k.reduce_axes.begin(), k.reduce_axes.end(), static_cast<int64_t>(a)) == k.reduce_axes.end())
       f.globals.push_back(static_cast<int64_t>(a));
   std::unordered_map<const uop::UOpNode*, uint64_t> axes;  // the RANGEs each node depends on
+  std::unordered_map<const uop::UOpNode*, uint64_t> varies;  // the axes its value varies along (a REDUCE's: not its own)
   for (const UOp& u : k.sink.toposort()) {
-    uint64_t m = 0;
+    uint64_t m = 0, v = 0;
     if (u.op() == Ops::RANGE && u.arg().get<int64_t>() < 64) m = uint64_t{1} << u.arg().get<int64_t>();
-    for (const UOp& s : u.src()) m |= axes[s.get()];
+    for (const UOp& s : u.src()) m |= axes[s.get()], v |= varies[s.get()];
     axes[u.get()] = m;
+    varies[u.get()] = u.op() == Ops::RANGE ? m : v;
+    if (u.op() == Ops::REDUCE)
+      for (size_t i = 1; i + 1 < u.src().size(); i++) {
+        int64_t a = u.src(i).arg().get<int64_t>();
+        uint64_t own = a < 64 ? uint64_t{1} << a : 0;
+        f.reduce_varies[a] |= varies[u.src(0).get()] & ~own;
+        varies[u.get()] &= ~own;
+      }
     if (u.op() == Ops::LOAD) f.load_axes.push_back(m), f.loads.push_back(u.src(0));
     if (u.op() == Ops::STORE) f.stores.push_back(u.src(0));
     if (u.op() == Ops::RANGE) f.ranges[u.arg().get<int64_t>()] = u;
@@ -235,7 +248,7 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
   KernelFacts f = facts(k);
   std::vector<int64_t> copied, locals;  // axes with an UPCAST or UNROLL, with a LOCAL
   std::unordered_map<int64_t, int64_t> lanes;  // per axis, the lanes all its opts take
-  int vectors = 0;
+  std::vector<int64_t> vector_axes;
   int64_t group = 1;  // work-items per work-group
   int groups = 0;
   bool vector = false;  // a VECTOR: lanes of a reduction that GROUP's scalar partial results cannot hold
@@ -252,6 +265,10 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
     if (o.op == OptOp::PADTO) continue;
     if (o.op == OptOp::SWAP) {  // two global loops trade places: nothing else about the axes changes
       if (k.caps.grid || o.axis == o.amount || !contains(f.globals, o.axis) || !contains(f.globals, o.amount)) return false;
+      // not where a reduction runs outside some global loop (linearize): moved inside it, it would run per trip
+      for (const auto& [r, varies] : f.reduce_varies)
+        for (int64_t a : f.globals)
+          if (a < 64 && !(varies >> a & 1)) return false;
       continue;
     }
     if (o.axis < 0 || o.axis >= static_cast<int64_t>(k.full_shape.size()) || o.amount < 2) return false;
@@ -263,9 +280,18 @@ bool legal(const LoweredKernel& k, const std::vector<Opt>& opts) {
     if ((o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) && contains(copied, o.axis)) return false;
     if (!grouped && !contains(o.op == OptOp::UNROLL ? f.reduced : f.globals, o.axis) && !(o.op == OptOp::VECTOR && contains(f.reduced, o.axis)))
       return false;
-    if (o.op == OptOp::VECTOR && (vectors++ || (o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16) ||
-                                  o.amount > k.caps.max_vector))
+    if (o.op == OptOp::VECTOR && ((o.amount != 2 && o.amount != 4 && o.amount != 8 && o.amount != 16) || o.amount > k.caps.max_vector))
       return false;
+    if (o.op == OptOp::VECTOR) {  // beside another vector axis only where neither's REDUCE varies along the other
+      auto apart = [&](int64_t a, int64_t b) {
+        bool ga = contains(f.globals, a), gb = contains(f.globals, b);
+        auto varies = [&](int64_t r, int64_t x) { return x < 64 && (f.reduce_varies[r] >> x & 1); };
+        return a != b && !(ga && gb) && (ga || !varies(a, b)) && (gb || !varies(b, a));
+      };
+      for (int64_t v : vector_axes)
+        if (!apart(v, o.axis)) return false;
+      vector_axes.push_back(o.axis);
+    }
     if (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) copied.push_back(o.axis);
     if (o.op == OptOp::LOCAL || grouped) locals.push_back(o.axis);
     if (o.op == OptOp::VECTOR) vector = true;
@@ -703,6 +729,21 @@ double loop_traffic(const LoweredKernel& k, const std::vector<int64_t>& order, c
   return traffic(facts(k), order, trips);
 }
 
+// CPU: each reduce axis that runs beside the global vector axis (a row reduce's loop, Grouping::row_reduces) a
+// vector of its own where its loads allow one: a softmax's max, its sum of exponentials and its stores are three
+// vector loops over a row.
+void add_row_vectors(const LoweredKernel& k, std::vector<Opt>& opts) {
+  if (k.caps.grid) return;
+  KernelFacts f = facts(k);
+  for (int64_t a : f.reduced) {
+    if (std::any_of(opts.begin(), opts.end(), [&](const Opt& o) { return o.axis == a && o.op == OptOp::VECTOR; })) continue;
+    int64_t w = vector_width(k, f, a);
+    if (w == 0) continue;
+    opts.push_back({OptOp::VECTOR, a, w});
+    if (!legal(k, opts)) opts.pop_back();
+  }
+}
+
 std::vector<Opt> choose_opts(const LoweredKernel& k) {
   if (getenv_int("NOOPT")) return {};
   // tensor cores where they waste at most half their work on padding (a batch of 4 rows would pad to 16)
@@ -710,6 +751,7 @@ std::vector<Opt> choose_opts(const LoweredKernel& k) {
   std::vector<Opt> opts = group_opts(k);
   if (!opts.empty()) return opts;
   opts = blocking_opts(k);
+  add_row_vectors(k, opts);
   fit_blocks_to_gpu(k, opts);
   add_local(k, opts);
   add_swap(k, opts);
@@ -730,14 +772,20 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
     if (divisors.empty() || rng() % 2) return;
     opts.push_back({op, a, divisors[rng() % divisors.size()]});
   };
-  // one axis, global or reduced, may be the vector axis, when a vector width divides it (and be copied too)
+  // one axis, global or reduced, may be the vector axis, when a vector width divides it (and be copied too); more
+  // than one where legal() allows it (row reduces beside the loop over the row)
   bool vector_used = false;
   auto maybe_vector = [&](int64_t a, OptOp op) {
     std::vector<int64_t> widths;
     for (int64_t n : {2, 4, 8, 16})
       if (k.full_shape[a] % n == 0 && n <= k.caps.max_vector) widths.push_back(n);
     int64_t width = 1;
-    if (!vector_used && !widths.empty() && rng() % 3 == 0) {
+    auto another = [&] {
+      std::vector<Opt> with = opts;
+      with.push_back({OptOp::VECTOR, a, widths[0]});
+      return legal(k, with);
+    };
+    if ((!vector_used || (!widths.empty() && another())) && !widths.empty() && rng() % 3 == 0) {
       width = widths[rng() % widths.size()];
       opts.push_back({OptOp::VECTOR, a, width});
       vector_used = true;

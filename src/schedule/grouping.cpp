@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "shape/shapetracker.h"
 #include "shape/view.h"
@@ -367,6 +368,118 @@ const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
   return end;
 }
 
+// Whether the kernels of u's device run as loops on a CPU core (not over a launch grid). Nodes without a device
+// (constants) say yes.
+class OnCpu {
+ public:
+  explicit OnCpu(const std::vector<UOp>& nodes) {
+    for (const UOp& u : nodes) {
+      if (u.op() == Ops::DEVICE) device_[u.get()] = &u.arg().get<std::string>();
+      else if (u.op() == Ops::COPY) device_[u.get()] = &u.src(1).arg().get<std::string>();
+      else if (!u.src().empty()) device_[u.get()] = device_[u.src(0).get()];
+    }
+  }
+  bool operator()(const UOp& u) const {
+    auto it = device_.find(u.get());
+    if (it == device_.end() || !it->second) return true;
+    try {
+      return !runtime::get_device(*it->second).caps().grid;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+ private:
+  std::unordered_map<const uop::UOpNode*, const std::string*> device_;
+};
+
+// Row reductions fused into the elementwise kernel that reads them broadcast (Grouping::row_reduces). A reduce r
+// stored on its own (as x: r or its epilogue's end) joins the kernel of root when
+// - every use of x flows into root alone through x's broadcast to r's input shape I (an EXPAND), elementwise ops of
+//   shape I, and other row reduces of root (whose epilogues have x's shape);
+// - root is elementwise of shape I, stored whole (not an output's slice, an ASSIGN or a reduce's kernel);
+// - r reduces I's innermost dims (the rows are contiguous runs) and keeps at least kMinRows rows: each row is a
+//   loop of the kernel's outermost one, which the CPU cuts between threads;
+// - the device runs kernels as loops on a core: one work-item per row would leave a GPU idle, and its caches are
+//   not what this is for.
+// Unlike a reduce fused into its own kernel, r's loops are r's own: root's loops reach r's value after r's loop
+// ends (the max, then the sum of exponentials, then the stores, one row at a time). `forced`: nodes whose buffers
+// the caller asked for.
+void fuse_row_reduces(Grouping& g, const Users& users, const std::unordered_set<const uop::UOpNode*>& forced) {
+  constexpr int64_t kMinRows = 64;
+  OnCpu on_cpu(g.nodes);
+  std::unordered_map<const uop::UOpNode*, const UOp*> host;  // a fused row reduce -> the root it joined
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const UOp& x = g.nodes[i];
+    auto fused = g.reduces.find(x.get());
+    if (!g.realized(x) || forced.count(x.get()) || g.slices.count(x.get()) || g.filled.count(x.get()) ||
+        fused == g.reduces.end() || fused->second.size() != 1 || x.op() == Ops::ASSIGN || g.loop_order.count(x.get()))
+      continue;
+    const UOp r = fused->second[0];  // (a copy: the entry goes away below)
+    if (r.src(0).symbolic_shape() || x.sym_shape() != r.sym_shape() || !on_cpu(r)) continue;
+    const std::vector<int64_t> in = r.src(0).shape(), out = r.shape();
+    const std::vector<Dim> in_dims = r.src(0).sym_shape(), out_dims = r.sym_shape();  // (users may be symbolic)
+    std::vector<int64_t> axes = uop::get_reduce_arg(r).axes;
+    int64_t rows = 1;
+    bool inner = !axes.empty();
+    for (size_t d = 0; d < in.size(); d++) {
+      bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+      if (!reduced) rows *= in[d];
+      // every dim after the first reduced one is reduced too (or of size 1)
+      if (!reduced && in[d] != 1 && std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return a < static_cast<int64_t>(d); }))
+        inner = false;
+    }
+    if (!inner || rows < kMinRows || shape::prod(in) == 0) continue;
+    // the epilogue between r and x has r's shape throughout
+    bool ok = true;
+    std::vector<const UOp*> todo{&x};
+    while (!todo.empty() && ok) {
+      const UOp* n = todo.back();
+      todo.pop_back();
+      if (n->get() == r.get()) continue;
+      ok = n->sym_shape() == out_dims && (ALU().contains(n->op()) || passes_through(n->op()));
+      for (size_t s = 0; s < computed_sources(*n) && ok; s++)
+        if ((!g.realized(n->src(s)) && !is_realized_form(n->src(s))) || n->src(s).get() == r.get()) todo.push_back(&n->src(s));
+    }
+    // where x's uses flow: one realized root
+    const UOp* root = nullptr;
+    std::unordered_set<const uop::UOpNode*> seen{x.get()};
+    todo = {&x};
+    while (!todo.empty() && ok) {
+      const UOp* cur = todo.back();
+      todo.pop_back();
+      auto it = users.find(cur->get());
+      if (it == users.end()) {
+        ok = false;
+        break;
+      }
+      for (const UOp* v : it->second) {
+        bool broadcast = v->op() == Ops::EXPAND && v->sym_shape() == in_dims && v->src(0).sym_shape() == out_dims;
+        bool elementwise = (ALU().contains(v->op()) || passes_through(v->op())) && (v->sym_shape() == in_dims || v->sym_shape() == out_dims);
+        auto joined = host.find(v->get());
+        if (joined != host.end()) {  // another row reduce of the same kernel (its axes those of r)
+          ok = ok && (!root || root == joined->second) && uop::get_reduce_arg(*v).axes == axes && v->src(0).sym_shape() == in_dims;
+          root = joined->second;
+        } else if (g.realized(*v)) {
+          ok = ok && elementwise && v->sym_shape() == in_dims && (!root || root == v);
+          root = v;
+        } else {
+          ok = ok && (broadcast || elementwise);
+        }
+        if (ok && !g.realized(*v) && seen.insert(v->get()).second) todo.push_back(v);
+      }
+    }
+    if (!ok || !root || root->op() == Ops::ASSIGN || g.reduces.count(root->get()) || g.slices.count(root->get()) ||
+        g.filled.count(root->get()) || root->symbolic_shape())
+      continue;
+    g.realize.erase(x.get());
+    g.reduces.erase(x.get());
+    std::vector<UOp>& list = g.row_reduces[root->get()];
+    list.insert(list.begin(), r);  // (visited consumers first)
+    host[r.get()] = root;
+  }
+}
+
 }  // namespace
 
 Grouping group(const std::vector<UOp>& outputs) {
@@ -397,6 +510,7 @@ Grouping group(const std::vector<UOp>& outputs) {
       if (!plain_buffer(u.src(0))) g.realize.insert(u.src(0).get());  // a COPY copies a whole buffer
     }
   }
+  const std::unordered_set<const uop::UOpNode*> forced = g.realize;
 
   // A reduce fuses into the kernel that all its uses flow into through elementwise ops and reshapes: one realized
   // node (a bias and a clip(x, 0, 6) read it twice on the way); anything else (an expand, a permute, another reduce,
@@ -439,6 +553,7 @@ Grouping group(const std::vector<UOp>& outputs) {
   }
   realize_shared_work(g, users);
   fill_cats_in_place(g, users);
+  fuse_row_reduces(g, users, forced);
   return g;
 }
 

@@ -25,6 +25,11 @@ struct Grouping {
   };
   std::unordered_map<const uop::UOpNode*, Slice> slices;
   std::unordered_set<const uop::UOpNode*> filled;  // the cats filled by their pieces
+  // per realized elementwise node: reduces its kernel computes before its own loops reach them, each read through a
+  // broadcast of its result along the axes it reduces (softmax's max and sum, layernorm's mean and variance); the
+  // kernel gives each its own loops (kernel_ast.h), so a row is reduced, then reduced again, then stored while it is
+  // still in the cache. Producers first.
+  std::unordered_map<const uop::UOpNode*, std::vector<uop::UOp>> row_reduces;
   bool realized(const uop::UOp& u) const { return realize.count(u.get()) != 0; }
 };
 

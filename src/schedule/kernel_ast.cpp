@@ -89,6 +89,13 @@ class Builder {
       : root_(root), g_(g), buffers_(buffers) {
     for (const UOp& r : g.reduces.count(root.get()) ? g.reduces.at(root.get()) : std::vector<UOp>{}) fused_.push_back(r.get());
     if (auto it = g.loop_order.find(root.get()); it != g.loop_order.end()) order_ = it->second;
+    // each row reduce loops over axes of its own, after root's: one per dim it reduces
+    rank_ = root.sym_shape().size();
+    if (auto it = g.row_reduces.find(root.get()); it != g.row_reduces.end())
+      for (const UOp& r : it->second) {
+        std::vector<int64_t>& mine = row_axes_[r.get()];
+        for (size_t a = 0; a < uop::get_reduce_arg(r).axes.size(); a++) mine.push_back(static_cast<int64_t>(rank_ + extra_++));
+      }
   }
 
   KernelAST build(const UOp& out) {
@@ -97,7 +104,7 @@ class Builder {
     // a kernel with reduces loops over the reduce's input; its output is the reduce's shape, in the same order or,
     // when a permute comes after the reduces, in the order of the dims that stores the root's values in order
     const UOp& out_node = fused_.empty() ? root_ : g_.reduces.at(root_.get())[0];
-    ShapeTracker out_st = ShapeTracker::from_shape(unbound(out_node.sym_shape(), &vals_));
+    ShapeTracker out_st = ShapeTracker::from_shape(with_row_axes(unbound(out_node.sym_shape(), &vals_)));
     if (!order_.empty()) out_st = ShapeTracker::from_shape(out_st.permute(order_).shape());
     // a symbolic output is stored laid out at its largest sizes (buffer_as_node); an ASSIGN's through its target, a
     // cat's piece through its slice of the cat
@@ -172,6 +179,20 @@ class Builder {
       case Ops::CONST:
       case Ops::IOTA: return {};
       case Ops::REDUCE_AXIS: {
+        if (auto row = row_axes_.find(u.get()); row != row_axes_.end()) {
+          // read through a broadcast along the dims it reduces, at positions that root's dims give
+          shape::Shape mine = with_row_axes(u.sym_shape());
+          bool broadcast = mine.size() == st.ndim();
+          for (size_t i = 0; i < mine.size() && broadcast; i++) broadcast = mine[i] == Dim(1) || mine[i] == st.shape()[i];
+          if (!broadcast || !(st.simplify() == ShapeTracker::from_shape(mine).expand(st.shape()).simplify()))
+            throw InternalError("schedule", "a row reduce read through " + st.repr());
+          // its input: the reduced dims moved to the reduce's own axes
+          std::vector<int64_t> perm(rank_ + extra_);
+          for (size_t i = 0; i < perm.size(); i++) perm[i] = static_cast<int64_t>(i);
+          const std::vector<int64_t>& axes = uop::get_reduce_arg(u).axes;
+          for (size_t j = 0; j < axes.size(); j++) std::swap(perm[static_cast<size_t>(axes[j])], perm[static_cast<size_t>(row->second[j])]);
+          return {{u.src(0), ShapeTracker::from_shape(with_row_axes(u.src(0).sym_shape())).permute(perm)}};
+        }
         if (!is_fused_reduce(u)) throw InternalError("schedule", "a reduce that is neither fused nor realized");
         ShapeTracker mine = ShapeTracker::from_shape(unbound(u.sym_shape(), &vals_));
         ShapeTracker input = ShapeTracker::from_shape(unbound(u.src(0).sym_shape(), &vals_));
@@ -210,6 +231,8 @@ class Builder {
       case Ops::CONST: return UOp::make(Ops::CONST, u.dtype(), {view}, u.arg());
       case Ops::IOTA: return UOp::make(Ops::IOTA, u.dtype(), {view});
       case Ops::REDUCE_AXIS: {
+        if (auto row = row_axes_.find(u.get()); row != row_axes_.end())
+          return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, uop::reduce_arg(uop::get_reduce_arg(u).op, row->second));
         if (order_.empty()) return UOp::make(Ops::REDUCE_AXIS, u.dtype(), {kids[0]}, u.arg());
         const uop::ReduceArg& ra = uop::get_reduce_arg(u);  // the reduced axes where the loop order puts them
         std::vector<int64_t> axes;
@@ -223,6 +246,12 @@ class Builder {
   }
 
   UOp view_of(const ShapeTracker& st) { return shape::view_uop(st); }
+
+  // a shape of root's rank widened to the kernel's: the row reduces' axes, 1 outside their loops
+  shape::Shape with_row_axes(shape::Shape s) const {
+    s.resize(s.size() + extra_, Dim(1));
+    return s;
+  }
 
   // iterative post-order over (node, view) pairs: graphs can be deeper than the stack
   UOp value_of(const UOp& node, const ShapeTracker& st) {
@@ -263,6 +292,8 @@ class Builder {
   const std::unordered_map<const uop::UOpNode*, UOp>& buffers_;
   std::vector<const void*> fused_;
   std::vector<int64_t> order_;  // the loop order of the reduces' dims, when not their own (Grouping::loop_order)
+  size_t rank_ = 0, extra_ = 0;  // root's dims, and the row reduces' axes after them
+  std::unordered_map<const void*, std::vector<int64_t>> row_axes_;  // per row reduce, its axes (by reduced dim)
   std::vector<UOp> bufs_, globals_;
   std::unordered_map<const void*, int64_t> index_;
   std::unordered_map<Key, UOp, PairHash> memo_;

@@ -1,0 +1,164 @@
+// Row reduces (Grouping::row_reduces): a reduction read through a broadcast of its result along the axes it reduces
+// (softmax's max and sum, layernorm's mean and variance) computed in the kernel that reads it, in loops of its own
+// before the loop over the row's outputs. KernelsRowReduces.* are value tests (run again under NOOPT, RANDOM_OPTS
+// and on OpenCL, where the reduces stay kernels of their own); RowReduceFusion.* check the kernels on the CPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include <tg/tg.h>
+
+#include "engine/kernel_cache.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+using namespace tg;
+
+namespace {
+
+// float64 references over rows of length c, with PyTorch's NaN rules (a NaN anywhere in a row makes its max NaN)
+std::vector<double> ref_softmax(const std::vector<float>& x, int64_t c, bool log) {
+  std::vector<double> out(x.size());
+  for (size_t r = 0; r < x.size() / c; r++) {
+    const float* row = x.data() + r * c;
+    double m = -std::numeric_limits<double>::infinity(), s = 0;
+    for (int64_t j = 0; j < c; j++) m = std::isnan(row[j]) || std::isnan(m) ? NAN : std::max(m, double(row[j]));
+    for (int64_t j = 0; j < c; j++) s += std::exp(row[j] - m);
+    for (int64_t j = 0; j < c; j++) out[r * c + j] = log ? (row[j] - m) - std::log(s) : std::exp(row[j] - m) / s;
+  }
+  return out;
+}
+
+std::vector<double> ref_layernorm(const std::vector<float>& x, int64_t c, double eps) {
+  std::vector<double> out(x.size());
+  for (size_t r = 0; r < x.size() / c; r++) {
+    const float* row = x.data() + r * c;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < c; j++) mean += row[j];
+    mean /= c;
+    for (int64_t j = 0; j < c; j++) var += (row[j] - mean) * (row[j] - mean);
+    var /= c;
+    for (int64_t j = 0; j < c; j++) out[r * c + j] = (row[j] - mean) / std::sqrt(var + eps);
+  }
+  return out;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << what << " at " << i << ": " << got[i];
+      continue;
+    }
+    if (std::isinf(want[i])) ASSERT_EQ(got[i], want[i]) << what << " at " << i;
+    else ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+  }
+}
+
+std::vector<float> random_rows(int64_t rows, int64_t c, uint32_t seed, float scale = 4.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> x(static_cast<size_t>(rows * c));
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// the kernel that computes t alone (one schedule item)
+std::shared_ptr<const engine::CompiledKernel> only_kernel(const Tensor& t) {
+  schedule::Schedule s = schedule::create_schedule({t.uop()});
+  EXPECT_EQ(s.items.size(), 1u);
+  return engine::get_kernel(s.items.at(0).ast, runtime::get_device("CPU"));
+}
+
+int64_t kernels_for(Tensor t) {
+  int64_t before = GlobalCounters::kernel_count;
+  t.realize();
+  return GlobalCounters::kernel_count - before;
+}
+
+}  // namespace
+
+TEST(KernelsRowReduces, SoftmaxLogSoftmaxAndLayernormMatchFloat64AtSizesAroundTheVectors) {
+  // rows of 1, a prime, one vector, a remainder, a long row; 64 rows and more (fused on the CPU) and fewer
+  for (auto [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{64, 1}, {64, 7}, {65, 16}, {128, 100}, {96, 1000}, {8, 33}}) {
+    std::vector<float> x = random_rows(rows, c, static_cast<uint32_t>(rows * 131 + c));
+    Tensor t(x, {rows, c});
+    std::string at = std::to_string(rows) + "x" + std::to_string(c);
+    expect_close(t.softmax(1).to_vector<float>(), ref_softmax(x, c, false), 2e-6, "softmax " + at);
+    expect_close(t.log_softmax(-1).to_vector<float>(), ref_softmax(x, c, true), 2e-6, "log_softmax " + at);
+    expect_close(t.layernorm(-1, 1e-5).to_vector<float>(), ref_layernorm(x, c, 1e-5), 5e-5, "layernorm " + at);
+  }
+}
+
+TEST(KernelsRowReduces, ThreeDimensionsReducedOverTheLastTwo) {
+  std::vector<float> x = random_rows(70, 3 * 11, 7);
+  Tensor t(x, {70, 3, 11});
+  expect_close(t.layernorm({1, 2}, 1e-5).to_vector<float>(), ref_layernorm(x, 33, 1e-5), 5e-5, "layernorm over (1, 2)");
+  expect_close(t.reshape({70, 33}).softmax(1).reshape({70, 3, 11}).to_vector<float>(), ref_softmax(x, 33, false), 2e-6, "softmax");
+}
+
+TEST(KernelsRowReduces, NaNAndInfinitiesFollowPyTorch) {
+  // a NaN early and late in a row, a row of -inf (0/0: NaN), +inf (inf - inf: NaN), a huge value, -0 and 0
+  int64_t rows = 64, c = 37;
+  std::vector<float> x = random_rows(rows, c, 3);
+  const float inf = std::numeric_limits<float>::infinity();
+  x[0 * c + 1] = NAN;
+  x[1 * c + 36] = NAN;
+  for (int64_t j = 0; j < c; j++) x[2 * c + j] = -inf;
+  x[3 * c + 5] = inf;
+  x[4 * c + 20] = 3e38f;
+  x[5 * c + 0] = -0.0f, x[5 * c + 1] = 0.0f;
+  x[6 * c + 9] = -inf;
+  Tensor t(x, {rows, c});
+  expect_close(t.softmax(1).to_vector<float>(), ref_softmax(x, c, false), 2e-6, "softmax");
+  expect_close(t.log_softmax(1).to_vector<float>(), ref_softmax(x, c, true), 2e-6, "log_softmax");
+}
+
+TEST(KernelsRowReduces, SoftmaxGradientMatchesItsClosedForm) {
+  // d/dx_j sum_k w_k softmax(x)_k = s_j (w_j - sum_k s_k w_k): its backward has a row reduce too (sum_k s_k w_k)
+  int64_t rows = 96, c = 50;
+  std::vector<float> xv = random_rows(rows, c, 11), wv = random_rows(rows, c, 12, 1.0f);
+  Tensor x = Tensor(xv, {rows, c}).requires_grad_();
+  Tensor w(wv, {rows, c});
+  (x.softmax(1) * w).sum().backward();
+  std::vector<double> s = ref_softmax(xv, c, false), want(xv.size());
+  for (int64_t r = 0; r < rows; r++) {
+    double dot = 0;
+    for (int64_t j = 0; j < c; j++) dot += s[r * c + j] * wv[r * c + j];
+    for (int64_t j = 0; j < c; j++) want[r * c + j] = s[r * c + j] * (wv[r * c + j] - dot);
+  }
+  expect_close(x.grad().to_vector<float>(), want, 1e-5, "softmax gradient");
+}
+
+TEST(RowReduceFusion, SoftmaxAndLayernormAreOneKernelOnTheCpu) {
+  Tensor x = Tensor::rand({128, 300}).realize();
+  EXPECT_EQ(kernels_for(x.softmax(1)), 1);
+  EXPECT_EQ(kernels_for(x.log_softmax(1)), 1);
+  EXPECT_EQ(kernels_for(x.layernorm(-1)), 1);
+  // not fused: fewer rows than the threads would share (kMinRows), a reduce over an outer axis
+  EXPECT_EQ(kernels_for(Tensor::rand({8, 300}).realize().softmax(1)), 3);
+  EXPECT_GT(kernels_for(x.softmax(0)), 1);
+}
+
+TEST(RowReduceFusion, EachRowReduceIsAVectorLoopBeforeTheRowsStores) {
+  Tensor x = Tensor::rand({128, 4096}).realize();
+  std::shared_ptr<const engine::CompiledKernel> k = only_kernel(x.softmax(1));
+  // the max, the sum and the stores each a vector loop: three VECTOR opts, none of them lane by lane
+  EXPECT_NE(k->opts.find("VECTOR(1,"), std::string::npos) << k->opts;
+  EXPECT_NE(k->opts.find("VECTOR(2,"), std::string::npos) << k->opts;
+  EXPECT_NE(k->opts.find("VECTOR(3,"), std::string::npos) << k->opts;
+  EXPECT_EQ(k->opts.find("as copies"), std::string::npos) << k->opts;
+  // the reductions' loops come before the loop over the row's outputs, inside the loop over rows
+  const std::string& src = k->rendered.source;
+  size_t rows = src.find("for (int ridx0"), max = src.find("for (int ridx2"), sum = src.find("for (int ridx3"),
+         out = src.find("for (int ridx1");
+  ASSERT_NE(rows, std::string::npos) << src;
+  ASSERT_NE(max, std::string::npos) << src;
+  ASSERT_NE(sum, std::string::npos) << src;
+  ASSERT_NE(out, std::string::npos) << src;
+  EXPECT_LT(rows, max);
+  EXPECT_LT(max, sum);
+  EXPECT_LT(sum, out);
+}
