@@ -8,6 +8,7 @@
 //   VECTOR(axis, n)  a global axis cut as by UPCAST, its n lanes one float32 vector value (n = 2, 4, 8 or 16): loads
 //                    that move one element per lane are one vector load (AVX on x86), invariant values are
 //                    broadcast, others gathered. Where some op on the lanes has no vector form, the same as UPCAST.
+//                    On a reduce axis, a vector accumulator combined across its lanes after the loop.
 //   LOCAL(axis, n)   grid devices only: a global axis cut into work-groups of n work-items (the axis' index is
 //                    group * n + local index, outside its UPCAST/VECTOR lanes). Legal while the work-group, every
 //                    LOCAL multiplied, fits the device (DeviceCaps max_local_size, and max_local per dimension).
@@ -79,9 +80,11 @@ std::vector<Opt> tc_opts(const LoweredKernel& k);
 std::vector<Opt> parse_opts(const std::string& s);
 
 // Whether `opts` can apply to the kernel: each axis at most once, an amount > 1 dividing the axis' size, UPCAST and
-// VECTOR on a global axis, UNROLL on an axis that a REDUCE of the lowered kernel loops over; one VECTOR at most,
-// by 2, 4, 8 or 16; LOCAL on a global axis of a kernel lowered for a grid device, within its work-group limits;
-// SWAP of two distinct global axes, on a device without a grid; PADTO on a global axis before its other opts.
+// VECTOR on a global axis, UNROLL on an axis that a REDUCE of the lowered kernel loops over; VECTOR by 2, 4, 8 or
+// 16, one per kernel except beside a REDUCE that does not vary along it (a row reduce's own axis, Grouping's
+// row_reduces, beside the global vector axis: never two global ones); LOCAL on a global axis of a kernel lowered for
+// a grid device, within its work-group limits; SWAP of two distinct global axes, on a device without a grid, in a
+// kernel whose reductions vary along every global axis; PADTO on a global axis before its other opts.
 bool legal(const LoweredKernel& k, const std::vector<Opt>& opts);
 
 // The opts for a kernel lowered without any: for kernels with a reduction, upcast global axes that some input

@@ -19,7 +19,9 @@ struct KernelAST {
 shape::ShapeTracker target_view(const uop::UOp& target, uop::VarVals* vals);
 
 // The kernel that computes `root` into `out` (an ASSIGN: into its target's buffer, through the target's view; a cat's
-// piece: into the cat's buffer, through its slice).
+// piece: into the cat's buffer, through its slice). Its VIEWs have root's rank, plus one axis per dim that a row
+// reduce of root (Grouping::row_reduces) reduces: that reduce's input is read with those dims on its own axes, and
+// is size 1 there everywhere else.
 // `buffers` maps every realized node scheduled before this one (and only those) to its BUFFER.
 KernelAST build_kernel(const uop::UOp& root, const uop::UOp& out, const Grouping& g,
                        const std::unordered_map<const uop::UOpNode*, uop::UOp>& buffers);
