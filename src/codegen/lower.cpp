@@ -218,7 +218,7 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
   size_t ndim = k.full_shape.size();
   std::vector<int64_t> lane(ndim, 1), local(ndim, 1);
   std::vector<bool> top(ndim, false);  // GROUPTOP: the work-items take the axis' outer part
-  int64_t vector_axis = -1, width = 1;
+  int64_t vector_axis = -1;
   std::vector<int64_t> widths(ndim, 1);  // per axis, its vector's width (1: no VECTOR)
   k.loop_order.resize(ndim);
   for (size_t i = 0; i < ndim; i++) k.loop_order[i] = static_cast<int64_t>(i);
@@ -255,7 +255,7 @@ LoweredKernel lower(const UOp& input_ast, const std::vector<Opt>& opts, const ru
     if (!in || o.amount < 2 || taken || bad_vector || (is_local && !caps.grid)) throw illegal({o});
     if (vector) {
       widths[o.axis] = o.amount;
-      if (vector_axis < 0 || is_global(o.axis)) vector_axis = o.axis, width = o.amount;
+      if (vector_axis < 0 || is_global(o.axis)) vector_axis = o.axis;
     } else {
       (is_local ? local : lane)[o.axis] = o.amount;
     }
