@@ -84,10 +84,78 @@ bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions, boo
   return static_cast<double>(cost) * from * (copies / kBlockCopies) >= static_cast<double>(kMaxAddedOps);
 }
 
+// Whether the kernels of u's device run as loops on a CPU core (not over a launch grid). Nodes without a device
+// (constants) say yes.
+class OnCpu {
+ public:
+  explicit OnCpu(const std::vector<UOp>& nodes) {
+    for (const UOp& u : nodes) {
+      if (u.op() == Ops::DEVICE) device_[u.get()] = &u.arg().get<std::string>();
+      else if (u.op() == Ops::COPY) device_[u.get()] = &u.src(1).arg().get<std::string>();
+      else if (!u.src().empty()) device_[u.get()] = device_[u.src(0).get()];
+    }
+  }
+  bool operator()(const UOp& u) const {
+    auto it = device_.find(u.get());
+    if (it == device_.end() || !it->second) return true;
+    try {
+      return !runtime::get_device(*it->second).caps().grid;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+ private:
+  std::unordered_map<const uop::UOpNode*, const std::string*> device_;
+};
+
+constexpr int64_t kMinRows = 64;
+
+// Whether reduce r can be a row reduce (fuse_row_reduces) as far as r alone says: on a CPU, over the innermost dims of
+// a concrete, nonempty input, keeping at least kMinRows rows.
+bool row_reduce_shape(const UOp& r, const OnCpu& on_cpu) {
+  if (r.src(0).symbolic_shape() || !on_cpu(r)) return false;
+  const std::vector<int64_t> in = r.src(0).shape();
+  const std::vector<int64_t>& axes = uop::get_reduce_arg(r).axes;
+  int64_t rows = 1;
+  for (size_t d = 0; d < in.size(); d++) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (reduced) continue;
+    rows *= in[d];
+    // every dim after the first reduced one is reduced too (or of size 1)
+    if (in[d] != 1 && std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return a < static_cast<int64_t>(d); })) return false;
+  }
+  return !axes.empty() && rows >= kMinRows && shape::prod(in) > 0;
+}
+
+// Whether EXPAND e broadcasts a few elementwise ops on a stored reduce's result back over the dims it reduced, where
+// that reduce will run in its reader's kernel (fuse_row_reduces): a row statistic (log_softmax's log of the sum),
+// computed once per row there (linearize), not once per element.
+bool broadcasts_row_statistic(const UOp& e, const Grouping& g, const OnCpu& on_cpu) {
+  const UOp* end = nullptr;
+  std::vector<const UOp*> todo{&e.src(0)};
+  while (!todo.empty()) {
+    const UOp* n = todo.back();
+    todo.pop_back();
+    if (g.realized(*n)) {
+      auto r = g.reduces.find(n->get());
+      if ((end && end != n) || r == g.reduces.end() || r->second.size() != 1) return false;
+      end = n;
+      continue;
+    }
+    if (is_realized_form(*n)) continue;
+    if (!(ALU().contains(n->op()) || passes_through(n->op())) || n->sym_shape() != e.src(0).sym_shape()) return false;
+    for (size_t i = 0; i < computed_sources(*n); i++) todo.push_back(&n->src(i));
+  }
+  if (!end) return false;
+  const UOp& r = g.reduces.at(end->get())[0];
+  return end->sym_shape() == e.src(0).sym_shape() && r.src(0).sym_shape() == e.sym_shape() && row_reduce_shape(r, on_cpu);
+}
+
 // A value computed inside several kernels is recomputed by each (cheap elementwise work usually is), unless it
 // costs more than kMaxRecomputedOps ALU ops: then the node where the kernels part ways gets its own buffer. Without
 // this a chain of N ops read by a reduce every k ops would recompute the chain in every kernel: O(N^2/k) work.
-void realize_shared_work(Grouping& g, const Users& users) {
+void realize_shared_work(Grouping& g, const Users& users, const OnCpu& on_cpu) {
   constexpr int64_t kNone = -1, kMany = -2;
   // which kernel computes each node: the realized node it flows into, or kMany when several
   std::unordered_map<const uop::UOpNode*, int64_t> kernel;
@@ -135,7 +203,8 @@ void realize_shared_work(Grouping& g, const Users& users) {
     c = std::min(c, kMaxRecomputedOps + 1);
     // an expensive value broadcast by an EXPAND would be recomputed for every copy: store it before the expand
     // (the random indices of X[randint(...)] are made once, not once per row of X)
-    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c, positions.count(u.get()) > 0, widened.count(u.get()) > 0) && !g.realized(u.src(0))) {
+    if (u.op() == Ops::EXPAND && expensive_to_broadcast(u, c, positions.count(u.get()) > 0, widened.count(u.get()) > 0) &&
+        !g.realized(u.src(0)) && !(c <= kMaxBroadcastOps && broadcasts_row_statistic(u, g, on_cpu))) {
       g.realize.insert(movement_base(u.src(0)).get());
       c = 0;
     }
@@ -368,31 +437,6 @@ const UOp* epilogue_end(const UOp& r, const Grouping& g, const Users& users,
   return end;
 }
 
-// Whether the kernels of u's device run as loops on a CPU core (not over a launch grid). Nodes without a device
-// (constants) say yes.
-class OnCpu {
- public:
-  explicit OnCpu(const std::vector<UOp>& nodes) {
-    for (const UOp& u : nodes) {
-      if (u.op() == Ops::DEVICE) device_[u.get()] = &u.arg().get<std::string>();
-      else if (u.op() == Ops::COPY) device_[u.get()] = &u.src(1).arg().get<std::string>();
-      else if (!u.src().empty()) device_[u.get()] = device_[u.src(0).get()];
-    }
-  }
-  bool operator()(const UOp& u) const {
-    auto it = device_.find(u.get());
-    if (it == device_.end() || !it->second) return true;
-    try {
-      return !runtime::get_device(*it->second).caps().grid;
-    } catch (const Error&) {
-      return false;
-    }
-  }
-
- private:
-  std::unordered_map<const uop::UOpNode*, const std::string*> device_;
-};
-
 // Row reductions fused into the elementwise kernel that reads them broadcast (Grouping::row_reduces). A reduce r
 // stored on its own (as x: r or its epilogue's end) joins the kernel of root when
 // - every use of x flows into root alone through x's broadcast to r's input shape I (an EXPAND), elementwise ops of
@@ -405,9 +449,7 @@ class OnCpu {
 // Unlike a reduce fused into its own kernel, r's loops are r's own: root's loops reach r's value after r's loop
 // ends (the max, then the sum of exponentials, then the stores, one row at a time). `forced`: nodes whose buffers
 // the caller asked for.
-void fuse_row_reduces(Grouping& g, const Users& users, const std::unordered_set<const uop::UOpNode*>& forced) {
-  constexpr int64_t kMinRows = 64;
-  OnCpu on_cpu(g.nodes);
+void fuse_row_reduces(Grouping& g, const Users& users, const std::unordered_set<const uop::UOpNode*>& forced, const OnCpu& on_cpu) {
   std::unordered_map<const uop::UOpNode*, const UOp*> host;  // a fused row reduce -> the root it joined
   for (size_t i = g.nodes.size(); i-- > 0;) {
     const UOp& x = g.nodes[i];
@@ -416,20 +458,9 @@ void fuse_row_reduces(Grouping& g, const Users& users, const std::unordered_set<
         fused == g.reduces.end() || fused->second.size() != 1 || x.op() == Ops::ASSIGN || g.loop_order.count(x.get()))
       continue;
     const UOp r = fused->second[0];  // (a copy: the entry goes away below)
-    if (r.src(0).symbolic_shape() || x.sym_shape() != r.sym_shape() || !on_cpu(r)) continue;
-    const std::vector<int64_t> in = r.src(0).shape(), out = r.shape();
+    if (x.sym_shape() != r.sym_shape() || !row_reduce_shape(r, on_cpu)) continue;
     const std::vector<Dim> in_dims = r.src(0).sym_shape(), out_dims = r.sym_shape();  // (users may be symbolic)
-    std::vector<int64_t> axes = uop::get_reduce_arg(r).axes;
-    int64_t rows = 1;
-    bool inner = !axes.empty();
-    for (size_t d = 0; d < in.size(); d++) {
-      bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-      if (!reduced) rows *= in[d];
-      // every dim after the first reduced one is reduced too (or of size 1)
-      if (!reduced && in[d] != 1 && std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return a < static_cast<int64_t>(d); }))
-        inner = false;
-    }
-    if (!inner || rows < kMinRows || shape::prod(in) == 0) continue;
+    const std::vector<int64_t>& axes = uop::get_reduce_arg(r).axes;
     // the epilogue between r and x has r's shape throughout
     bool ok = true;
     std::vector<const UOp*> todo{&x};
@@ -551,9 +582,10 @@ Grouping group(const std::vector<UOp>& outputs) {
     g.realize.insert(end->get());
     g.reduces[end->get()].push_back(*r);
   }
-  realize_shared_work(g, users);
+  OnCpu on_cpu(g.nodes);
+  realize_shared_work(g, users, on_cpu);
   fill_cats_in_place(g, users);
-  fuse_row_reduces(g, users, forced);
+  fuse_row_reduces(g, users, forced, on_cpu);
   return g;
 }
 

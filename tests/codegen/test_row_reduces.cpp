@@ -137,6 +137,9 @@ TEST(RowReduceFusion, SoftmaxAndLayernormAreOneKernelOnTheCpu) {
   EXPECT_EQ(kernels_for(x.softmax(1)), 1);
   EXPECT_EQ(kernels_for(x.log_softmax(1)), 1);
   EXPECT_EQ(kernels_for(x.layernorm(-1)), 1);
+  // log_softmax's log of the sum, broadcast over 2^24 elements, is not stored apart (expensive_to_broadcast would):
+  // computed once per row in the fused kernel
+  EXPECT_EQ(kernels_for(Tensor::rand({4096, 4096}).realize().log_softmax(1)), 1);
   // not fused: fewer rows than the threads would share (kMinRows), a reduce over an outer axis
   EXPECT_EQ(kernels_for(Tensor::rand({8, 300}).realize().softmax(1)), 3);
   EXPECT_GT(kernels_for(x.softmax(0)), 1);
