@@ -139,7 +139,7 @@ bool broadcasts_row_statistic(const UOp& e, const Grouping& g, const OnCpu& on_c
     todo.pop_back();
     if (g.realized(*n)) {
       auto r = g.reduces.find(n->get());
-      if ((end && end != n) || r == g.reduces.end() || r->second.size() != 1) return false;
+      if ((end && end->get() != n->get()) || r == g.reduces.end() || r->second.size() != 1) return false;
       end = n;
       continue;
     }
