@@ -785,7 +785,7 @@ std::vector<Opt> random_opts(const LoweredKernel& k, std::mt19937& rng) {
       with.push_back({OptOp::VECTOR, a, widths[0]});
       return legal(k, with);
     };
-    if ((!vector_used || (!widths.empty() && another())) && !widths.empty() && rng() % 3 == 0) {
+    if (!widths.empty() && (!vector_used || another()) && rng() % 3 == 0) {
       width = widths[rng() % widths.size()];
       opts.push_back({OptOp::VECTOR, a, width});
       vector_used = true;

@@ -88,16 +88,10 @@ bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions, boo
 // (constants) say yes.
 class OnCpu {
  public:
-  explicit OnCpu(const std::vector<UOp>& nodes) {
-    for (const UOp& u : nodes) {
-      if (u.op() == Ops::DEVICE) device_[u.get()] = &u.arg().get<std::string>();
-      else if (u.op() == Ops::COPY) device_[u.get()] = &u.src(1).arg().get<std::string>();
-      else if (!u.src().empty()) device_[u.get()] = device_[u.src(0).get()];
-    }
-  }
+  explicit OnCpu(const Grouping& g) : g_(g) {}
   bool operator()(const UOp& u) const {
-    auto it = device_.find(u.get());
-    if (it == device_.end() || !it->second) return true;
+    auto it = g_.device.find(u.get());
+    if (it == g_.device.end()) return true;
     try {
       return !runtime::get_device(*it->second).caps().grid;
     } catch (const Error&) {
@@ -106,7 +100,7 @@ class OnCpu {
   }
 
  private:
-  std::unordered_map<const uop::UOpNode*, const std::string*> device_;
+  const Grouping& g_;
 };
 
 constexpr int64_t kMinRows = 64;
@@ -517,6 +511,11 @@ Grouping group(const std::vector<UOp>& outputs) {
   Grouping g;
   g.nodes = UOp::sink(outputs).toposort();
   g.nodes.pop_back();  // the SINK itself
+  for (const UOp& u : g.nodes) {
+    if (u.op() == Ops::DEVICE) g.device[u.get()] = &u.arg().get<std::string>();
+    else if (u.op() == Ops::COPY) g.device[u.get()] = &u.src(1).arg().get<std::string>();
+    else if (!u.src().empty()) g.device[u.get()] = g.device.at(u.src(0).get());
+  }
   Users users;
   std::unordered_map<const uop::UOpNode*, size_t> order;  // position in g.nodes
   for (const UOp& u : g.nodes) {
@@ -582,7 +581,7 @@ Grouping group(const std::vector<UOp>& outputs) {
     g.realize.insert(end->get());
     g.reduces[end->get()].push_back(*r);
   }
-  OnCpu on_cpu(g.nodes);
+  OnCpu on_cpu(g);
   realize_shared_work(g, users, on_cpu);
   fill_cats_in_place(g, users);
   fuse_row_reduces(g, users, forced, on_cpu);

@@ -30,6 +30,9 @@ struct Grouping {
   // kernel gives each its own loops (kernel_ast.h), so a row is reduced, then reduced again, then stored while it is
   // still in the cache. Producers first.
   std::unordered_map<const uop::UOpNode*, std::vector<uop::UOp>> row_reduces;
+  // every node's device name (a COPY's: where it copies to), in one pass: a walk down a chain per node would make
+  // it quadratic
+  std::unordered_map<const uop::UOpNode*, const std::string*> device;
   bool realized(const uop::UOp& u) const { return realize.count(u.get()) != 0; }
 };
 

@@ -76,15 +76,8 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
   Grouping g = group(outputs);
   Schedule s;
   std::unordered_map<const uop::UOpNode*, UOp> buffers;  // realized node -> its new BUFFER
-  // the device of every node, in one pass (device_of walks down a chain, which would make this quadratic)
-  std::unordered_map<const uop::UOpNode*, const std::string*> device;
-  for (const UOp& u : g.nodes) {
-    if (u.op() == Ops::DEVICE) device[u.get()] = &u.arg().get<std::string>();
-    else if (u.op() == Ops::COPY) device[u.get()] = &u.src(1).arg().get<std::string>();
-    else if (!u.src().empty()) device[u.get()] = device.at(u.src(0).get());
-  }
   auto fresh_buffer = [&](const UOp& u) {
-    UOp out = new_buffer(*device.at(u.get()), u.dtype(), shape::prod(u.max_shape()));
+    UOp out = new_buffer(*g.device.at(u.get()), u.dtype(), shape::prod(u.max_shape()));
     buffers[u.get()] = out;
     s.becomes.push_back({u, buffer_as_node(out, u)});
     return out;

@@ -1,7 +1,8 @@
 // Row reduces (Grouping::row_reduces): a reduction read through a broadcast of its result along the axes it reduces
 // (softmax's max and sum, layernorm's mean and variance) computed in the kernel that reads it, in loops of its own
 // before the loop over the row's outputs. KernelsRowReduces.* are value tests (run again under NOOPT, RANDOM_OPTS
-// and on OpenCL, where the reduces stay kernels of their own); RowReduceFusion.* check the kernels on the CPU.
+// and on OpenCL, where the reduces stay kernels of their own); RowReduceFusion.* (test_fusion.cpp) check the kernels
+// on the CPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,10 +10,6 @@
 #include <random>
 
 #include <tg/tg.h>
-
-#include "engine/kernel_cache.h"
-#include "runtime/device.h"
-#include "schedule/schedule.h"
 
 using namespace tg;
 
@@ -63,19 +60,6 @@ std::vector<float> random_rows(int64_t rows, int64_t c, uint32_t seed, float sca
   std::vector<float> x(static_cast<size_t>(rows * c));
   for (float& v : x) v = u(rng);
   return x;
-}
-
-// the kernel that computes t alone (one schedule item)
-std::shared_ptr<const engine::CompiledKernel> only_kernel(const Tensor& t) {
-  schedule::Schedule s = schedule::create_schedule({t.uop()});
-  EXPECT_EQ(s.items.size(), 1u);
-  return engine::get_kernel(s.items.at(0).ast, runtime::get_device("CPU"));
-}
-
-int64_t kernels_for(Tensor t) {
-  int64_t before = GlobalCounters::kernel_count;
-  t.realize();
-  return GlobalCounters::kernel_count - before;
 }
 
 }  // namespace
@@ -130,38 +114,4 @@ TEST(KernelsRowReduces, SoftmaxGradientMatchesItsClosedForm) {
     for (int64_t j = 0; j < c; j++) want[r * c + j] = s[r * c + j] * (wv[r * c + j] - dot);
   }
   expect_close(x.grad().to_vector<float>(), want, 1e-5, "softmax gradient");
-}
-
-TEST(RowReduceFusion, SoftmaxAndLayernormAreOneKernelOnTheCpu) {
-  Tensor x = Tensor::rand({128, 300}).realize();
-  EXPECT_EQ(kernels_for(x.softmax(1)), 1);
-  EXPECT_EQ(kernels_for(x.log_softmax(1)), 1);
-  EXPECT_EQ(kernels_for(x.layernorm(-1)), 1);
-  // log_softmax's log of the sum, broadcast over 2^24 elements, is not stored apart (expensive_to_broadcast would):
-  // computed once per row in the fused kernel
-  EXPECT_EQ(kernels_for(Tensor::rand({4096, 4096}).realize().log_softmax(1)), 1);
-  // not fused: fewer rows than the threads would share (kMinRows), a reduce over an outer axis
-  EXPECT_EQ(kernels_for(Tensor::rand({8, 300}).realize().softmax(1)), 3);
-  EXPECT_GT(kernels_for(x.softmax(0)), 1);
-}
-
-TEST(RowReduceFusion, EachRowReduceIsAVectorLoopBeforeTheRowsStores) {
-  Tensor x = Tensor::rand({128, 4096}).realize();
-  std::shared_ptr<const engine::CompiledKernel> k = only_kernel(x.softmax(1));
-  // the max, the sum and the stores each a vector loop: three VECTOR opts, none of them lane by lane
-  EXPECT_NE(k->opts.find("VECTOR(1,"), std::string::npos) << k->opts;
-  EXPECT_NE(k->opts.find("VECTOR(2,"), std::string::npos) << k->opts;
-  EXPECT_NE(k->opts.find("VECTOR(3,"), std::string::npos) << k->opts;
-  EXPECT_EQ(k->opts.find("as copies"), std::string::npos) << k->opts;
-  // the reductions' loops come before the loop over the row's outputs, inside the loop over rows
-  const std::string& src = k->rendered.source;
-  size_t rows = src.find("for (int ridx0"), max = src.find("for (int ridx2"), sum = src.find("for (int ridx3"),
-         out = src.find("for (int ridx1");
-  ASSERT_NE(rows, std::string::npos) << src;
-  ASSERT_NE(max, std::string::npos) << src;
-  ASSERT_NE(sum, std::string::npos) << src;
-  ASSERT_NE(out, std::string::npos) << src;
-  EXPECT_LT(rows, max);
-  EXPECT_LT(max, sum);
-  EXPECT_LT(sum, out);
 }

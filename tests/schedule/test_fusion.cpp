@@ -30,12 +30,13 @@ Tensor iota(const Shape& shape) {
   return Tensor::arange(static_cast<double>(n)).cast(dtypes::float32).reshape(shape).contiguous().realize();
 }
 
-// the source of the one kernel that computes t
-std::string kernel_source(const Tensor& t) {
+// the one kernel that computes t, and its source
+std::shared_ptr<const engine::CompiledKernel> only_kernel(const Tensor& t) {
   schedule::Schedule s = schedule::create_schedule({t.uop()});
   EXPECT_EQ(s.items.size(), 1u);
-  return engine::get_kernel(s.items.at(0).ast, runtime::get_device("CPU"))->rendered.source;
+  return engine::get_kernel(s.items.at(0).ast, runtime::get_device("CPU"));
 }
+std::string kernel_source(const Tensor& t) { return only_kernel(t)->rendered.source; }
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -591,4 +592,39 @@ TEST(Fusion, MovementOpsCostNoKernel) {
   std::vector<float> got = v.to_vector<float>();
   EXPECT_EQ(got[0], 5.0f);   // flipped row 5 of the transposed (12, 2): column 5 of (2, 12) -> a[0][5]
   EXPECT_EQ(got[1], 17.0f);  // a[2][5]
+}
+
+// Row reduces (Grouping::row_reduces; values in tests/codegen/test_row_reduces.cpp)
+TEST(RowReduceFusion, SoftmaxAndLayernormAreOneKernelOnTheCpu) {
+  Tensor x = Tensor::rand({128, 300}).realize();
+  EXPECT_EQ(kernels_for(x.softmax(1)), 1);
+  EXPECT_EQ(kernels_for(x.log_softmax(1)), 1);
+  EXPECT_EQ(kernels_for(x.layernorm(-1)), 1);
+  // log_softmax's log of the sum, broadcast over 2^24 elements, is not stored apart (expensive_to_broadcast would):
+  // computed once per row in the fused kernel
+  EXPECT_EQ(kernels_for(Tensor::rand({4096, 4096}).realize().log_softmax(1)), 1);
+  // not fused: fewer rows than the threads would share (kMinRows), a reduce over an outer axis
+  EXPECT_EQ(kernels_for(Tensor::rand({8, 300}).realize().softmax(1)), 3);
+  EXPECT_GT(kernels_for(x.softmax(0)), 1);
+}
+
+TEST(RowReduceFusion, EachRowReduceIsAVectorLoopBeforeTheRowsStores) {
+  Tensor x = Tensor::rand({128, 4096}).realize();
+  std::shared_ptr<const engine::CompiledKernel> k = only_kernel(x.softmax(1));
+  // the max, the sum and the stores each a vector loop: three VECTOR opts, none of them lane by lane
+  EXPECT_NE(k->opts.find("VECTOR(1,"), std::string::npos) << k->opts;
+  EXPECT_NE(k->opts.find("VECTOR(2,"), std::string::npos) << k->opts;
+  EXPECT_NE(k->opts.find("VECTOR(3,"), std::string::npos) << k->opts;
+  EXPECT_EQ(k->opts.find("as copies"), std::string::npos) << k->opts;
+  // the reductions' loops come before the loop over the row's outputs, inside the loop over rows
+  const std::string& src = k->rendered.source;
+  size_t rows = src.find("for (int ridx0"), max = src.find("for (int ridx2"), sum = src.find("for (int ridx3"),
+         out = src.find("for (int ridx1");
+  ASSERT_NE(rows, std::string::npos) << src;
+  ASSERT_NE(max, std::string::npos) << src;
+  ASSERT_NE(sum, std::string::npos) << src;
+  ASSERT_NE(out, std::string::npos) << src;
+  EXPECT_LT(rows, max);
+  EXPECT_LT(max, sum);
+  EXPECT_LT(sum, out);
 }
