@@ -109,11 +109,19 @@ std::vector<UOp> linearize(const LoweredKernel& k) {
     std::vector<UOp> ranges, reduces;
     bool done = false;
   };
+  // A reduce that reads another's result never shares its nest: the two run one after the other. Their loops
+  // differ except where both were copied whole (a layernorm's mean and variance over rows of 64, each a VECTOR and
+  // an UNROLL: no loop left).
   std::vector<Nest> nests;
+  auto reads_any = [](const UOp& red, const std::vector<UOp>& reduces) {
+    for (const UOp& u : body(red.src(0)))
+      if (std::find(reduces.begin(), reduces.end(), u) != reduces.end()) return true;
+    return false;
+  };
   for (const UOp& red : nodes) {
     if (red.op() != Ops::REDUCE) continue;
     std::vector<UOp> ranges(red.src().begin() + 1, red.src().end() - 1);
-    auto it = std::find_if(nests.begin(), nests.end(), [&](const Nest& n) { return n.ranges == ranges; });
+    auto it = std::find_if(nests.begin(), nests.end(), [&](const Nest& n) { return n.ranges == ranges && !reads_any(red, n.reduces); });
     if (it == nests.end()) nests.push_back({ranges, {red}});
     else it->reduces.push_back(red);
   }

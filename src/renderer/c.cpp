@@ -25,12 +25,29 @@ std::string bits_select(const std::string& t, const std::string& i, const std::s
   return "(" + t + ")(((" + i + ")(" + a + ") & (" + mask + ")) | ((" + i + ")(" + b + ") & ~(" + mask + ")))";
 }
 
+// the polynomials' steps p * f + c as FMAs (one rounding: as accurate or more, and half the instructions); clang
+// contracts the helper's body only, gcc ignores the pragma
+const std::string contract = "#pragma clang fp contract(fast)\n";
+
+// p * 2^r in one AVX-512 vscalefps for 4, 8 or 16 lanes (the compilers' builtin, under the #if of the feature
+// -march=native turns on; "" for other widths): it gives 0, subnormals and inf where the exponent fields would need
+// two multiplies. With the FMAs, 13 instructions per exp2 of 16 lanes instead of 28: exp of 1024 x 1024 0.22 ->
+// 0.12 ms, softmax 0.50 -> 0.32
+std::string scalef(int lanes) {
+  std::string feature = lanes == 16 ? "defined(__AVX512F__)" : "defined(__AVX512F__) && defined(__AVX512VL__)";
+  std::string call = lanes == 16 ? "__builtin_ia32_scalefps512_mask(p, r, p, (unsigned short)0xffff, 4)"
+                     : lanes == 8 || lanes == 4 ? "__builtin_ia32_scalefps" + std::string(lanes == 8 ? "256" : "128") +
+                                                      "_mask(p, r, p, (unsigned char)0xff)"
+                                                : "";
+  return call.empty() ? "" : "#if " + feature + "\n  return " + call + ";\n#else\n";
+}
+
 // exp2 of a float32 vector in vector ops (a scalar float when i is empty): x = r + f with r an integer (rounded by
 // adding 1.5 * 2^23) and |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative); 2^r as two
 // exponent fields, so results in the subnormal range come out right. x is clamped to [-150, 128] first (0 and inf
 // beyond; NaN passes through the compares unchanged and makes the polynomial NaN). The scalar form calls no libm,
 // so clang vectorizes a loop of it that the opts could not (a symbolic length: attention's softmax 6.8x faster).
-std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i) {
+std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i, int lanes = 1) {
   bool scalar = i.empty();
   std::string clamp = scalar ? "  x = x < -150.0f ? -150.0f : x;\n  x = x > 128.0f ? 128.0f : x;\n"
                              : "  const " + t + " lo = (" + t + "){} - 150.0f, hi = (" + t + "){} + 128.0f;\n"
@@ -40,12 +57,13 @@ std::string exp2_helper(const std::string& name, const std::string& t, const std
                                "  union { int i; float f; } ua = {(a + 127) << 23}, ub = {(b + 127) << 23};\n"
                                "  return (p * ua.f) * ub.f;\n}\n"
                              : "  " + i + " e = __builtin_convertvector(r, " + i + "), a = e >> 1, b = e - a;\n"
-                               "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n}\n";
-  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n" + clamp +
+                               "  return (p * (" + t + ")((a + 127) << 23)) * (" + t + ")((b + 127) << 23);\n" +
+                                   (scalef(lanes).empty() ? "" : "#endif\n") + "}\n";
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n" + contract + clamp +
          "  " + t + " r = (x + 12582912.0f) - 12582912.0f, f = x - r;\n"
          "  " + t + " p = f * 1.52527338e-05f + 1.54035304e-04f;\n"
          "  p = p * f + 1.33335581e-03f;\n  p = p * f + 9.61812911e-03f;\n  p = p * f + 5.55041087e-02f;\n"
-         "  p = p * f + 2.40226507e-01f;\n  p = p * f + 6.93147181e-01f;\n  p = p * f + 1.0f;\n" + power;
+         "  p = p * f + 2.40226507e-01f;\n  p = p * f + 6.93147181e-01f;\n  p = p * f + 1.0f;\n" + scalef(lanes) + power;
 }
 
 // log2 of a float32 vector in vector ops: x = m * 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23
@@ -54,7 +72,7 @@ std::string exp2_helper(const std::string& name, const std::string& t, const std
 std::string log2_helper(const std::string& name, const std::string& t, const std::string& i) {
   auto select = [&](const std::string& mask, const std::string& a, const std::string& b) { return bits_select(t, i, mask, a, b); };
   std::string z = "(" + t + "){}";
-  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n"
+  return "static inline __attribute__((always_inline)) " + t + " " + name + "(" + t + " x) {\n" + contract +
          "  " + i + " sub = x < " + z + " + 1.17549435e-38f;\n"
          "  " + i + " bits = (" + i + ")" + select("sub", "x * 8388608.0f", "x") + ";\n"
          "  " + i + " e = ((bits >> 23) & 255) - 127 - (sub & 23);\n"
@@ -189,7 +207,7 @@ class CLanguage : public CStyleLanguage {
     std::string f = "tg_" + fn + "_" + vector_elem(dt) + std::to_string(dt.count()), t = vector_type(dt);
     DType mask = dtypes::int32.vec(dt.count());
     if (op == Ops::EXP2 || op == Ops::LOG2) p.vectors.emplace(vector_type(mask), mask);
-    p.helpers.emplace(f, op == Ops::EXP2   ? exp2_helper(f, t, vector_type(mask))
+    p.helpers.emplace(f, op == Ops::EXP2   ? exp2_helper(f, t, vector_type(mask), dt.count())
                          : op == Ops::LOG2 ? log2_helper(f, t, vector_type(mask))
                                            : per_lane_helper(f, t, dt.count(), "__builtin_" + fn + "f"));
     return f + "(" + x + ")";

@@ -65,8 +65,10 @@ std::vector<float> random_rows(int64_t rows, int64_t c, uint32_t seed, float sca
 }  // namespace
 
 TEST(KernelsRowReduces, SoftmaxLogSoftmaxAndLayernormMatchFloat64AtSizesAroundTheVectors) {
-  // rows of 1, a prime, one vector, a remainder, a long row; 64 rows and more (fused on the CPU) and fewer
-  for (auto [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{64, 1}, {64, 7}, {65, 16}, {128, 100}, {96, 1000}, {8, 33}}) {
+  // rows of 1, a prime, one vector, a remainder, a row that vectors and their unrolled copies cover whole (no loop
+  // left: a layernorm's mean and variance one after the other), a long row; 64 rows and more (fused on the CPU)
+  // and fewer
+  for (auto [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{64, 1}, {64, 7}, {65, 16}, {64, 64}, {128, 100}, {96, 1000}, {8, 33}}) {
     std::vector<float> x = random_rows(rows, c, static_cast<uint32_t>(rows * 131 + c));
     Tensor t(x, {rows, c});
     std::string at = std::to_string(rows) + "x" + std::to_string(c);
@@ -114,4 +116,27 @@ TEST(KernelsRowReduces, SoftmaxGradientMatchesItsClosedForm) {
     for (int64_t j = 0; j < c; j++) want[r * c + j] = s[r * c + j] * (wv[r * c + j] - dot);
   }
   expect_close(x.grad().to_vector<float>(), want, 1e-5, "softmax gradient");
+}
+
+TEST(KernelsRowReduces, LayernormGradientMatchesItsClosedForm) {
+  // with y = (x - mean) / sd and upstream g: dx = (g - mean(g) - y mean(g y)) / sd. Rows of 64 (no loop left in the
+  // row reduces, forward or backward) and of 100
+  for (int64_t c : {64, 100}) {
+    int64_t rows = 128;
+    double eps = 1e-5;
+    std::vector<float> xv = random_rows(rows, c, 21), gv = random_rows(rows, c, 22, 1.0f);
+    Tensor x = Tensor(xv, {rows, c}).requires_grad_();
+    (x.layernorm(-1, eps) * Tensor(gv, {rows, c})).sum().backward();
+    std::vector<double> y = ref_layernorm(xv, c, eps), want(xv.size());
+    for (int64_t r = 0; r < rows; r++) {
+      double mean = 0, var = 0, mg = 0, mgy = 0;
+      for (int64_t j = 0; j < c; j++) mean += xv[r * c + j];
+      mean /= c;
+      for (int64_t j = 0; j < c; j++) var += (xv[r * c + j] - mean) * (xv[r * c + j] - mean);
+      double sd = std::sqrt(var / c + eps);
+      for (int64_t j = 0; j < c; j++) mg += gv[r * c + j] / c, mgy += gv[r * c + j] * y[r * c + j] / c;
+      for (int64_t j = 0; j < c; j++) want[r * c + j] = (gv[r * c + j] - mg - y[r * c + j] * mgy) / sd;
+    }
+    expect_close(x.grad().to_vector<float>(), want, 1e-4, "layernorm gradient, rows of " + std::to_string(c));
+  }
 }

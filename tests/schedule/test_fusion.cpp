@@ -616,8 +616,13 @@ TEST(RowReduceFusion, EachRowReduceIsAVectorLoopBeforeTheRowsStores) {
   EXPECT_NE(k->opts.find("VECTOR(2,"), std::string::npos) << k->opts;
   EXPECT_NE(k->opts.find("VECTOR(3,"), std::string::npos) << k->opts;
   EXPECT_EQ(k->opts.find("as copies"), std::string::npos) << k->opts;
-  // the reductions' loops come before the loop over the row's outputs, inside the loop over rows
+  // the max and the sum each unrolled by 4: the max combines four vectors per step into its one accumulator, the
+  // sum keeps four (acc1 to acc1_3)
   const std::string& src = k->rendered.source;
+  EXPECT_NE(k->opts.find("UNROLL(2,4)"), std::string::npos) << k->opts;
+  EXPECT_NE(src.find("ridx2 < 64;"), std::string::npos) << src;
+  EXPECT_NE(src.find("acc1_3"), std::string::npos) << src;
+  // the reductions' loops come before the loop over the row's outputs, inside the loop over rows
   size_t rows = src.find("for (int ridx0"), max = src.find("for (int ridx2"), sum = src.find("for (int ridx3"),
          out = src.find("for (int ridx1");
   ASSERT_NE(rows, std::string::npos) << src;
