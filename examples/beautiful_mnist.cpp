@@ -35,50 +35,34 @@ int main(int argc, char** argv) try {
   if (devices.size() > 1)
     model.state(tg::nn::StateVisitor([&](const std::string&, Tensor& t) { t = t.to(devices).realize(); }));
   std::vector<Tensor> params = tg::get_parameters(model);
-  tg::optim::LAMB opt = tg::optim::Adam(params);
-  // under mpirun: rank 0's parameters everywhere (the others add zeros), each rank its own samples
+  // under mpirun: rank 0's parameters everywhere (the others add zeros), each rank its own samples. Before the
+  // optimizer is made: it lists a tensor once by its graph, and the two batchnorms' num_batches_tracked are one
+  // graph (zeros) until this gives each a buffer of its own
   int ranks = tg::mpi::size();
   if (ranks > 1) {
     for (Tensor& p : params) p.assign(tg::mpi::allreduce(tg::mpi::rank() == 0 ? p : p.zeros_like())).realize();
     Tensor::manual_seed(static_cast<uint64_t>(env_int("SEED", 0)) * 1000003 + static_cast<uint64_t>(tg::mpi::rank()));
     bs = std::max<int64_t>(1, bs / ranks);
   }
+  tg::optim::LAMB opt = tg::optim::Adam(params);
 
-  // both run under TinyJit: the first two calls build, schedule and compile; later calls replay the kernels
-  auto gradients = [&] {
+  // the step runs under TinyJit: the first two calls build, schedule and compile; later calls replay the kernels
+  // (across processes the gradients' allreduce too: an op of the graph, between the backward and the update)
+  tg::TinyJit<Tensor> train_step([&](const std::vector<Tensor>&) {
     tg::TrainGuard train;
     opt.zero_grad();
     Tensor samples = Tensor::randint({bs}, 0, data.X_train.shape()[0]);
-    return model(spread(data.X_train[{samples}])).sparse_categorical_crossentropy(spread(data.Y_train[{samples}])).backward();
-  };
-  tg::TinyJit<Tensor> train_step([&](const std::vector<Tensor>&) {
-    Tensor loss = gradients();
+    Tensor loss = model(spread(data.X_train[{samples}])).sparse_categorical_crossentropy(spread(data.Y_train[{samples}])).backward();
+    if (ranks > 1) {
+      tg::mpi::allreduce_gradients(params);
+      loss = tg::mpi::allreduce(loss.detach()) / static_cast<double>(ranks);
+    }
     std::vector<Tensor> outs = opt.schedule_step();
     outs.push_back(loss);
     Tensor::realize(outs);
     return loss;
   });
-  // across processes the step is two: the gradients, their allreduce (MPI, outside the TinyJits), the update
-  tg::TinyJit<Tensor> local_gradients([&](const std::vector<Tensor>&) {
-    Tensor loss = gradients();
-    std::vector<Tensor> outs{loss};
-    // each gradient, and batchnorm's running statistics (no gradient: the forward pass updates them)
-    for (const Tensor& p : params) outs.push_back(p.grad().defined() ? p.grad() : p);
-    Tensor::realize(outs);
-    return loss;
-  });
-  tg::TinyJit<Tensor> update([&](const std::vector<Tensor>&) {
-    std::vector<Tensor> outs = opt.schedule_step();
-    Tensor::realize(outs);
-    return outs[0];
-  });
-  auto step = [&] {
-    if (ranks == 1) return train_step().item<float>();
-    Tensor loss = local_gradients();
-    tg::mpi::allreduce_gradients(params);
-    update();
-    return tg::mpi::allreduce(loss).item<float>() / static_cast<float>(ranks);
-  };
+  auto step = [&] { return train_step().item<float>(); };
   // the test set in batches (tinygrad evaluates all 10000 images at once: 1.25 GB of activations that the TinyJit
   // holds between calls), cut once into buffers of their own; each batch's images and labels are the TinyJit's
   // inputs, so every call reads new ones. A last, smaller batch has shapes of its own: it runs without the TinyJit.

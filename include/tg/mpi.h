@@ -24,12 +24,15 @@ int rank();       // this process' rank (0 when not launched)
 int size();       // the number of ranks (1 when not launched)
 
 // x combined elementwise over every rank ("sum", "max" or "min"); every rank gets the result, on x's device and in
-// x's dtype (16-bit floats are combined in float32). The ranks' shapes and dtypes are compared first: where they
-// differ, every rank raises an ArgumentError naming its own and the range seen across ranks. Realizes x.
+// x's dtype (16-bit floats are combined in float32). The ranks' shapes and dtypes are compared first (a small
+// collective now): where they differ, every rank raises an ArgumentError naming its own and the range seen across
+// ranks. The result is lazy, an op of the graph: a TinyJit replays it with the kernels around it. A sum is
+// differentiable (x's gradient is the sum of the ranks' gradients of the result); max and min are not.
 Tensor allreduce(const Tensor& x, const std::string& op = "sum", Loc where = Loc::current());
 
 // Each parameter's gradient replaced by its mean over the ranks (the gradients of one global batch split between
-// them), in one collective for all of them; parameters without a gradient must lack it on every rank.
+// them), in one collective for all of them, written into each gradient's buffer (realized; inside a TinyJit, part
+// of its capture); parameters without a gradient must lack it on every rank.
 void allreduce_gradients(const std::vector<Tensor>& params, Loc where = Loc::current());
 
 }  // namespace tg::mpi

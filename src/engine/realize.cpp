@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/kernel_cache.h"
+#include "runtime/mpi.h"
 #include "runtime/thread_pool.h"
 #include "schedule/buffer_uop.h"
 #include "uop/buffer_arg.h"
@@ -57,6 +58,26 @@ void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src) {
   GlobalCounters::copy_count++;
   if (getenv_int("DEBUG") >= 2)
     std::fprintf(stderr, "*** %-6s copy %zu bytes from %s\n", dst.device().name().c_str(), n, src.device().name().c_str());
+}
+
+// In dst's memory where the host can address it (the CPU's: no staging), else in a host block copied back
+void allreduce_buffer(runtime::Buffer& dst, runtime::Buffer& src, const std::string& op) {
+  auto start = std::chrono::steady_clock::now();
+  profile::Span span("allreduce " + op, "copy");
+  span.arg("bytes", std::to_string(src.nbytes()));
+  copy_buffer(dst, src);
+  if (!runtime::mpi::launched() || dst.nbytes() == 0) return;
+  runtime::mpi::Op o = op == "sum" ? runtime::mpi::Op::Sum : op == "max" ? runtime::mpi::Op::Max : runtime::mpi::Op::Min;
+  size_t n = dst.nbytes();
+  bool host = dst.device().allocator().host_addressable();
+  std::unique_ptr<unsigned char[]> staged(host ? nullptr : new unsigned char[n]);
+  dst.device().synchronize();
+  if (!host) dst.copyout(staged.get(), n);
+  runtime::mpi::allreduce(host ? dst.ptr() : staged.get(), n / dst.dtype().itemsize(), dst.dtype(), o, "allreduce");
+  if (!host) dst.copyin(staged.get(), n);
+  if (getenv_int("DEBUG") >= 2)
+    std::fprintf(stderr, "*** %-6s allreduce %s of %zu bytes over %d ranks: %.3f ms\n", dst.device().name().c_str(), op.c_str(), n,
+                 runtime::mpi::size(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
 }
 
 namespace {
@@ -178,7 +199,7 @@ void run_schedule(schedule::Schedule s) {
   int debug = static_cast<int>(getenv_int("DEBUG"));
   if (debug >= 1 && !s.items.empty()) {
     size_t copies = 0;
-    for (const ScheduleItem& it : s.items) copies += it.kind == ScheduleItem::Kind::Copy;
+    for (const ScheduleItem& it : s.items) copies += it.kind != ScheduleItem::Kind::Kernel;
     std::fprintf(stderr, "realize: %zu kernels, %zu copies on %s\n", s.items.size() - copies, copies,
                  buffer_of(s.items[0].bufs[0]).device().name().c_str());
   }
@@ -199,7 +220,7 @@ void run_schedule(schedule::Schedule s) {
   if (getenv_int("BEAM") <= 0) {
     std::vector<KernelRequest> requests;
     for (const ScheduleItem& item : s.items)
-      if (item.kind != ScheduleItem::Kind::Copy) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});
+      if (item.kind == ScheduleItem::Kind::Kernel) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});
     if (requests.size() > 1) get_kernels(requests);
   }
   std::unordered_map<const uop::UOpNode*, size_t> last_use;  // capture: each buffer's last item in this schedule
@@ -211,6 +232,7 @@ void run_schedule(schedule::Schedule s) {
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));
     if (item.kind == ScheduleItem::Kind::Copy) copy_buffer(*bufs[0], *bufs[1]);
+    else if (item.kind == ScheduleItem::Kind::Allreduce) allreduce_buffer(*bufs[0], *bufs[1], item.ast.arg().get<std::string>());
     else {
       const CompiledKernel& k = *get_kernel(item.ast, bufs[0]->device(), &bufs);
       std::vector<int64_t> vals;  // the kernel's variables' values, in its order

@@ -52,5 +52,8 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
 void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, const std::vector<int64_t>& vals = {});
 // The whole of src copied into dst (same size), through the host.
 void copy_buffer(runtime::Buffer& dst, runtime::Buffer& src);
+// dst = src combined elementwise over the ranks of an MPI job (op "sum", "max" or "min"; ScheduleItem::Allreduce),
+// through host memory; a copy where the process is not part of a job.
+void allreduce_buffer(runtime::Buffer& dst, runtime::Buffer& src, const std::string& op);
 
 }  // namespace tg::engine

@@ -43,9 +43,11 @@ struct Signature {
   bool operator==(const Signature& o) const { return shape == o.shape && dtype == o.dtype && device == o.device && view == o.view; }
 };
 
-// A kernel launch (or, with no kernel, a copy [0] <- [1]) over buffer slots.
+// A kernel launch (or, with no kernel, a copy [0] <- [1], or an allreduce of [1] into [0] over MPI's ranks) over
+// buffer slots.
 struct Step {
   std::shared_ptr<const engine::CompiledKernel> kernel;
+  std::string allreduce;  // the op ("sum", "max", "min") of an allreduce step
   std::vector<size_t> slots;
   std::vector<size_t> var_index;  // per variable the kernel takes (kernel->vars): its place among the call's vars
 };
@@ -303,7 +305,8 @@ void JitState::find_invariant_steps() {
     changed = false;
     for (size_t i = 0; i < steps.size(); i++) {
       const std::vector<size_t>& sl = steps[i].slots;
-      invariant[i] = !varies[sl[0]] && steps[i].var_index.empty() &&
+      // (an allreduce runs every call: the other ranks' values change, and every rank must take part)
+      invariant[i] = !varies[sl[0]] && steps[i].var_index.empty() && steps[i].allreduce.empty() &&
                      std::none_of(sl.begin() + 1, sl.end(), [&](size_t s) { return varies[s]; }) && !expands[i];
       if (!invariant[i] && !varies[sl[0]]) varies[sl[0]] = changed = true;
     }
@@ -338,6 +341,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
         for (size_t j = 0; j < var_args.size(); j++)
           if (var_args[j].name == name) st.var_index.push_back(j);
     }
+    if (item.kind == schedule::ScheduleItem::Kind::Allreduce) st.allreduce = item.ast.arg().get<std::string>();
     written.insert(item.bufs[0].get());
     steps.push_back(std::move(st));
   }
@@ -425,6 +429,7 @@ jit::ExportedProgram JitState::exported(SourceLocation where) {
   for (const Step& st : steps) {
     if (st.kernel && (st.kernel->grid || memory(st.slots[0]).device().name().rfind("CPU", 0) != 0))
       throw refuse("kernel " + st.kernel->name + " runs on " + memory(st.slots[0]).device().name() + ": only the CPU's C kernels can be exported");
+    if (!st.allreduce.empty()) throw refuse("the function has an allreduce over MPI's ranks: an exported model runs in one process");
     if (!st.kernel && memory(st.slots[0]).device().name() != memory(st.slots[1]).device().name())
       throw refuse("the function copies between devices: only the CPU's C kernels can be exported");
     p.steps.push_back({st.kernel, st.slots});
@@ -514,6 +519,7 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
     for (size_t s : st.slots) bufs.push_back(cur[s]);
     for (size_t j : st.var_index) vals.push_back(call_vals.vals[j].second);
     if (st.kernel) engine::launch(*st.kernel, bufs, vals);
+    else if (!st.allreduce.empty()) engine::allreduce_buffer(*bufs[0], *bufs[1], st.allreduce);
     else engine::copy_buffer(*bufs[0], *bufs[1]);
   }
   if (rerun) record_invariant_versions(cur);

@@ -116,10 +116,11 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
     UOp out = in_place ? movement_base(u.src(1)) : fresh_buffer(u);
     if (in_place) buffers[u.get()] = out;
     if (size == 0) continue;  // nothing to compute
-    if (u.op() == Ops::COPY) {
+    if (u.op() == Ops::COPY || u.op() == Ops::ALLREDUCE) {
       UOp src = plain_buffer(u.src(0));
       if (!src) src = buffers.at(u.src(0).get());
-      s.items.push_back({ScheduleItem::Kind::Copy, UOp(), {out, src}});
+      if (u.op() == Ops::COPY) s.items.push_back({ScheduleItem::Kind::Copy, UOp(), {out, src}});
+      else s.items.push_back({ScheduleItem::Kind::Allreduce, UOp::make(Ops::ALLREDUCE, u.dtype(), {}, u.arg()), {out, src}});
       continue;
     }
     add_kernel(u, out);
@@ -160,7 +161,8 @@ Schedule create_schedule(const std::vector<UOp>& outputs) {
   if (spec) uop::check_spec(UOp::sink(outputs), uop::SpecStage::Tensor);
   Schedule s = multi::involves_multi(outputs) ? multi_schedule(outputs) : cached_schedule(outputs, build_schedule);
   if (spec)
-    for (const ScheduleItem& item : s.items) uop::check_spec(item.ast, uop::SpecStage::Kernel);
+    for (const ScheduleItem& item : s.items)
+      if (item.kind == ScheduleItem::Kind::Kernel) uop::check_spec(item.ast, uop::SpecStage::Kernel);
   return s;
 }
 
@@ -168,10 +170,12 @@ std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
   for (size_t i = 0; i < s.items.size(); i++) {
     const ScheduleItem& it = s.items[i];
-    os << "schedule item " << i << ": " << (it.kind == ScheduleItem::Kind::Copy ? "copy" : "kernel") << ", buffers";
+    bool kernel = it.kind == ScheduleItem::Kind::Kernel;
+    os << "schedule item " << i << ": "
+       << (kernel ? "kernel" : it.kind == ScheduleItem::Kind::Copy ? "copy" : "allreduce " + it.ast.arg().get<std::string>()) << ", buffers";
     for (const UOp& b : it.bufs) os << " " << uop::get_buffer_arg(b).repr() << ":" << b.dtype().name();
     os << "\n";
-    if (it.ast) os << it.ast;
+    if (kernel) os << it.ast;
   }
   return os.str();
 }

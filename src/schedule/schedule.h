@@ -1,7 +1,8 @@
 // The scheduler: a tensor-level graph in, an ordered list of kernels (ScheduleItems) out.
 //
 // Grouping rules (GUIDE section 2):
-//  - realized: the requested outputs, CONTIGUOUS, both sides of a COPY, and every reduce that cannot fuse;
+//  - realized: the requested outputs, CONTIGUOUS, both sides of a COPY or an ALLREDUCE, and every reduce that
+//    cannot fuse;
 //  - elementwise ops and movement ops fuse into whatever kernel reads them (movement ops become VIEWs);
 //  - a reduce fuses into its consumer when the path to the consumer's output is a single chain of elementwise
 //    ops and reshapes (nothing expands it or reads it twice), and every reduce fused into one kernel has the same
@@ -18,9 +19,11 @@
 namespace tg::schedule {
 
 struct ScheduleItem {
-  enum class Kind { Kernel, Copy };
+  // Allreduce: [0] <- [1] combined over the ranks of an MPI job (tg::mpi), on the host
+  enum class Kind { Kernel, Copy, Allreduce };
   Kind kind = Kind::Kernel;
-  uop::UOp ast;                // Kernel: SINK(STORE(...)), the AST codegen lowers; Copy: null
+  uop::UOp ast;                // Kernel: SINK(STORE(...)), the AST codegen lowers; Copy: null; Allreduce: an
+                               // ALLREDUCE without sources, its arg the op
   std::vector<uop::UOp> bufs;  // BUFFER nodes: [0] is written, the rest are read (DEFINE_GLOBAL order)
 };
 

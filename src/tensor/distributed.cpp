@@ -5,16 +5,14 @@
 #include <cstring>
 
 #include "runtime/mpi.h"
+#include "tensor/tensor_impl.h"
 
 namespace tg::mpi {
 
 namespace {
 
-runtime::mpi::Op parse_op(const std::string& op, Loc where) {
-  if (op == "sum") return runtime::mpi::Op::Sum;
-  if (op == "max") return runtime::mpi::Op::Max;
-  if (op == "min") return runtime::mpi::Op::Min;
-  throw ArgumentError("allreduce", "op must be sum, max or min, not '" + op + "'", where);
+void check_op(const std::string& op, Loc where) {
+  if (op != "sum" && op != "max" && op != "min") throw ArgumentError("allreduce", "op must be sum, max or min, not '" + op + "'", where);
 }
 
 // the ranks must agree on what they combine: a header (number of dims, dtype, dims) compared by its max and min
@@ -34,19 +32,20 @@ void check_same_everywhere(const std::vector<int64_t>& header, const std::string
                       where);
 }
 
-// host data copied into a tensor of its own on `device` (realized: the host memory may go)
-Tensor host_copy(void* data, const Shape& shape, DType dt, const std::string& device, Loc where) {
-  return Tensor::from_blob(data, shape, dt, "CPU", where).clone().to(device).realize();
-}
-
 }  // namespace
+
+// The lazy node (an op of the graph: scheduled as an item of its own, replayed by TinyJit); its gradient, of a sum,
+// is the gradient's sum over the ranks
+Tensor allreduce_node(const Tensor& x, const std::string& op, Loc where) {
+  return tensor::wrap(uop::UOp::make(uop::Ops::ALLREDUCE, x.dtype(), {x.uop()}, uop::Arg(op)), x.device(), where);
+}
 
 bool launched() { return runtime::mpi::launched(); }
 int rank() { return runtime::mpi::rank(); }
 int size() { return runtime::mpi::size(); }
 
 Tensor allreduce(const Tensor& x, const std::string& op, Loc where) {
-  runtime::mpi::Op o = parse_op(op, where);
+  check_op(op, where);
   if (!launched()) return x;
   // header: ndim, dtype, dims (at most 16: a longer shape is compared by its first 16 and its element count)
   std::vector<int64_t> header{x.ndim(), static_cast<int64_t>(std::hash<std::string>{}(x.dtype().name()) & 0xffffff)};
@@ -58,12 +57,8 @@ Tensor allreduce(const Tensor& x, const std::string& op, Loc where) {
   header.resize(18, 0);
   header.push_back(x.numel());
   check_same_everywhere(header, "allreduce", "shape " + shape + ") of " + x.dtype().name(), where);
-  bool half = x.dtype().is_half();
-  Tensor wide = half ? x.cast(dtypes::float32) : x;
-  std::vector<uint8_t> bytes = wide.to_bytes();
-  runtime::mpi::allreduce(bytes.data(), static_cast<size_t>(wide.numel()), wide.dtype(), o, "allreduce");
-  Tensor out = host_copy(bytes.data(), x.shape(), wide.dtype(), x.device(), where);
-  return half ? out.cast(x.dtype()) : out;
+  if (!x.dtype().is_half()) return allreduce_node(x, op, where);
+  return allreduce_node(x.cast(dtypes::float32), op, where).cast(x.dtype());
 }
 
 void allreduce_gradients(const std::vector<Tensor>& params, Loc where) {
@@ -76,22 +71,27 @@ void allreduce_gradients(const std::vector<Tensor>& params, Loc where) {
   }
   check_same_everywhere(header, "allreduce_gradients", std::to_string(grads.size()) + " gradients of " + std::to_string(params.size()) + " parameters", where);
   if (grads.empty()) return;
-  // one flat float32 buffer: every gradient, one collective, then each one back in its place
-  Tensor::realize(grads);
-  std::vector<Tensor> flat;
-  for (const Tensor& g : grads) flat.push_back(g.cast(dtypes::float32).flatten().to("CPU"));
-  std::vector<float> all = Tensor::cat(flat).to_vector<float>();
-  runtime::mpi::allreduce(all.data(), all.size(), dtypes::float32, runtime::mpi::Op::Sum, "allreduce_gradients");
-  float n = static_cast<float>(size());
-  for (float& v : all) v /= n;
-  // written into each gradient's own buffer: a TinyJit that computed the gradients, or one that reads them for the
-  // optimizer's step, keeps using the same buffers
-  size_t at = 0;
-  for (Tensor& g : grads) {
-    Tensor mean = host_copy(all.data() + at, g.shape(), dtypes::float32, g.device(), where);
-    g.assign(mean.cast(g.dtype()), where).realize();
-    at += static_cast<size_t>(g.numel());
+  // one flat float32 buffer per device: every gradient, one collective, then each one back in its place, all of it
+  // in the graph (a TinyJit around the whole step replays the collective)
+  std::vector<std::string> devices;
+  for (const Tensor& g : grads)
+    if (std::find(devices.begin(), devices.end(), g.device()) == devices.end()) devices.push_back(g.device());
+  std::vector<Tensor> assigned;
+  for (const std::string& d : devices) {
+    std::vector<Tensor> flat, mine;
+    for (const Tensor& g : grads)
+      if (g.device() == d) flat.push_back(g.cast(dtypes::float32).flatten()), mine.push_back(g);
+    Tensor mean = allreduce_node(flat.size() == 1 ? flat[0] : Tensor::cat(flat), "sum", where) / static_cast<double>(size());
+    // written into each gradient's own buffer: a TinyJit that computed the gradients, or one that reads them for
+    // the optimizer's step, keeps using the same buffers
+    int64_t at = 0;
+    for (Tensor& g : mine) {
+      Tensor part = mean.shrink({{at, at + g.numel()}}).reshape(g.shape()).cast(g.dtype());
+      assigned.push_back(g.assign(part, where));
+      at += g.numel();
+    }
   }
+  Tensor::realize(assigned);
 }
 
 }  // namespace tg::mpi

@@ -14,6 +14,7 @@
 #include "tensor/custom_grad.h"
 #include "tensor/graph_dot.h"
 #include "tg/context.h"
+#include "tg/mpi.h"
 #include "uop/reduce_arg.h"
 
 namespace tg {
@@ -112,6 +113,9 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
     case Ops::CONTIGUOUS_BACKWARD: return {g.contiguous()};
     case Ops::CUSTOM_GRAD: return tensor::custom_gradient(u, g);
     case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};
+    case Ops::ALLREDUCE:  // every rank's output is the sum of every rank's x: x's gradient sums the ranks' gradients
+      if (u.arg().get<std::string>() != "sum") throw ArgumentError("backward", "an allreduce by " + u.arg().get<std::string>() + " has no gradient");
+      return {mpi::allreduce(g, "sum")};
     case Ops::MULTI: {  // each device's part of the gradient
       std::vector<Tensor> out{Tensor()};
       int64_t axis = u.arg().get<int64_t>(), at = 0;

@@ -19,7 +19,7 @@ bool allowed(Ops op, SpecStage stage) {
   switch (stage) {
     case SpecStage::Tensor:
       return GroupOp::Movement().contains(op) || op == Ops::DEVICE || op == Ops::BUFFER || op == Ops::IOTA ||
-             op == Ops::COPY || op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD ||
+             op == Ops::COPY || op == Ops::ALLREDUCE || op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD ||
              op == Ops::CUSTOM_GRAD || op == Ops::ASSIGN || op == Ops::REDUCE_AXIS || op == Ops::DEFINE_VAR ||
              op == Ops::BIND || op == Ops::MULTI || op == Ops::MSELECT;
     case SpecStage::Kernel:

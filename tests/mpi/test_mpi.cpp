@@ -93,6 +93,70 @@ TEST(MPI, DataParallelTrainingKeepsTheRanksIdenticalAndEqualToOneProcess) {
   }
 }
 
+// the allreduce is an op of the graph: lazy until realized, differentiable (a sum's gradient is the sum of the
+// ranks' gradients, as torch.distributed.nn's all_reduce), and a TinyJit replays it with the rest of a step
+TEST(MPI, AllreduceIsALazyDifferentiableOpOfTheGraph) {
+  NEED_MPI();
+  int n = mpi::size();
+  Tensor x = Tensor(std::vector<float>{1.0f + static_cast<float>(mpi::rank()), 2.0f}, {2}).requires_grad_();
+  Tensor w(std::vector<float>{3.0f * static_cast<float>(mpi::rank() + 1), -1.0f}, {2});
+  Tensor y = mpi::allreduce(x * 2.0f);
+  float w_sum = 0;
+  for (int r = 0; r < n; r++) w_sum += 3.0f * static_cast<float>(r + 1);
+  (y * w).sum().backward();
+  std::vector<float> g = x.grad().to_vector<float>(), v = y.to_vector<float>();
+  float x0_sum = 0;
+  for (int r = 0; r < n; r++) x0_sum += 1.0f + static_cast<float>(r);
+  EXPECT_EQ(v[0], 2.0f * x0_sum);
+  EXPECT_EQ(v[1], 4.0f * static_cast<float>(n));
+  EXPECT_EQ(g[0], 2.0f * w_sum);
+  EXPECT_EQ(g[1], -2.0f * static_cast<float>(n));
+  EXPECT_THROW(mpi::allreduce(x, "max").sum().backward(), ArgumentError);
+}
+
+TEST(MPI, ATinyJitReplaysAWholeDataParallelStep) {
+  NEED_MPI();
+  Tensor::manual_seed(11);
+  nn::Linear model(6, 3), reference(6, 3);
+  reference.weight.assign(model.weight).realize();
+  reference.bias.assign(model.bias).realize();
+  std::vector<Tensor> params{model.weight, model.bias}, ref_params{reference.weight, reference.bias};
+  for (Tensor& p : params) p.requires_grad_();
+  for (Tensor& p : ref_params) p.requires_grad_();
+  optim::LARS opt = optim::SGD(params, 0.1), ref_opt = optim::SGD(ref_params, 0.1);
+  int n = mpi::size();
+  // the forward, the backward, the gradients' allreduce and the update in one function: replayed from the third call
+  TinyJit<> step([&](const std::vector<Tensor>& in) {
+    opt.zero_grad();
+    Tensor loss = (model(in[0]) - in[1]).square().mean();
+    loss.backward();
+    mpi::allreduce_gradients(params);
+    opt.step();
+    return mpi::allreduce(loss.detach()) / static_cast<double>(n);
+  });
+  for (int s = 0; s < 5; s++) {
+    Tensor::manual_seed(200 + static_cast<uint64_t>(s));
+    Tensor batch = Tensor::randn({4 * n, 6}).realize(), target = Tensor::randn({4 * n, 3}).realize();
+    Tensor mine = batch.shrink({{4 * mpi::rank(), 4 * mpi::rank() + 4}, {0, 6}}).contiguous().realize();
+    Tensor my_target = target.shrink({{4 * mpi::rank(), 4 * mpi::rank() + 4}, {0, 3}}).contiguous().realize();
+    float loss = step({mine, my_target}).item<float>();
+    ref_opt.zero_grad();
+    Tensor ref_loss = (reference(batch) - target).square().mean();
+    ref_loss.backward();
+    ref_opt.step();
+    EXPECT_NEAR(loss, ref_loss.item<float>(), 1e-5f) << "step " << s;
+  }
+  EXPECT_GT(step.kernel_count(), 0u);
+  for (size_t i = 0; i < params.size(); i++) {
+    std::vector<float> p = params[i].to_vector<float>(), hi = mpi::allreduce(params[i], "max").to_vector<float>(),
+                       lo = mpi::allreduce(params[i], "min").to_vector<float>(), ref = ref_params[i].to_vector<float>();
+    for (size_t j = 0; j < p.size(); j++) {
+      ASSERT_EQ(hi[j], lo[j]) << "ranks differ at parameter " << i << " element " << j;
+      ASSERT_NEAR(p[j], ref[j], 1e-5f) << "parameter " << i << " element " << j;
+    }
+  }
+}
+
 // a rank that dies or stalls ends the job (ctest mpi.*_rank_ends_the_job check that it ends, and how fast)
 TEST(MPI, AFaultEndsTheJob) {
   NEED_MPI();
