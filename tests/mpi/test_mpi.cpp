@@ -21,6 +21,38 @@ namespace {
 // rank r's value at i: distinct per rank and element, exact in every dtype tested
 double value(int r, int64_t i) { return static_cast<double>((i * 7 + r * 13) % 61) - 30; }
 
+// a model trained data-parallel over the ranks and its reference, the same weights trained on the whole batch in
+// one process, each with SGD
+struct DataParallel {
+  nn::Linear model{6, 3}, reference{6, 3};
+  std::vector<Tensor> params, ref_params;
+  optim::LARS opt, ref_opt;
+  explicit DataParallel(uint64_t seed)
+      : model((Tensor::manual_seed(seed), nn::Linear(6, 3))), reference(copy_of(model)), params{model.weight, model.bias},
+        ref_params{reference.weight, reference.bias}, opt(init(params)), ref_opt(init(ref_params)) {}
+  static nn::Linear copy_of(const nn::Linear& from) {
+    nn::Linear to(6, 3);
+    to.weight.assign(from.weight).realize();
+    to.bias.assign(from.bias).realize();
+    return to;
+  }
+  static optim::LARS init(std::vector<Tensor>& ps) {
+    for (Tensor& p : ps) p.requires_grad_();
+    return optim::SGD(ps, 0.1);
+  }
+  // after training: every rank holds the same parameters, the one-process reference's
+  void expect_identical_ranks_equal_to_one_process() {
+    for (size_t i = 0; i < params.size(); i++) {
+      std::vector<float> p = params[i].to_vector<float>(), hi = mpi::allreduce(params[i], "max").to_vector<float>(),
+                         lo = mpi::allreduce(params[i], "min").to_vector<float>(), ref = ref_params[i].to_vector<float>();
+      for (size_t j = 0; j < p.size(); j++) {
+        ASSERT_EQ(hi[j], lo[j]) << "ranks differ at parameter " << i << " element " << j;
+        ASSERT_NEAR(p[j], ref[j], 1e-5f) << "parameter " << i << " element " << j;
+      }
+    }
+  }
+};
+
 }  // namespace
 
 TEST(MPI, AllreduceMatchesTheHostForEveryDtypeAndOddSizes) {
@@ -61,14 +93,8 @@ TEST(MPI, ShapesThatDifferBetweenRanksAreNamedOnEveryRank) {
 // each rank takes its half of a batch; averaged gradients make every rank's step the full batch's step
 TEST(MPI, DataParallelTrainingKeepsTheRanksIdenticalAndEqualToOneProcess) {
   NEED_MPI();
-  Tensor::manual_seed(7);
-  nn::Linear model(6, 3), reference(6, 3);
-  reference.weight.assign(model.weight).realize();
-  reference.bias.assign(model.bias).realize();
-  std::vector<Tensor> params{model.weight, model.bias}, ref_params{reference.weight, reference.bias};
-  for (Tensor& p : params) p.requires_grad_();
-  for (Tensor& p : ref_params) p.requires_grad_();
-  optim::LARS opt = optim::SGD(params, 0.1), ref_opt = optim::SGD(ref_params, 0.1);
+  DataParallel t(7);
+  auto& [model, reference, params, ref_params, opt, ref_opt] = t;
   int n = mpi::size();
   for (int step = 0; step < 3; step++) {
     Tensor::manual_seed(100 + static_cast<uint64_t>(step));
@@ -83,14 +109,7 @@ TEST(MPI, DataParallelTrainingKeepsTheRanksIdenticalAndEqualToOneProcess) {
     ((reference(batch) - target).square().mean()).backward();
     ref_opt.step();
   }
-  for (size_t i = 0; i < params.size(); i++) {
-    std::vector<float> p = params[i].to_vector<float>(), hi = mpi::allreduce(params[i], "max").to_vector<float>(),
-                       lo = mpi::allreduce(params[i], "min").to_vector<float>(), ref = ref_params[i].to_vector<float>();
-    for (size_t j = 0; j < p.size(); j++) {
-      ASSERT_EQ(hi[j], lo[j]) << "ranks differ at parameter " << i << " element " << j;
-      ASSERT_NEAR(p[j], ref[j], 1e-5f) << "parameter " << i << " element " << j;
-    }
-  }
+  t.expect_identical_ranks_equal_to_one_process();
 }
 
 // the allreduce is an op of the graph: lazy until realized, differentiable (a sum's gradient is the sum of the
@@ -116,14 +135,8 @@ TEST(MPI, AllreduceIsALazyDifferentiableOpOfTheGraph) {
 
 TEST(MPI, ATinyJitReplaysAWholeDataParallelStep) {
   NEED_MPI();
-  Tensor::manual_seed(11);
-  nn::Linear model(6, 3), reference(6, 3);
-  reference.weight.assign(model.weight).realize();
-  reference.bias.assign(model.bias).realize();
-  std::vector<Tensor> params{model.weight, model.bias}, ref_params{reference.weight, reference.bias};
-  for (Tensor& p : params) p.requires_grad_();
-  for (Tensor& p : ref_params) p.requires_grad_();
-  optim::LARS opt = optim::SGD(params, 0.1), ref_opt = optim::SGD(ref_params, 0.1);
+  DataParallel t(11);
+  auto& [model, reference, params, ref_params, opt, ref_opt] = t;
   int n = mpi::size();
   // the forward, the backward, the gradients' allreduce and the update in one function: replayed from the third call
   TinyJit<> step([&](const std::vector<Tensor>& in) {
@@ -147,14 +160,7 @@ TEST(MPI, ATinyJitReplaysAWholeDataParallelStep) {
     EXPECT_NEAR(loss, ref_loss.item<float>(), 1e-5f) << "step " << s;
   }
   EXPECT_GT(step.kernel_count(), 0u);
-  for (size_t i = 0; i < params.size(); i++) {
-    std::vector<float> p = params[i].to_vector<float>(), hi = mpi::allreduce(params[i], "max").to_vector<float>(),
-                       lo = mpi::allreduce(params[i], "min").to_vector<float>(), ref = ref_params[i].to_vector<float>();
-    for (size_t j = 0; j < p.size(); j++) {
-      ASSERT_EQ(hi[j], lo[j]) << "ranks differ at parameter " << i << " element " << j;
-      ASSERT_NEAR(p[j], ref[j], 1e-5f) << "parameter " << i << " element " << j;
-    }
-  }
+  t.expect_identical_ranks_equal_to_one_process();
 }
 
 // a rank that dies or stalls ends the job (ctest mpi.*_rank_ends_the_job check that it ends, and how fast)
