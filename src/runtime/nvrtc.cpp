@@ -1,11 +1,13 @@
 #include "runtime/nvrtc.h"
 
 #include <algorithm>
+#include <fstream>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "runtime/dynlib.h"
+#include "runtime/process.h"
 #include "tg/error.h"
 
 namespace tg::runtime {
@@ -128,6 +130,23 @@ bool nvrtc_available() {
   } catch (const DeviceError&) {
     return false;
   }
+}
+
+std::string nvrtc_disassemble(const std::string& binary) {
+  if (binary.rfind("\x7f" "ELF", 0) != 0) return binary;  // PTX: the assembly the driver compiles for its GPU
+  const char* cuda_path = std::getenv("CUDA_PATH");
+  const char* path = std::getenv("PATH");
+  std::string dirs = (cuda_path ? std::string(cuda_path) + "/bin:" : "") + "/usr/local/cuda/bin" + (path ? ":" + std::string(path) : "");
+  std::string nvdisasm = find_executable("nvdisasm", dirs);
+  if (nvdisasm.empty())
+    return "(DEBUG=6 shows a cubin's SASS with nvdisasm, which is not installed here: it comes with the CUDA toolkit "
+           "(its cuda-nvdisasm package); searched $CUDA_PATH/bin, /usr/local/cuda/bin and PATH)\n";
+  TempDir dir("DEBUG=6");
+  std::string cubin = dir.path + "/kernel.cubin";
+  std::ofstream(cubin, std::ios::binary).write(binary.data(), static_cast<std::streamsize>(binary.size()));
+  RunResult r = run({nvdisasm, "-c", cubin}, dir.path + "/sass", 60);
+  if (r.exit_code != 0) return "(nvdisasm failed: " + (r.started ? r.output : r.spawn_error) + ")\n";
+  return r.output;
 }
 
 }  // namespace tg::runtime

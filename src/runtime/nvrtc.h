@@ -21,6 +21,9 @@ std::string nvrtc_version();
 std::string nvrtc_target(const std::string& arch);
 // Whether NVRTC can be loaded here.
 bool nvrtc_available();
+// DEBUG=6: a cubin's machine code (SASS) from the CUDA toolkit's nvdisasm, found under $CUDA_PATH/bin,
+// /usr/local/cuda/bin or on PATH (where it is missing, a line saying so and where it comes from); PTX as it is.
+std::string nvrtc_disassemble(const std::string& binary);
 
 // NVRTC as a Compiler for one GPU architecture (through nvrtc_target: a cubin, or PTX for a GPU newer than NVRTC):
 // binaries cached in memory and on disk (table "cuda"), keyed by the target and the source, each entry stamped with
@@ -32,6 +35,7 @@ class NvrtcCompiler : public Compiler {
   std::string cache_key() override { return "nvrtc " + target() + " --fmad=false --std=c++17"; }
   std::string compiler_id() override { return nvrtc_available() ? "nvrtc " + nvrtc_version() : ""; }
   std::string cache_table() const override { return "cuda"; }
+  std::string disassemble(const std::string& binary) override { return nvrtc_disassemble(binary); }
 
  private:
   std::string arch_, target_;

@@ -28,6 +28,24 @@ TEST(CudaRender, NvrtcCompilesForAGpuAndForPtx) {
   EXPECT_FALSE(runtime::nvrtc_version().empty());
 }
 
+// DEBUG=6 on CUDA: PTX is shown as it is; a cubin as nvdisasm's SASS (skipped where the toolkit has no nvdisasm,
+// after checking that the line printed instead says so)
+TEST(CudaRender, Debug6ShowsPtxAndTheSassOfACubin) {
+  NEED_NVRTC();
+  const char* src = "extern \"C\" __global__ void add(float* out, const float* a) { out[threadIdx.x] = a[threadIdx.x] + 1.0f; }";
+  runtime::NvrtcCompiler gpu("sm_90");
+  std::string ptx = runtime::nvrtc_compile(src, "compute_80");
+  EXPECT_EQ(gpu.disassemble(ptx), ptx);
+  std::string sass = gpu.disassemble(runtime::nvrtc_compile(src, "sm_90"));
+  if (sass.find("not installed") != std::string::npos) {
+    EXPECT_NE(sass.find("nvdisasm"), std::string::npos) << sass;
+    GTEST_SKIP() << "no nvdisasm here: " << sass;
+  }
+  EXPECT_NE(sass.find("add"), std::string::npos) << sass;
+  EXPECT_NE(sass.find("EXIT"), std::string::npos) << sass;  // every kernel's last instruction
+  EXPECT_NE(sass.find("FADD"), std::string::npos) << sass;
+}
+
 TEST(CudaRender, ARejectedKernelNamesTheLogAndTheSource) {
   NEED_NVRTC();
   std::string src = "extern \"C\" __global__ void broken(float* out) { out[0] = undefined_name; }";
