@@ -1,8 +1,8 @@
 #include "runtime/nvrtc.h"
 
 #include <algorithm>
-#include <fstream>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <vector>
 
