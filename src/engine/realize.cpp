@@ -67,13 +67,14 @@ void allreduce_buffer(runtime::Buffer& dst, runtime::Buffer& src, const std::str
   span.arg("bytes", std::to_string(src.nbytes()));
   copy_buffer(dst, src);
   if (!runtime::mpi::launched() || dst.nbytes() == 0) return;
-  runtime::mpi::Op o = op == "sum" ? runtime::mpi::Op::Sum : op == "max" ? runtime::mpi::Op::Max : runtime::mpi::Op::Min;
+  std::optional<runtime::mpi::Op> o = runtime::mpi::op_named(op);
+  if (!o) throw InternalError("allreduce", "no collective named '" + op + "'");  // (tg::mpi::allreduce checked it)
   size_t n = dst.nbytes();
   bool host = dst.device().allocator().host_addressable();
   std::unique_ptr<unsigned char[]> staged(host ? nullptr : new unsigned char[n]);
   dst.device().synchronize();
   if (!host) dst.copyout(staged.get(), n);
-  runtime::mpi::allreduce(host ? dst.ptr() : staged.get(), n / dst.dtype().itemsize(), dst.dtype(), o, "allreduce");
+  runtime::mpi::allreduce(host ? dst.ptr() : staged.get(), n / dst.dtype().itemsize(), dst.dtype(), *o, "allreduce");
   if (!host) dst.copyin(staged.get(), n);
   if (getenv_int("DEBUG") >= 2)
     std::fprintf(stderr, "*** %-6s allreduce %s of %zu bytes over %d ranks: %.3f ms\n", dst.device().name().c_str(), op.c_str(), n,

@@ -139,6 +139,13 @@ Watchdog& watchdog() {
 
 }  // namespace
 
+std::optional<Op> op_named(const std::string& name) {
+  if (name == "sum") return Op::Sum;
+  if (name == "max") return Op::Max;
+  if (name == "min") return Op::Min;
+  return std::nullopt;
+}
+
 void allreduce(void* data, size_t count, DType dt, Op op, const std::string& what) {
   if (!launched() || count == 0) return;
   const Api& a = load_api<Api>();

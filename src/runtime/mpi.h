@@ -6,6 +6,7 @@
 // a hang; a rank that dies ends the job the same way.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "tg/dtype.h"
@@ -19,6 +20,8 @@ int rank();  // 0 when not launched
 int size();  // 1 when not launched
 
 enum class Op { Sum, Max, Min };
+// "sum", "max" or "min" as an Op (tg::mpi's and the ALLREDUCE node's names for them); nullopt for any other name
+std::optional<Op> op_named(const std::string& name);
 
 // data[i] combined over every rank, in place, for count elements of dtype dt (float16/bfloat16 are not summed here:
 // the caller widens them). `what` names the collective in errors.

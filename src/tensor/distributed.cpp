@@ -2,7 +2,6 @@
 #include "tg/mpi.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "runtime/mpi.h"
 #include "tensor/tensor_impl.h"
@@ -12,7 +11,7 @@ namespace tg::mpi {
 namespace {
 
 void check_op(const std::string& op, Loc where) {
-  if (op != "sum" && op != "max" && op != "min") throw ArgumentError("allreduce", "op must be sum, max or min, not '" + op + "'", where);
+  if (!runtime::mpi::op_named(op)) throw ArgumentError("allreduce", "op must be sum, max or min, not '" + op + "'", where);
 }
 
 // the ranks must agree on what they combine: a header (number of dims, dtype, dims) compared by its max and min
@@ -32,13 +31,13 @@ void check_same_everywhere(const std::vector<int64_t>& header, const std::string
                       where);
 }
 
-}  // namespace
-
 // The lazy node (an op of the graph: scheduled as an item of its own, replayed by TinyJit); its gradient, of a sum,
 // is the gradient's sum over the ranks
 Tensor allreduce_node(const Tensor& x, const std::string& op, Loc where) {
   return tensor::wrap(uop::UOp::make(uop::Ops::ALLREDUCE, x.dtype(), {x.uop()}, uop::Arg(op)), x.device(), where);
 }
+
+}  // namespace
 
 bool launched() { return runtime::mpi::launched(); }
 int rank() { return runtime::mpi::rank(); }
