@@ -23,6 +23,8 @@ bool passes_through(Ops op) {
          op == Ops::ASSIGN;
 }
 
+bool is_transfer(Ops op) { return op == Ops::COPY || op == Ops::ALLREDUCE; }
+
 const UOp& movement_base(const UOp& u) {
   const UOp* n = &u;
   while (Movement().contains(n->op()) || n->op() == Ops::DETACH) n = &n->src(0);
@@ -276,7 +278,7 @@ void fill_cats_in_place(Grouping& g, const Users& users) {
       while (ok && (n->op() == Ops::RESHAPE || n->op() == Ops::DETACH) && !g.realized(*n))
         ok = only_user(n->src(0), *n), n = &n->src(0);
       ok = ok && !g.filled.count(n->get());  // (a cat inside the cat, itself filled in place, keeps its own buffer)
-      ok = ok && n->op() != Ops::COPY && n->op() != Ops::ALLREDUCE;  // (these write a whole buffer of their own)
+      ok = ok && !is_transfer(n->op());      // (a copy or an allreduce writes a whole buffer of its own)
       stored_as.push_back(n);
     }
     if (!ok || covered != shape[d] ||
@@ -535,9 +537,9 @@ Grouping group(const std::vector<UOp>& outputs) {
   }
   for (const UOp& u : g.nodes) {
     if (u.op() == Ops::CONTIGUOUS) g.realize.insert(u.get());
-    if (u.op() == Ops::COPY || u.op() == Ops::ALLREDUCE) {
+    if (is_transfer(u.op())) {
       g.realize.insert(u.get());
-      if (!plain_buffer(u.src(0))) g.realize.insert(u.src(0).get());  // a COPY copies a whole buffer (ALLREDUCE too)
+      if (!plain_buffer(u.src(0))) g.realize.insert(u.src(0).get());  // from a whole buffer
     }
   }
   const std::unordered_set<const uop::UOpNode*> forced = g.realize;

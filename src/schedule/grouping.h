@@ -41,6 +41,9 @@ Grouping group(const std::vector<uop::UOp>& outputs);
 // Ops whose value is their first source's (DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD, CUSTOM_GRAD, ASSIGN): a kernel
 // computes that source; they differ only in where the value is stored or how it differentiates.
 bool passes_through(uop::Ops op);
+// Ops that write a whole buffer of their own from a whole source buffer, as a schedule item that is no kernel (COPY,
+// ALLREDUCE): both sides are realized.
+bool is_transfer(uop::Ops op);
 // Movement ops (and DETACH, which changes no value) down to the node they move.
 const uop::UOp& movement_base(const uop::UOp& u);
 // u below its reshapes and DETACHes: the node whose buffer holds u's values in u's order.

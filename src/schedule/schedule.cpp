@@ -116,7 +116,7 @@ Schedule build_schedule(const std::vector<UOp>& outputs) {
     UOp out = in_place ? movement_base(u.src(1)) : fresh_buffer(u);
     if (in_place) buffers[u.get()] = out;
     if (size == 0) continue;  // nothing to compute
-    if (u.op() == Ops::COPY || u.op() == Ops::ALLREDUCE) {
+    if (is_transfer(u.op())) {
       UOp src = plain_buffer(u.src(0));
       if (!src) src = buffers.at(u.src(0).get());
       if (u.op() == Ops::COPY) s.items.push_back({ScheduleItem::Kind::Copy, UOp(), {out, src}});
