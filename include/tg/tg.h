@@ -13,4 +13,5 @@
 #include "tg/datasets.h"
 #include "tg/jit.h"
 #include "tg/profile.h"
+#include "tg/viz.h"
 #include "tg/mpi.h"

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -17,6 +18,7 @@
 #include "tg/context.h"
 #include "uop/spec.h"
 #include "uop/symbolic.h"
+#include "viz/record.h"
 
 namespace tg::engine {
 
@@ -151,6 +153,7 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
   std::map<Key, std::shared_ptr<CompiledKernel>> planned;  // new kernels, once each
   std::map<runtime::Device*, std::vector<std::shared_ptr<CompiledKernel>>> to_compile;
   std::vector<std::pair<Key, uop::UOp>> to_remember;
+  std::vector<std::pair<std::shared_ptr<CompiledKernel>, std::unique_ptr<viz::KernelRecord>>> records;  // VIZ
   for (size_t i = 0; i < requests.size(); i++) {
     const uop::UOp& ast = requests[i].ast;
     runtime::Device& device = *requests[i].device;
@@ -163,7 +166,13 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
       out[i] = it->second;
       continue;
     }
+    // VIZ: the kernel's stages, timed, and the graph rewrites in them
+    std::unique_ptr<viz::KernelRecord> rec = viz::enabled() ? std::make_unique<viz::KernelRecord>() : nullptr;
+    std::optional<uop::TrackRewrites> tracking;
+    if (rec) tracking.emplace(&rec->rewrites);
+    viz::StageTimer timer;
     codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
+    if (rec) rec->stages.push_back(timer.stop("lower")), timer = {};
     std::vector<codegen::Opt> opts;
     bool searched = false;
     // (no opt applies to a symbolic axis: legal() refuses them, so every way below picks opts on the other axes)
@@ -176,13 +185,23 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
     } else {
       opts = codegen::choose_opts(lowered);
     }
+    if (rec) rec->stages.push_back(timer.stop(searched ? "BEAM search" : "choose opts")), timer = {};
     if (!opts.empty()) lowered = codegen::lower(ast, opts, device.caps());
+    if (rec && !opts.empty()) rec->stages.push_back(timer.stop("lower with opts")), timer = {};
     std::string name = kernel_name(lowered);
     if (int n = name_count[name]++) name += "n" + std::to_string(n);
     if (getenv_int("DEBUG") >= 3)
       std::cerr << "kernel " << name << ": loops " << shape::shape_str(lowered.full_shape) << ", opts ["
                 << codegen::opts_str(opts) << "]" << (searched ? " (BEAM)" : "") << "\n";
     std::shared_ptr<CompiledKernel> k = plan_kernel(device, lowered, name);
+    if (rec) {
+      rec->stages.push_back(timer.stop("linearize and render"));
+      rec->name = name, rec->device = device.name(), rec->opts = k->opts;
+      rec->ast = ast, rec->lowered = lowered.sink;
+      rec->uops = codegen::print_uops(k->uops), rec->source = k->rendered.source;
+      records.push_back({k, std::move(rec)});
+    }
+    tracking.reset();
     check_render(ast);  // RENDER_CHECK=CUDA: the kernel compiles for CUDA too
     planned[key] = k;
     to_compile[&device].push_back(k);
@@ -194,9 +213,14 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
   for (auto& [device, kernels] : to_compile) {
     std::vector<runtime::KernelSource> sources;
     for (const auto& k : kernels) sources.push_back({k->rendered.entry, k->rendered.source});
+    viz::StageTimer timer;
     std::vector<std::shared_ptr<runtime::Program>> programs = device->programs(sources);
     for (size_t j = 0; j < kernels.size(); j++) kernels[j]->program = programs[j];
+    viz::Stage compile = timer.stop(kernels.size() > 1 ? "compile (" + std::to_string(kernels.size()) + " kernels together)" : "compile");
+    for (auto& [k, rec] : records)
+      if (std::find(kernels.begin(), kernels.end(), k) != kernels.end()) rec->stages.push_back(compile);
   }
+  for (const auto& [k, rec] : records) viz::add_kernel(*rec);
   for (const auto& [key, ast] : to_remember) cache[key] = {ast, planned.at(key)};
   return out;
 }

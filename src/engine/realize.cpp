@@ -17,6 +17,7 @@
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/profile.h"
+#include "viz/record.h"
 
 namespace tg::engine {
 
@@ -228,8 +229,11 @@ void run_schedule(schedule::Schedule s) {
   if (capture_sink)
     for (size_t i = 0; i < s.items.size(); i++)
       for (const uop::UOp& b : s.items[i].bufs) last_use[b.get()] = i;
+  viz::StoredRealize* viz = viz::current_realize();
   for (size_t i = 0; i < s.items.size(); i++) {
     ScheduleItem& item = s.items[i];
+    viz::StageTimer timer;
+    std::string kernel_name;
     std::vector<runtime::Buffer*> bufs;
     for (const uop::UOp& b : item.bufs) bufs.push_back(&buffer_of(b));
     if (item.kind == ScheduleItem::Kind::Copy) copy_buffer(*bufs[0], *bufs[1]);
@@ -243,6 +247,12 @@ void run_schedule(schedule::Schedule s) {
         vals.push_back(*v);
       }
       launch(k, bufs, vals);
+      kernel_name = k.name;
+    }
+    if (viz) {
+      viz::ItemRecord rec{schedule::item_kind(item), kernel_name, {}, timer.stop("").ms};
+      for (const uop::UOp& b : item.bufs) rec.bufs.push_back(schedule::buffer_str(b));
+      viz->items.push_back(std::move(rec));
     }
     if (capture_sink) capture_item(std::move(item), i, last_use);
     item = ScheduleItem();  // frees the buffers only this item still held

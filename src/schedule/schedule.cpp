@@ -166,16 +166,19 @@ Schedule create_schedule(const std::vector<UOp>& outputs) {
   return s;
 }
 
+std::string item_kind(const ScheduleItem& it) {
+  return it.kind == ScheduleItem::Kind::Kernel ? "kernel" : it.kind == ScheduleItem::Kind::Copy ? "copy" : "allreduce " + it.ast.arg().get<std::string>();
+}
+std::string buffer_str(const UOp& b) { return uop::get_buffer_arg(b).repr() + ":" + b.dtype().name(); }
+
 std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
   for (size_t i = 0; i < s.items.size(); i++) {
     const ScheduleItem& it = s.items[i];
-    bool kernel = it.kind == ScheduleItem::Kind::Kernel;
-    os << "schedule item " << i << ": "
-       << (kernel ? "kernel" : it.kind == ScheduleItem::Kind::Copy ? "copy" : "allreduce " + it.ast.arg().get<std::string>()) << ", buffers";
-    for (const UOp& b : it.bufs) os << " " << uop::get_buffer_arg(b).repr() << ":" << b.dtype().name();
+    os << "schedule item " << i << ": " << item_kind(it) << ", buffers";
+    for (const UOp& b : it.bufs) os << " " << buffer_str(b);
     os << "\n";
-    if (kernel) os << it.ast;
+    if (it.kind == ScheduleItem::Kind::Kernel) os << it.ast;
   }
   return os.str();
 }

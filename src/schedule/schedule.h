@@ -41,6 +41,10 @@ Schedule create_schedule(const std::vector<uop::UOp>& outputs);
 // Whether `u` needs no kernel to be read: a chain of movement ops over a BUFFER or a CONST.
 bool is_realized_form(const uop::UOp& u);
 
+// "kernel", "copy", "allreduce sum" ...
+std::string item_kind(const ScheduleItem& it);
+// a BUFFER node as the schedule's printouts name it: its buffer (device, size) and dtype
+std::string buffer_str(const uop::UOp& b);
 // DEBUG=3: the schedule, one block per item.
 std::string print_schedule(const Schedule& s);
 

@@ -15,6 +15,7 @@
 #include "tensor/tensor_impl.h"
 #include "tg/device.h"
 #include "tg/profile.h"
+#include "viz/record.h"
 
 namespace tg {
 
@@ -353,11 +354,17 @@ void detail::realize_graphs(const std::vector<UOp>& outs, const std::vector<cons
   if (outs.empty()) return;
   auto lock = detail::realize_lock();
   profile::Span realize_span("realize", "realize");
+  std::string made_at;  // VIZ: the line that made the first of the tensors
+  for (const TensorImpl* t : tensors)
+    if (viz::enabled() && t->created.line() && made_at.empty()) made_at = t->created.str();
+  viz::RealizeScope viz(outs, made_at);
   schedule::Schedule s;
   {
     profile::Span span("schedule", "schedule");
+    viz::StageTimer timer;
     s = schedule::create_schedule(outs);
     span.arg("items", std::to_string(s.items.size()));
+    if (viz) viz->stages.push_back(timer.stop("schedule"));
   }
   realize_span.arg("items", std::to_string(s.items.size()));
   // live tensors point at the new buffers before they are filled, so that running can free every buffer no tensor
@@ -365,9 +372,12 @@ void detail::realize_graphs(const std::vector<UOp>& outs, const std::vector<cons
   detail::SavedGraphs saved = detail::apply_becomes(s.becomes);
   s.becomes.clear();
   try {
+    viz::StageTimer timer;
     engine::run_schedule(std::move(s));
+    if (viz) viz->stages.push_back(timer.stop("run"));
   } catch (const Error& e) {
     detail::restore_graphs(saved);
+    if (viz) viz->error = e.what();
     if (e.is_user_error() || e.kind() == ErrorKind::Internal) throw;
     // a failed compile or launch: say which of the user's tensors it was computing (the first one made at a known line)
     for (const detail::TensorImpl* t : tensors)

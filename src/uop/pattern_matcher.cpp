@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "tg/error.h"
+#include "uop/track.h"
 
 namespace tg::uop {
 
@@ -21,7 +22,7 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
   return PatternMatcher(std::move(rules));
 }
 
-UOp PatternMatcher::rewrite(const UOp& u, void* ctx, const std::type_info* ctx_type) const {
+UOp PatternMatcher::rewrite(const UOp& u, void* ctx, const std::type_info* ctx_type, uint32_t* fired) const {
   Match m;
   m.root_ = &u;
   m.ctx_ = ctx;
@@ -35,6 +36,7 @@ UOp PatternMatcher::rewrite(const UOp& u, void* ctx, const std::type_info* ctx_t
     if (r.dtype() != u.dtype())
       throw InternalError("PatternMatcher", "rule " + rules_[i].first.repr() + " rewrote a " + u.dtype().name() +
                                                 " " + std::string(op_name(u.op())) + " into a " + r.dtype().name());
+    if (fired) *fired = i;
     return r;
   }
   return UOp();
@@ -59,6 +61,10 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
   std::unordered_set<const UOpNode*> in_progress;  // nodes at stage >= 1: meeting one again means the rules loop
   std::vector<Frame> stack{{root, 0, UOp()}};
   size_t seen = 0, rewrites = 0;
+  RewriteLog* log = rewrite_log();
+  RewriteCall tracked;
+  uint32_t fired = 0;
+  size_t fired_here = 0;
   auto loop_error = [&](const UOp& u) {
     return CompileError("graph_rewrite", "rewrite rules loop: " + std::string(op_name(u.op())) + " node " +
                                              u.render() + " rewrites back into itself");
@@ -88,7 +94,7 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
         src.push_back(r);
       }
       UOp rebuilt = changed ? f.node.with_src(std::move(src)) : f.node;
-      UOp r = pm.rewrite(rebuilt, ctx, ctx_type);
+      UOp r = pm.rewrite(rebuilt, ctx, ctx_type, &fired);
       if (!r) {
         // the rebuilt node is final too: its sources are already rewritten and no rule fires on it
         if (rebuilt != f.node) done.emplace(rebuilt, rebuilt);
@@ -100,6 +106,11 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
       if (f.chain >= opts.max_rewrites_per_node || ++rewrites > opts.max_rewrites_per_node * (seen + 100))
         throw CompileError("graph_rewrite", "rewrite did not converge after " + std::to_string(rewrites) +
                                                 " rule applications; last rewrite of " + std::string(op_name(rebuilt.op())));
+      if (log) {  // VIZ: the rule that fired, on what
+        fired_here++;
+        if (log->steps++ < RewriteLog::kMaxSteps) tracked.steps.push_back({pm.rule_repr(fired), rebuilt, r});
+        else log->dropped_steps++;
+      }
       if (auto it = done.find(r); it != done.end()) {
         done.emplace(f.node, it->second);
         in_progress.erase(f.node.get());
@@ -119,6 +130,9 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
     in_progress.erase(f.node.get());
     stack.pop_back();
   }
+  if (!log) return done.at(root);
+  if (fired_here == 0) log->unchanged_calls++;
+  else if (!tracked.steps.empty()) log->calls.push_back({root, done.at(root), std::move(tracked.steps)});
   return done.at(root);
 }
 

@@ -20,8 +20,10 @@ class PatternMatcher {
   PatternMatcher operator+(const PatternMatcher& o) const;  // o's rules after ours
 
   // The first rule (in table order) whose pattern matches u and whose callback returns a node; null if none.
-  UOp rewrite(const UOp& u, void* ctx = nullptr, const std::type_info* ctx_type = nullptr) const;
+  // `fired`, where given, gets that rule's index.
+  UOp rewrite(const UOp& u, void* ctx = nullptr, const std::type_info* ctx_type = nullptr, uint32_t* fired = nullptr) const;
   size_t size() const { return rules_.size(); }
+  std::string rule_repr(uint32_t i) const { return rules_.at(i).first.repr(); }
 
  private:
   std::vector<std::pair<UPat, RewriteFn>> rules_;
@@ -36,7 +38,8 @@ struct RewriteOptions {
 
 // Rewrites every node of the graph below `root`, sources before users, applying pm to each node until no rule
 // fires (and rewriting what a rule returns in turn). Memoized within the call. Raises tg::CompileError when the
-// rules loop (a node rewrites back into itself) or do not converge.
+// rules loop (a node rewrites back into itself) or do not converge. Tracked where a RewriteLog is installed
+// (uop/track.h).
 UOp graph_rewrite(const UOp& root, const PatternMatcher& pm, RewriteOptions opts = {});
 UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, const std::type_info* ctx_type,
                       RewriteOptions opts = {});
