@@ -143,12 +143,12 @@ std::shared_ptr<CompiledKernel> build_kernel(runtime::Device& device, const code
 std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector<KernelRequest>& requests) {
   static std::mutex mu;
   // keyed by the interned AST node (kept alive by the key), the device and the settings that choose the opts
-  using Key = std::tuple<const uop::UOpNode*, std::string, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<const uop::UOpNode*, std::string, int64_t, int64_t, int64_t, int64_t>;
   static std::map<Key, std::pair<uop::UOp, std::shared_ptr<const CompiledKernel>>> cache;
   // distinct kernels with the same loop sizes get distinct names: E_4_3, E_4_3n1, ...
   static std::map<std::string, int> name_count;
   std::lock_guard<std::mutex> lock(mu);
-  int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS"), beam = getenv_int("BEAM");
+  int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS"), beam = getenv_int("BEAM"), tc = getenv_int("TC", 1);
   std::vector<std::shared_ptr<const CompiledKernel>> out(requests.size());
   std::map<Key, std::shared_ptr<CompiledKernel>> planned;  // new kernels, once each
   std::map<runtime::Device*, std::vector<std::shared_ptr<CompiledKernel>>> to_compile;
@@ -157,7 +157,7 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
   for (size_t i = 0; i < requests.size(); i++) {
     const uop::UOp& ast = requests[i].ast;
     runtime::Device& device = *requests[i].device;
-    Key key{ast.get(), device.name(), noopt, random_seed, beam};
+    Key key{ast.get(), device.name(), noopt, random_seed, beam, tc};
     if (auto it = cache.find(key); it != cache.end()) {
       out[i] = it->second.second;
       continue;

@@ -210,3 +210,22 @@ TEST(TensorCores, NotWhereTheyDoNotFit) {
   Reference r = matmul_reference(host(h), host(k), 1, 5, 16, 16);
   expect_close(got, r, dtypes::float16, "5 x 16 x 16");
 }
+
+// TC=0 set while the program runs (a Context) reaches kernels already compiled with TC: the setting is part of the
+// kernel cache's key, as NOOPT and BEAM are, so the same AST is compiled again without the tensor cores
+TEST(TensorCores, TC0InAContextCompilesTheSameKernelWithoutThem) {
+  NEED_TENSOR_CORES();
+  Tensor a = random({32, 64}, dtypes::float16, 21), w = random({64, 32}, dtypes::float16, 22);
+  schedule::Schedule s = schedule::create_schedule({a.matmul(w).uop()});
+  const uop::UOp& ast = s.items.back().ast;
+  auto with = engine::get_kernel(ast, default_dev());
+  EXPECT_NE(with->opts.find("TC"), std::string::npos) << with->opts;
+  {
+    Context off{{"TC", 0}};
+    auto without = engine::get_kernel(ast, default_dev());
+    EXPECT_EQ(without->opts.find("TC"), std::string::npos) << without->opts;
+    std::vector<double> got = host(a.matmul(w));
+    expect_close(got, matmul_reference(host(a), host(w), 1, 32, 64, 32), dtypes::float16, "32 x 64 x 32 with TC=0");
+  }
+  EXPECT_EQ(engine::get_kernel(ast, default_dev()), with);  // TC on again: the first kernel, from the cache
+}
