@@ -1,7 +1,8 @@
 // The VIZ page's HTML, style and script (page.cpp puts the recorded JSON where /*VIZ_DATA*/ stands). No outside
 // dependency: the script lays the graphs out itself (layers by longest path, ordered by barycenters) and draws SVG.
 // The address's fragment picks what is shown (#r=2: realize 2; #k=5&t=source: kernel 5's source; &q=text: a search;
-// &open=all: every rewrite unfolded), so a page can be linked to a view, and a headless browser pointed at one.
+// &open=all: every rewrite unfolded; &unfold=all: a big graph drawn whole), so a page can be linked to a view, and a
+// headless browser pointed at one.
 namespace tg::viz {
 
 extern const char* const kPageHtml;
@@ -91,7 +92,7 @@ function graphView(root, query) {
   if (root < 0) { box.append($("div", {class: "info", text: "this graph was left out (the page's node limit)"})); return box; }
   const all = reach(root);
   const collapsed = new Set();
-  if (all.length > MAX_SHOWN) {  // show the nodes nearest the root; collapse those at the edge
+  if (all.length > MAX_SHOWN && state().unfold !== "all") {  // show the nodes nearest the root; fold those at the edge
     const depth = new Map([[root, 0]]), order = [root];
     for (let i = 0; i < order.length; i++) for (const s of N[order[i]][3]) if (!depth.has(s)) { depth.set(s, depth.get(order[i]) + 1); order.push(s); }
     const keep = new Set(order.slice(0, MAX_SHOWN));
@@ -108,11 +109,11 @@ function graphView(root, query) {
   let view = {x: 0, y: 0, w: 100, h: 100}, bounds = view;
   const setView = () => svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
   function fit() { view = {...bounds}; setView(); }
-  let rootAt = [0, 0];
-  function firstView() {  // the whole graph where it is readable so; else its root at full size (pan and zoom from there)
+  let rootAt = [0, 0], hitAt = null;  // where the root and the first node a search found are drawn
+  function firstView() {  // the whole graph where it is readable so; else its first search hit or its root at full size
     const cw = svg.clientWidth || 1000, ch = svg.clientHeight || 600;
     if (bounds.w <= cw * 2.5 && bounds.h <= ch * 2.5) return fit();
-    view = {x: rootAt[0] - cw / 2, y: rootAt[1] + 60 - ch, w: cw, h: ch};
+    view = hitAt ? {x: hitAt[0] - cw / 2, y: hitAt[1] - ch / 2, w: cw, h: ch} : {x: rootAt[0] - cw / 2, y: rootAt[1] + 60 - ch, w: cw, h: ch};
     setView();
   }
   function visible() {
@@ -161,6 +162,8 @@ function graphView(root, query) {
     }
     bounds = {x: -20, y: -20, w: Math.max(width, 200) + 40, h: layers.length * ROW + 40};
     rootAt = [xy.get(root)[0] + W(root) / 2, xy.get(root)[1]];
+    const hit = ids.find(id => hits.has(id));
+    hitAt = hit === undefined ? null : [xy.get(hit)[0] + W(hit) / 2, xy.get(hit)[1]];
     firstView();
     box.dataset.shown = ids.length;
   }
