@@ -101,12 +101,6 @@ if(size LESS 10000)
 endif()
 
 # an unwritable place: a message, and the program's own output unchanged
-execute_process(COMMAND ${CMAKE_COMMAND} -E env VIZ=1 VIZ_PATH=/nonexistent-dir/viz.html ${EXE}
-                OUTPUT_VARIABLE out2 ERROR_VARIABLE err2 RESULT_VARIABLE rc2)
-if(NOT rc2 EQUAL 0 OR NOT err2 MATCHES "VIZ: no page written: .*/nonexistent-dir/viz.html: cannot be written")
-  message(FATAL_ERROR "an unwritable VIZ_PATH: exit ${rc2}, stderr:\n${err2}")
-endif()
-if(NOT out2 STREQUAL out)
-  message(FATAL_ERROR "the program's output changed with an unwritable VIZ_PATH")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/unwritable_output.cmake)
+check_unwritable_output(${EXE} VIZ VIZ_PATH page "${out}")
 message(STATUS "kernel ${kernel}: ${n_lines} source lines found, ${rules} rules shown; realize 0: ${nodes} nodes; screenshot ${shot}")
