@@ -7,8 +7,10 @@
 //                                         else $TMPDIR/tinygrad_cpp_viz.html (or /tmp), and says where on stderr
 //   tg::viz::start(); ...; tg::viz::save("viz.html");   the same from code, for a part of a run
 //
-// Recording keeps the graphs alive and costs time in every compile; nothing while off. A page keeps at most
-// kMaxRealizes realizes and kMaxKernels kernels (later ones are counted, and the page says how many were left out).
+// Recording stores the graphs' nodes as text in a table of its own (a node seen again is stored once), so it holds
+// no graph and no buffer alive; it costs time in every realize and compile, and nothing while off. A page keeps at
+// most kMaxRealizes realizes and kMaxKernels kernels (later ones are counted; the page and the line on stderr say
+// what was left out).
 #pragma once
 #include <cstddef>
 #include <string>
