@@ -38,7 +38,7 @@ struct Trace {
     const char* env = std::getenv("PROFILE");
     if (!env || std::atoi(env) <= 0 || events.empty()) return;
     const char* where = std::getenv("PROFILE_PATH");
-    std::string path = where && *where ? where : base::temp_dir() + "/tinygrad_cpp_profile.json";
+    std::string path = base::per_rank(where && *where ? where : base::temp_dir() + "/tinygrad_cpp_profile.json");
     try {
       size_t n = write(path);
       std::fprintf(stderr, "PROFILE: %zu events in %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", n, path.c_str());

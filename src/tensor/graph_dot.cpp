@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/text.h"
 #include "runtime/process.h"
 #include "schedule/grouping.h"
 #include "tensor/tensor_impl.h"
@@ -86,7 +87,7 @@ std::string write_dot(const UOp& root, const std::vector<UOp>& grads, size_t& n_
 
 void draw_autograd_graph(const UOp& root, const std::vector<UOp>& grads) {
   if (getenv_int("GRAPH") < 1) return;
-  std::string path = getenv_str("GRAPH_PATH", runtime::temp_dir() + "/net.dot");
+  std::string path = base::per_rank(getenv_str("GRAPH_PATH", runtime::temp_dir() + "/net.dot"));
   static std::mutex mu;
   static std::set<std::string> drawn;  // each path gets the first backward that names it
   {

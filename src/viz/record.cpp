@@ -37,7 +37,7 @@ struct Recorder {
   ~Recorder() {
     if (!env_on() || (data.realizes.empty() && data.kernels.empty())) return;
     const char* where = std::getenv("VIZ_PATH");
-    std::string path = where && *where ? where : base::temp_dir() + "/tinygrad_cpp_viz.html";
+    std::string path = base::per_rank(where && *where ? where : base::temp_dir() + "/tinygrad_cpp_viz.html");
     try {
       size_t n = write(path);
       std::string left_out;  // past the page's limits (tg/viz.h)

@@ -2,11 +2,14 @@
 // against what the library itself holds: the kernel cache's source, the graphs' nodes, the rules that fired.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "base/text.h"
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -175,6 +178,29 @@ TEST(Viz, NothingIsRecordedWhileOffAndAnUnwritablePathIsAnArgumentError) {
   EXPECT_TRUE(at(page_data(path), "kernels").items.empty());
   testing::expect_error<ArgumentError>([] { viz::save("/nonexistent-dir/viz.html"); }, "viz::save",
                                        {"/nonexistent-dir/viz.html", "cannot be written"}, "test_viz.cpp");
+}
+
+}  // namespace
+}  // namespace tg
+
+namespace tg {
+namespace {
+
+// in a job of several MPI processes each rank's PROFILE, VIZ and GRAPH file gets its own name (ctest
+// mpi.tool_outputs_one_file_per_rank checks it under a real mpirun)
+TEST(OutputPaths, EachRankOfAnMpiJobWritesItsOwnFile) {
+  ::unsetenv("PMI_RANK"), ::unsetenv("PMI_SIZE");
+  ::setenv("OMPI_COMM_WORLD_RANK", "1", 1), ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  EXPECT_EQ(base::per_rank("/tmp/viz.html"), "/tmp/viz.rank1.html");
+  EXPECT_EQ(base::per_rank("/tmp/a.b/net"), "/tmp/a.b/net.rank1");  // a dot in a folder's name is no extension
+  EXPECT_EQ(base::per_rank("/tmp/.hidden"), "/tmp/.hidden.rank1");
+  ::setenv("OMPI_COMM_WORLD_SIZE", "1", 1);  // one process: the name as given
+  EXPECT_EQ(base::per_rank("/tmp/viz.html"), "/tmp/viz.html");
+  ::unsetenv("OMPI_COMM_WORLD_RANK"), ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  ::setenv("PMI_RANK", "0", 1), ::setenv("PMI_SIZE", "4", 1);  // MPICH, Slurm
+  EXPECT_EQ(base::per_rank("trace.json"), "trace.rank0.json");
+  ::unsetenv("PMI_RANK"), ::unsetenv("PMI_SIZE");
+  EXPECT_EQ(base::per_rank("trace.json"), "trace.json");
 }
 
 }  // namespace
