@@ -68,7 +68,8 @@ void join_scattered(const std::vector<Scattered>& scattered, std::vector<UOp>& s
     runs[{scattered[i].buffer.get(), base.get()}].emplace(c, i);
   }
   std::vector<bool> done(scattered.size());
-  for (auto& [key, at] : runs)
+  for (auto& run : runs) {
+    std::map<int64_t, size_t>& at = run.second;  // (not a structured binding: clang 14 cannot capture one)
     for (auto it = at.begin(); it != at.end();) {
       int64_t start = it->first, w = 0;
       const UOp& lane0 = scattered[it->second].value;
@@ -98,6 +99,7 @@ void join_scattered(const std::vector<Scattered>& scattered, std::vector<UOp>& s
       stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, first.index, {first.buffer, first.addr}), vec}));
       it = at.lower_bound(start + w);
     }
+  }
   for (size_t i = 0; i < scattered.size(); i++)
     if (!done[i]) {
       const Scattered& s = scattered[i];
