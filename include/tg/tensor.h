@@ -682,11 +682,13 @@ template <> inline std::vector<bool> Tensor::to_vector<bool>() const {
   return std::vector<bool>(raw.begin(), raw.end());
 }
 
-// Operators. Comparisons return bool tensors; == and != compare elementwise.
+// Operators. Comparisons return bool tensors; == and != compare elementwise. Two tensors are both taken as TensorAt:
+// C++20 also tries == and != with the operands swapped, and with a TensorAt on one side only the two orders would
+// tie (clang: -Wambiguous-reversed-operator at every `a == b` in a user's code).
 Tensor operator-(TensorAt a);
 Tensor operator!(TensorAt a);
 #define TG_TENSOR_BINARY_OP(sym, method)                                                                     \
-  inline Tensor operator sym(TensorAt a, const Tensor& b) { return a.t.method(b, a.where); }                 \
+  inline Tensor operator sym(TensorAt a, TensorAt b) { return a.t.method(b.t, a.where); }                    \
   template <TensorScalar T> Tensor operator sym(TensorAt a, T b) { return a.t.method(a.t.scalar_like(b, a.where), a.where); } \
   template <TensorScalar T> Tensor operator sym(T a, TensorAt b) { return b.t.scalar_like(a, b.where).method(b.t, b.where); }
 TG_TENSOR_BINARY_OP(+, add)
