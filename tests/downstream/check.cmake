@@ -24,7 +24,14 @@ run("building it" ${CMAKE_COMMAND} --build ${WORK}/cmake)
 run("running it" ${WORK}/cmake/downstream)
 message(STATUS "find_package: ${out}")
 
-# 2. pkg-config, from the installed .pc (relocatable: the prefix is where the file is). Without pkg-config the test
+# 2. a user's code sees no warning from our headers, with either compiler the GUIDE keeps green
+find_program(CLANGXX NAMES clang++)
+foreach(compiler ${CXX} ${CLANGXX})
+  run("compiling with ${compiler} -Wall -Wextra -Werror" ${compiler} -std=c++20 -Wall -Wextra -Werror -fsyntax-only
+      -I${WORK}/prefix/include ${SRC}/main.cpp)
+endforeach()
+
+# 3. pkg-config, from the installed .pc (relocatable: the prefix is where the file is). Without pkg-config the test
 #    says "skipped:" (ctest then reports it skipped, not passed)
 find_program(PKG_CONFIG NAMES pkg-config pkgconf)
 if(NOT PKG_CONFIG)

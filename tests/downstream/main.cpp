@@ -1,5 +1,6 @@
 // A program of another project using an installed tinygrad.cpp (ctest package.install_and_use builds it with
-// find_package and with pkg-config): a sum of squares computed lazily, checked against a plain loop.
+// find_package and with pkg-config): a sum of squares computed lazily, checked against a plain loop, and the
+// elementwise comparisons. It compiles without a warning under -Wall -Wextra with g++ and clang.
 #include <cstdio>
 #include <vector>
 
@@ -15,6 +16,11 @@ int main() {
       std::fprintf(stderr, "row %d: %g, want %g\n", i, got[static_cast<size_t>(i)], want);
       return 1;
     }
+  }
+  // comparisons of two tensors (elementwise): every entry of a equals itself and differs from a + 1
+  if ((a == a).sum().item<int>() != 12 || (a != a + 1).sum().item<int>() != 12) {
+    std::fprintf(stderr, "== or != between tensors gave a wrong count\n");
+    return 1;
   }
   std::printf("downstream: %g %g %g\n", got[0], got[1], got[2]);
   return 0;
