@@ -172,7 +172,7 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
     if (rec) tracking.emplace(&rec->rewrites);
     viz::StageTimer timer;
     codegen::LoweredKernel lowered = codegen::lower(ast, {}, device.caps());
-    if (rec) rec->stages.push_back(timer.stop("lower")), timer = {};
+    if (rec) rec->stages.push_back(timer.stop("lower"));
     std::vector<codegen::Opt> opts;
     bool searched = false;
     // (no opt applies to a symbolic axis: legal() refuses them, so every way below picks opts on the other axes)
@@ -185,9 +185,9 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
     } else {
       opts = codegen::choose_opts(lowered);
     }
-    if (rec) rec->stages.push_back(timer.stop(searched ? "BEAM search" : "choose opts")), timer = {};
+    if (rec) rec->stages.push_back(timer.stop(searched ? "BEAM search" : "choose opts"));
     if (!opts.empty()) lowered = codegen::lower(ast, opts, device.caps());
-    if (rec && !opts.empty()) rec->stages.push_back(timer.stop("lower with opts")), timer = {};
+    if (rec && !opts.empty()) rec->stages.push_back(timer.stop("lower with opts"));
     std::string name = kernel_name(lowered);
     if (int n = name_count[name]++) name += "n" + std::to_string(n);
     if (getenv_int("DEBUG") >= 3)

@@ -14,6 +14,14 @@ namespace tg::runtime {
 
 namespace {
 
+// where a CUDA toolkit is looked for: $CUDA_PATH, then /usr/local/cuda (NVRTC under its lib folders, nvdisasm in bin)
+std::vector<std::string> toolkit_roots() {
+  std::vector<std::string> roots;
+  if (const char* cuda = std::getenv("CUDA_PATH")) roots.push_back(cuda);
+  roots.push_back("/usr/local/cuda");
+  return roots;
+}
+
 // nvrtc.h's declarations (CUDA 11-13): a program is an opaque handle, results an int enum (0: success)
 using nvrtcProgram = struct _nvrtcProgram*;
 using nvrtcResult = int;
@@ -38,10 +46,7 @@ struct Nvrtc {
     std::vector<std::string> n;
     if (const char* lib = std::getenv("TG_NVRTC_LIBRARY")) n.push_back(lib);
     for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}) n.push_back(so);
-    std::vector<std::string> dirs;
-    if (const char* cuda = std::getenv("CUDA_PATH")) dirs.push_back(cuda);
-    dirs.push_back("/usr/local/cuda");
-    for (const std::string& d : dirs)
+    for (const std::string& d : toolkit_roots())
       for (const char* sub : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"})
         for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) n.push_back(d + sub + so);
     return n;
@@ -134,9 +139,9 @@ bool nvrtc_available() {
 
 std::string nvrtc_disassemble(const std::string& binary) {
   if (binary.rfind("\x7f" "ELF", 0) != 0) return binary;  // PTX: the assembly the driver compiles for its GPU
-  const char* cuda_path = std::getenv("CUDA_PATH");
-  const char* path = std::getenv("PATH");
-  std::string dirs = (cuda_path ? std::string(cuda_path) + "/bin:" : "") + "/usr/local/cuda/bin" + (path ? ":" + std::string(path) : "");
+  std::string dirs;
+  for (const std::string& root : toolkit_roots()) dirs += root + "/bin:";
+  if (const char* path = std::getenv("PATH")) dirs += path;
   std::string nvdisasm = find_executable("nvdisasm", dirs);
   if (nvdisasm.empty())
     return "(DEBUG=6 shows a cubin's SASS with nvdisasm, which is not installed here: it comes with the CUDA toolkit "

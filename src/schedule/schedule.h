@@ -43,7 +43,7 @@ bool is_realized_form(const uop::UOp& u);
 
 // "kernel", "copy", "allreduce sum" ...
 std::string item_kind(const ScheduleItem& it);
-// a BUFFER node as the schedule's printouts name it: its buffer (device, size) and dtype
+// a BUFFER node as the schedule's printouts name it: "buffer <id> (<elements>):<dtype>"
 std::string buffer_str(const uop::UOp& b);
 // DEBUG=3: the schedule, one block per item.
 std::string print_schedule(const Schedule& s);

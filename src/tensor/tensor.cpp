@@ -354,9 +354,10 @@ void detail::realize_graphs(const std::vector<UOp>& outs, const std::vector<cons
   if (outs.empty()) return;
   auto lock = detail::realize_lock();
   profile::Span realize_span("realize", "realize");
-  std::string made_at;  // VIZ: the line that made the first of the tensors
-  for (const TensorImpl* t : tensors)
-    if (viz::enabled() && t->created.line() && made_at.empty()) made_at = t->created.str();
+  std::string made_at;  // VIZ: the line that made the first of the tensors made at a known line
+  if (viz::enabled())
+    for (const TensorImpl* t : tensors)
+      if (t->created.line() && made_at.empty()) made_at = t->created.str();
   viz::RealizeScope viz(outs, made_at);
   schedule::Schedule s;
   {

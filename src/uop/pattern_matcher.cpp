@@ -130,9 +130,8 @@ UOp graph_rewrite_ctx(const UOp& root, const PatternMatcher& pm, void* ctx, cons
     in_progress.erase(f.node.get());
     stack.pop_back();
   }
-  if (!log) return done.at(root);
-  if (fired_here == 0) log->unchanged_calls++;
-  else if (!tracked.steps.empty()) log->calls.push_back({root, done.at(root), std::move(tracked.steps)});
+  if (log && fired_here == 0) log->unchanged_calls++;
+  else if (log && !tracked.steps.empty()) log->calls.push_back({root, done.at(root), std::move(tracked.steps)});
   return done.at(root);
 }
 

@@ -128,8 +128,11 @@ Recorder& recorder() {
 
 }  // namespace
 
-Stage StageTimer::stop(std::string name) const {
-  return {std::move(name), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin_).count()};
+Stage StageTimer::stop(std::string name) {
+  auto now = std::chrono::steady_clock::now();
+  Stage s{std::move(name), std::chrono::duration<double, std::milli>(now - begin_).count()};
+  begin_ = now;
+  return s;
 }
 
 bool enabled() {

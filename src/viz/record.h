@@ -21,11 +21,11 @@ struct Stage {
   double ms;
 };
 
-// Measures a stage from construction to stop().
+// Measures stages: stop() the time since construction or the last stop(), which starts the next stage.
 class StageTimer {
  public:
   StageTimer() : begin_(std::chrono::steady_clock::now()) {}
-  Stage stop(std::string name) const;
+  Stage stop(std::string name);
 
  private:
   std::chrono::steady_clock::time_point begin_;
