@@ -37,7 +37,8 @@ class Optimizer {
 };
 
 // SGD with momentum and LARS's trust ratio: with tcoef > 0 each update is scaled by
-// tcoef * |w| / (|g| + weight_decay * |w|). classic: momentum on the lr-scaled gradient (as tinygrad's SGD).
+// tcoef * |w| / (|g| + weight_decay * |w|). classic: momentum on the lr-scaled gradient (tinygrad's LARS default;
+// SGD's momentum is on the gradient, the rate applied after, so a changed lr acts at once as in PyTorch).
 // ns_steps > 0 orthogonalizes each 2-d+ update with that many Newton-Schulz steps (Muon).
 class LARS : public Optimizer {
  public:

@@ -109,7 +109,7 @@ std::vector<Tensor> LAMB::update(const std::vector<Tensor>& grads) {
 }
 
 LARS SGD(const std::vector<Tensor>& params, double lr, double momentum, double weight_decay, bool nesterov, SourceLocation where) {
-  return LARS(params, lr, momentum, weight_decay, nesterov, true, 0.0, 0, where);
+  return LARS(params, lr, momentum, weight_decay, nesterov, /*classic*/ false, 0.0, 0, where);
 }
 LAMB Adam(const std::vector<Tensor>& params, double lr, double b1, double b2, double eps, SourceLocation where) {
   return LAMB(params, lr, b1, b2, eps, 0.0, true, where);

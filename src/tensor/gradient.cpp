@@ -164,16 +164,15 @@ std::vector<Tensor> custom_gradient(const UOp& u, const Tensor& g) {
     case GradRule::unpool: return unpool_gradient(u, g, params);
     case GradRule::stored_permuted: return stored_permuted_gradient(u, g, params);
     case GradRule::matmul: return matmul_gradient(u, g, params);
+    case GradRule::bce: return bce_gradient(u, g, params);
   }
   throw InternalError("gradient", "unknown gradient rule " + std::to_string(arg[0]));
 }
 
-std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<UOp>& targets) {
-  std::vector<UOp> order = root.uop().toposort();
-  std::unordered_set<const uop::UOpNode*> wanted;
-  for (const UOp& t : targets) wanted.insert(t.get());
-  // the nodes a gradient must flow through: float nodes with a target at or below them. DETACH stops it, but a
-  // DETACH can be a target itself (x.detach().requires_grad_(), PyTorch's way to make a leaf)
+std::unordered_set<const uop::UOpNode*> nodes_reaching(const std::vector<UOp>& order,
+                                                      const std::unordered_set<const uop::UOpNode*>& wanted) {
+  // DETACH stops a gradient, but a DETACH can be a target itself (x.detach().requires_grad_(), PyTorch's way to
+  // make a leaf)
   std::unordered_set<const uop::UOpNode*> on_path;
   for (const UOp& u : order) {
     if (!u.dtype().is_float()) continue;
@@ -182,8 +181,16 @@ std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_gra
       for (const UOp& s : u.src()) reaches = reaches || on_path.count(s.get());
     if (reaches) on_path.insert(u.get());
   }
+  return on_path;
+}
+
+std::vector<Tensor> compute_gradients(const UOp& root, const Tensor& root_grad, const std::vector<UOp>& targets) {
+  std::vector<UOp> order = root.toposort();
+  std::unordered_set<const uop::UOpNode*> wanted;
+  for (const UOp& t : targets) wanted.insert(t.get());
+  std::unordered_set<const uop::UOpNode*> on_path = nodes_reaching(order, wanted);  // where a gradient flows
   std::unordered_map<const uop::UOpNode*, Tensor> grads;
-  if (on_path.count(root.uop().get())) grads[root.uop().get()] = root_grad;
+  if (on_path.count(root.get())) grads[root.get()] = root_grad;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOp& u = *it;
     auto g = grads.find(u.get());
@@ -262,12 +269,13 @@ void draw(const UOp& root, const std::vector<Tensor>& grads) {
 
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient, Loc where) const {
   Tensor seed = seed_gradient(*this, gradient, "gradient", where);
+  UOp graph = detail::autograd_graph(*impl_);
   std::vector<UOp> nodes;
   for (const Tensor& t : targets) nodes.push_back(t.uop());
-  std::vector<Tensor> grads = tensor::compute_gradients(*this, seed, nodes);
-  draw(uop(), grads);
+  std::vector<Tensor> grads = tensor::compute_gradients(graph, seed, nodes);
+  draw(graph, grads);
   std::unordered_set<const uop::UOpNode*> in_graph;
-  for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
+  for (const UOp& u : graph.toposort()) in_graph.insert(u.get());
   for (size_t i = 0; i < grads.size(); i++) {
     if (grads[i].defined()) continue;
     // in the graph only through comparisons, integer or detached ops: the gradient is zero (as PyTorch's)
@@ -281,9 +289,10 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
 
 Tensor& Tensor::backward(std::optional<Tensor> gradient, Loc where) {
   Tensor seed = seed_gradient(*this, gradient, "backward", where);
+  UOp graph = detail::autograd_graph(*impl_);
   // the tensors that require gradients and appear in this graph
   std::unordered_set<const uop::UOpNode*> in_graph;
-  for (const UOp& u : uop().toposort()) in_graph.insert(u.get());
+  for (const UOp& u : graph.toposort()) in_graph.insert(u.get());
   std::vector<Tensor> leaves = detail::tensors_requiring_grad();
   std::vector<UOp> nodes;
   std::vector<Tensor> found;
@@ -292,8 +301,8 @@ Tensor& Tensor::backward(std::optional<Tensor> gradient, Loc where) {
   if (found.empty())
     throw ArgumentError("backward", "nothing in the graph of this tensor (shape " + tensor::shape_str(shape()) +
                                         ") requires a gradient (call requires_grad_() on the parameters)", where);
-  std::vector<Tensor> grads = tensor::compute_gradients(*this, seed, nodes);
-  draw(uop(), grads);
+  std::vector<Tensor> grads = tensor::compute_gradients(graph, seed, nodes);
+  draw(graph, grads);
   for (size_t i = 0; i < found.size(); i++) {
     Tensor g = grads[i].defined() ? grads[i] : found[i].zeros_like();
     found[i].impl_->grad = found[i].impl_->grad.defined() ? found[i].impl_->grad + g : g;  // accumulates until zeroed

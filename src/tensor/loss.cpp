@@ -1,7 +1,7 @@
 // Losses. Reductions as PyTorch's (none, mean, sum).
 #include <cmath>
 
-#include "tensor/tensor_impl.h"
+#include "tensor/custom_grad.h"
 
 namespace tg {
 
@@ -81,11 +81,30 @@ Tensor Tensor::nll_loss(const Tensor& Y, const std::optional<Tensor>& weight, in
   tensor::rethrow_in(e, "nll_loss", where);
 }
 
+namespace tensor {
+namespace {
+// log(p) no lower than -100, as PyTorch's, so 0 and 1 give finite losses
+Tensor clamped_log(const Tensor& p) { return p.log().maximum(-100.0); }
+}  // namespace
+
+// PyTorch's binary_cross_entropy_backward: (p - y) / max(p (1 - p), 1e-12) for the input, finite where the clamped
+// logs' chain rule gives 0 * inf (a saturated sigmoid is exactly 1); log(1 - p) - log(p), unclamped, for the target
+std::vector<Tensor> bce_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>&) {
+  Tensor p = source_of(u, 1), y = source_of(u, 2);
+  DType dt = compute_float(p.dtype());  // 1e-12 is 0 in float16
+  Tensor pc = p.cast(dt), yc = y.cast(dt), gc = g.cast(dt);
+  Tensor dp = gc * (pc - yc) / (pc * (1.0 - pc)).maximum(1e-12);
+  Tensor dy = gc * ((1.0 - pc).log() - pc.log());
+  return {Tensor(), dp.cast(p.dtype()), dy.cast(y.dtype())};
+}
+}  // namespace tensor
+
 Tensor Tensor::binary_crossentropy(const Tensor& Y, Reduction reduction, Loc where) const {
   check_same_shape(*this, Y, "binary_crossentropy", where);
-  // logs clamped at -100, as PyTorch, so 0 and 1 give finite losses
-  Tensor lp = log(where).maximum(-100.0), lq = (1.0 - *this).log().maximum(-100.0);
-  return reduced((Y * lp + (1.0 - Y) * lq).neg(), reduction);
+  DType dt = least_upper_float(least_upper_dtype({dtype(), Y.dtype()}));
+  Tensor p = cast(dt, where), y = Y.cast(dt, where);
+  Tensor loss = (y * tensor::clamped_log(p) + (1.0 - y) * tensor::clamped_log(1.0 - p)).neg();
+  return reduced(tensor::with_gradient_rule(loss, tensor::GradRule::bce, {p, y}), reduction);
 }
 
 Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, Reduction reduction, Loc where) const {

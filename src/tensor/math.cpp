@@ -18,12 +18,18 @@ Tensor poly(const Tensor& x, std::initializer_list<double> c) {
   return r;
 }
 
+// An odd function with f(0) = 0 from f on [0, inf): sign(x) * f(|x|), exactly x at +-0 with slope0 = f'(0) as its
+// gradient there (sign's gradient is 0, so the product alone had none at 0)
+template <class F> Tensor odd(const Tensor& x, double slope0, F f) {
+  return (x == 0.0).where(x * slope0, x.sign() * f(x.abs()));
+}
+
 // asin on [-1, 1]: Abramowitz & Stegun 4.4.46 (absolute error 2e-8)
 Tensor asin_of(const Tensor& x) {
-  Tensor a = x.abs();
-  Tensor r = kPi / 2 - (1.0 - a).sqrt() * poly(a, {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046,
-                                                    0.0889789874, -0.2145988016, 1.5707963050});
-  return x.sign() * r;
+  return odd(x, 1.0, [](const Tensor& a) {
+    return kPi / 2 - (1.0 - a).sqrt() * poly(a, {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046,
+                                                 0.0889789874, -0.2145988016, 1.5707963050});
+  });
 }
 
 // the largest magnitude from which every float of this dtype is an integer
@@ -51,7 +57,8 @@ Tensor Tensor::acos(Loc where) const {
 Tensor Tensor::atan(Loc where) const {
   return tensor::float_math(*this, where, [](const Tensor& x) {
     // asin(x / sqrt(1 + x^2)), through 1/x above 1 so x^2 never overflows
-    Tensor big = x.abs() > 1.0, y = big.where(x.reciprocal(), x), r = asin_of(y / (y * y + 1.0).sqrt());
+    // (1/x only where big: at 0 its infinite gradient would make the masked 0 a NaN)
+    Tensor big = x.abs() > 1.0, y = big.where(big.where(x, 1.0).reciprocal(), x), r = asin_of(y / (y * y + 1.0).sqrt());
     return big.where(x.sign() * (kPi / 2) - r, r);
   });
 }
@@ -66,8 +73,7 @@ Tensor Tensor::tanh(Loc where) const {
 }
 Tensor Tensor::asinh(Loc where) const {
   return tensor::float_math(*this, where, [](const Tensor& x) {
-    Tensor a = x.abs();
-    return x.sign() * (a + (a * a + 1.0).sqrt()).log();  // odd: no cancellation for negative x
+    return odd(x, 1.0, [](const Tensor& a) { return (a + (a * a + 1.0).sqrt()).log(); });  // no cancellation for x < 0
   });
 }
 Tensor Tensor::acosh(Loc where) const {
@@ -78,9 +84,11 @@ Tensor Tensor::atanh(Loc where) const {
 }
 Tensor Tensor::erf(Loc where) const {
   return tensor::float_math(*this, where, [](const Tensor& x) {  // Abramowitz & Stegun 7.1.26
-    Tensor a = x.abs(), t = (a * 0.3275911 + 1.0).reciprocal();
-    Tensor p = poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}) * t;
-    return x.sign() * (1.0 - p * (a * a).neg().exp());
+    return odd(x, 2 / std::sqrt(kPi), [](const Tensor& a) {
+      Tensor t = (a * 0.3275911 + 1.0).reciprocal();
+      Tensor p = poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}) * t;
+      return 1.0 - p * (a * a).neg().exp();
+    });
   });
 }
 

@@ -222,23 +222,26 @@ Tensor Tensor::min(Axes axis, bool keepdim, Loc where) const {
   return inverse(reduce(inverse(*this, where), Ops::MAX, axis, keepdim, "min", where), where);
 }
 
+// mean and var sum in float32 for 16-bit floats and round once at the end (a float16 sum of 10000 tens overflows)
 Tensor Tensor::mean(Axes axis, bool keepdim, Loc where) const {
-  Tensor x = cast(least_upper_float(dtype()), where);
-  // an empty mean is 0/0: NaN, as numpy and PyTorch
-  if (reduced_size(*this, axis, "mean", where).is_symbolic())
-    return x.sum(axis, keepdim, where).div(count_tensor(*this, axis, keepdim, 0, x.dtype(), "mean", where), where);
-  int64_t n = reduced_count(*this, axis, "mean", where);
-  return x.sum(axis, keepdim, where).mul(1.0 / static_cast<double>(n), where);
+  Dim size = reduced_size(*this, axis, "mean", where);
+  return tensor::float_math(*this, where, [&](const Tensor& x) {
+    // an empty mean is 0/0: NaN, as numpy and PyTorch
+    if (size.is_symbolic()) return x.sum(axis, keepdim, where).div(count_tensor(x, axis, keepdim, 0, x.dtype(), "mean", where), where);
+    return x.sum(axis, keepdim, where).mul(1.0 / static_cast<double>(size.concrete("mean", where)), where);
+  });
 }
 
 Tensor Tensor::var(Axes axis, bool keepdim, double correction, Loc where) const {
-  Tensor x = cast(least_upper_float(dtype()), where);
-  Tensor count = count_tensor(*this, axis, keepdim, correction, x.dtype(), "var", where);  // checks the axes first
-  Tensor sq = (x - x.mean(axis, true, where)).square(where).sum(axis, keepdim, where);
-  return sq.div(count, where);
+  Tensor count = count_tensor(*this, axis, keepdim, correction, tensor::compute_float(least_upper_float(dtype())), "var", where);  // checks the axes first
+  return tensor::float_math(*this, where, [&](const Tensor& x) {
+    return (x - x.mean(axis, true, where)).square(where).sum(axis, keepdim, where).div(count, where);
+  });
 }
 Tensor Tensor::std(Axes axis, bool keepdim, double correction, Loc where) const try {
-  return var(axis, keepdim, correction, where).sqrt(where);
+  // a constant row's std is 0 with gradient 0, as PyTorch's (sqrt's gradient there is infinite: 0 * inf is NaN)
+  Tensor v = var(axis, keepdim, correction, where), zero = v == 0.0;
+  return zero.where(0.0, zero.where(1.0, v).sqrt(where));
 } catch (const Error& e) {
   tensor::rethrow_in(e, "std", where);
 }

@@ -62,14 +62,55 @@ SavedGraphs apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
     uint64_t b = g.buffer_bloom();
     return std::any_of(keys.begin(), keys.end(), [&](uint64_t k) { return (b & k) == k; });
   };
-  for (TensorImpl* t = registry_head; t; t = t->next)
+  std::unordered_set<const uop::UOpNode*> leaves;  // the nodes of the tensors that require gradients
+  for (TensorImpl* t = registry_head; t; t = t->next) {
+    if (t->requires_grad) leaves.insert(t->uop().get());
     if (!schedule::is_realized_form(t->uop()) && may_contain(t->uop())) lazy.push_back(t), graphs.push_back(t->uop());
+  }
   // one walk for all tensors: an ONNX model's or a network's intermediates share most of their graphs, and a walk
   // per tensor made each realize quadratic in the graph's size (a Reshape whose shape is computed reads it back)
   std::vector<UOp> now = uop::substitute(graphs, becomes);
+  // a changed graph that reaches a tensor requiring a gradient is kept for backward() (TensorImpl::autograd_uop);
+  // not a leaf's own: its buffer is what the gradient is of
+  std::vector<UOp> changed;
   for (size_t i = 0; i < lazy.size(); i++)
-    if (now[i] != graphs[i]) saved.emplace_back(lazy[i], lazy[i]->set_uop(std::move(now[i])));
+    if (now[i] != graphs[i] && !lazy[i]->requires_grad) changed.push_back(graphs[i]);
+  std::unordered_set<const uop::UOpNode*> reaching;
+  if (!leaves.empty() && !changed.empty()) reaching = tensor::nodes_reaching(UOp::sink(changed).toposort(), leaves);
+  std::vector<std::pair<UOp, UOp>> leaf_moves;  // leaves this realize gives a buffer
+  for (size_t i = 0; i < lazy.size(); i++) {
+    if (now[i] == graphs[i]) continue;
+    if (lazy[i]->requires_grad) leaf_moves.emplace_back(graphs[i], now[i]);
+    saved.emplace_back(lazy[i], lazy[i]->become(std::move(now[i]), !lazy[i]->requires_grad && reaching.count(graphs[i].get())));
+  }
+  // kept graphs name such a leaf (a layer's lazily initialized parameter) by its buffer from now on, as backward()
+  // finds leaves by their graphs
+  if (!leaf_moves.empty()) {
+    std::vector<TensorImpl*> keepers;
+    std::vector<UOp> kept;
+    for (TensorImpl* t = registry_head; t; t = t->next)
+      if (UOp k = t->autograd_uop()) keepers.push_back(t), kept.push_back(std::move(k));
+    std::vector<UOp> moved = uop::substitute(kept, leaf_moves);
+    for (size_t i = 0; i < keepers.size(); i++)
+      if (moved[i] != kept[i]) keepers[i]->move_autograd_uop(std::move(moved[i]));
+  }
   return saved;
+}
+
+UOp autograd_graph(const TensorImpl& root) {
+  UOp g = root.autograd_uop();
+  if (!g) g = root.uop();
+  std::vector<std::pair<UOp, UOp>> back;  // what live tensors are now -> the graphs they were
+  {
+    std::lock_guard lock(registry_mutex());
+    for (TensorImpl* t = registry_head; t; t = t->next)
+      if (UOp kept = t->autograd_uop(); kept && kept != t->uop()) back.emplace_back(t->uop(), std::move(kept));
+  }
+  // a kept graph may read buffers of earlier realizes that other kept graphs stand for: until nothing changes (a
+  // kept graph was made before the buffers that replaced it, so this ends)
+  for (UOp next; !back.empty(); g = next)
+    if ((next = uop::substitute({g}, back)[0]) == g) break;
+  return g;
 }
 
 std::unique_lock<std::recursive_mutex> realize_lock() {
@@ -82,7 +123,7 @@ void restore_graphs(const SavedGraphs& saved) {
   std::unordered_map<TensorImpl*, const UOp*> before;
   for (const auto& [t, u] : saved) before[t] = &u;
   for (TensorImpl* t = registry_head; t; t = t->next)  // only tensors still alive
-    if (auto it = before.find(t); it != before.end()) t->set_uop(*it->second);
+    if (auto it = before.find(t); it != before.end()) t->become(*it->second, false);  // a graph it kept stays
 }
 
 std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> live_tensors() {

@@ -2,6 +2,7 @@
 #pragma once
 #include <atomic>
 #include <mutex>
+#include <unordered_set>
 
 #include "tg/tensor.h"
 #include "uop/sint.h"
@@ -21,11 +22,32 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
     std::lock_guard lock(mu_);
     return uop_;
   }
-  // A new graph of the same shape and dtype; returns the old one (released by the caller, outside the lock).
+  // A new graph of the same shape and dtype (a new value: no kept autograd graph); returns the old one (released by
+  // the caller, outside the lock).
   uop::UOp set_uop(uop::UOp u) {
     std::lock_guard lock(mu_);
+    autograd_uop_ = uop::UOp();
     std::swap(uop_, u);
     return u;
+  }
+  // The same value with realized nodes replaced by their buffers (a realize's becomes); keep: the graph before is
+  // kept for backward() (the first one kept stays: the later ones are it with buffers in). Returns the old graph.
+  uop::UOp become(uop::UOp u, bool keep) {
+    std::lock_guard lock(mu_);
+    if (keep && !autograd_uop_) autograd_uop_ = uop_;
+    std::swap(uop_, u);
+    return u;
+  }
+  // The graph this tensor had before a realize replaced it (or part of it) by buffers, kept when it reaches a tensor
+  // that requires a gradient: backward() differentiates through it, so reading a value (printing a layer's output,
+  // a statistic of an activation) before backward() loses no gradient. Undefined when none was kept.
+  uop::UOp autograd_uop() const {
+    std::lock_guard lock(mu_);
+    return autograd_uop_;
+  }
+  void move_autograd_uop(uop::UOp u) {  // the kept graph with leaves named by their new buffers
+    std::lock_guard lock(mu_);
+    autograd_uop_ = std::move(u);
   }
   const Shape shape;             // each size's largest value when one is symbolic
   const std::vector<Dim> dims;   // the exact sizes when one is symbolic, else empty
@@ -40,6 +62,7 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
  private:
   mutable std::mutex mu_;
   uop::UOp uop_;
+  uop::UOp autograd_uop_;
 };
 
 // Realizing is serialized: one realize (schedule, becomes, run), TinyJit call or read of a result at a time in the
@@ -62,6 +85,9 @@ void realize_graphs(const std::vector<uop::UOp>& outs, const std::vector<const T
 std::vector<Tensor> lazy_readers(const uop::UOp& buffer);
 // Every live tensor with requires_grad set (backward() picks those in its graph).
 std::vector<Tensor> tensors_requiring_grad();
+// The graph backward() differentiates from root: its kept autograd graph (TensorImpl::autograd_uop) or its graph,
+// with each node a realize replaced by a buffer that a live tensor kept the graph of put back.
+uop::UOp autograd_graph(const TensorImpl& root);
 
 }  // namespace tg::detail
 
@@ -126,6 +152,9 @@ int64_t prod(const Shape& s);  // checked_numel, for shapes already checked
 // each product is exact (8 or 11 significant bits per factor) and never rounded to 16 bits (linalg.cpp)
 Tensor exact_products(const Tensor& x, const Tensor& y, SourceLocation where);
 // Reverse-mode gradients of root (seeded with root_grad) for each target node; undefined where none flows.
-std::vector<Tensor> compute_gradients(const Tensor& root, const Tensor& root_grad, const std::vector<uop::UOp>& targets);
+std::vector<Tensor> compute_gradients(const uop::UOp& root, const Tensor& root_grad, const std::vector<uop::UOp>& targets);
+// The float nodes of `order` (a toposort) from which a path not through DETACH reaches one of `wanted`.
+std::unordered_set<const uop::UOpNode*> nodes_reaching(const std::vector<uop::UOp>& order,
+                                                      const std::unordered_set<const uop::UOpNode*>& wanted);
 
 }  // namespace tg::tensor

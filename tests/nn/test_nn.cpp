@@ -309,6 +309,30 @@ TEST(Optim, LearningRateIsATensorAndBadParamsRaise) {
   EXPECT_THROW(optim::Adam({Tensor({1.0f})}), ArgumentError);  // nothing requires a gradient
 }
 
+// SGD's momentum buffer holds gradients, not lr-scaled steps: a changed rate acts on the whole buffer at once, as in
+// PyTorch (and tinygrad's SGD, classic=False). PyTorch 1.13: w = torch.tensor([1., 2.]); o = torch.optim.SGD([w], 0.1,
+// 0.9, nesterov=...); loss (w * w).sum(); lr set to 1.0 before the second step. Before: the buffer held 0.1 * g.
+TEST(Optim, SgdMomentumFollowsALearningRateChangeAsPyTorch) {
+  for (bool nesterov : {false, true}) {
+    SCOPED_TRACE(nesterov);
+    Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
+    optim::LARS sgd = optim::SGD({w}, 0.1, 0.9, 0.0, nesterov);
+    for (int step = 0; step < 2; step++) {
+      if (step == 1) sgd.lr.assign(Tensor(1.0f));
+      sgd.zero_grad();
+      (w * w).sum().backward();
+      sgd.step();
+    }
+    std::vector<float> want_w = nesterov ? std::vector<float>{-3.356f, -6.712f} : std::vector<float>{-2.6f, -5.2f};
+    std::vector<float> want_b = nesterov ? std::vector<float>{3.04f, 6.08f} : std::vector<float>{3.4f, 6.8f};
+    std::vector<float> got_w = w.to_vector<float>(), got_b = sgd.b[0].to_vector<float>();
+    for (size_t i = 0; i < 2; i++) {
+      EXPECT_NEAR(got_w[i], want_w[i], 1e-5);
+      EXPECT_NEAR(got_b[i], want_b[i], 1e-5);
+    }
+  }
+}
+
 TEST(Datasets, MnistReadsIdxFilesAndRejectsBadOnes) {
   std::string dir = ::testing::TempDir() + "/tg_mnist";
   std::filesystem::create_directories(dir);

@@ -65,6 +65,53 @@ TEST(Autograd, GradientsAccumulateUntilZeroed) {
   EXPECT_EQ(vec(w.grad()), (std::vector<float>{3, 3}));
 }
 
+// Reading a value before backward() (printing a layer's output or the loss, a statistic of an activation) loses no
+// gradient: the realize replaced the read tensors (and the nodes the schedule stored) by buffers, and backward()
+// differentiates through the graphs they had. The reference is the same step without the reads. Before: h's read
+// left w1 without a gradient, a stride-2 conv's printed output its weight, silently.
+TEST(Autograd, ReadingValuesBeforeBackwardKeepsEveryGradient) {
+  auto run = [](int reads) {
+    Tensor::manual_seed(7);
+    Tensor w1 = Tensor::randn({4, 8}).requires_grad_(), w2 = Tensor::randn({8, 3}).requires_grad_();
+    Tensor cw = Tensor::randn({2, 1, 3, 3}).requires_grad_(), cb = Tensor::randn({2}).requires_grad_();
+    Tensor x = Tensor::randn({5, 4}), img = Tensor::randn({1, 1, 7, 7}), y({0, 1, 2, 1, 0});
+    Tensor h = x.matmul(w1).relu();
+    Tensor conv = img.conv2d(cw, cb, 1, /*stride*/ 2);
+    if (reads & 1) (void)h.mean().item<float>();  // h itself is stored: a matmul's output is its own kernel
+    if (reads & 2) (void)conv.to_vector<float>();
+    Tensor loss = h.matmul(w2).sparse_categorical_crossentropy(y);
+    if (reads & 4) (void)loss.item<float>();
+    Tensor later = h.square().mean();  // built after h was realized: reads h's buffer
+    (loss + conv.square().mean() + later).backward();
+    std::vector<std::vector<float>> g;
+    for (const Tensor& p : {w1, w2, cw, cb}) {
+      EXPECT_TRUE(p.grad().defined()) << "reads " << reads;
+      g.push_back(p.grad().defined() ? vec(p.grad()) : std::vector<float>{});
+    }
+    return g;
+  };
+  std::vector<std::vector<float>> want = run(0);
+  for (int reads : {1, 2, 4, 7}) {
+    std::vector<std::vector<float>> got = run(reads);
+    for (size_t p = 0; p < want.size(); p++) {
+      ASSERT_EQ(got[p].size(), want[p].size()) << "reads " << reads << ", parameter " << p;
+      for (size_t i = 0; i < want[p].size(); i++) EXPECT_NEAR(got[p][i], want[p][i], 1e-5) << "reads " << reads << ", parameter " << p;
+    }
+  }
+}
+
+// A layer's lazily made parameter (no buffer yet) realized between the forward and backward() still gets its
+// gradient: the graphs kept for backward() name it by its new buffer.
+TEST(Autograd, AParameterRealizedAfterTheForwardStillGetsItsGradient) {
+  Tensor base = Tensor({1.f, 2.f, 3.f});
+  Tensor w = (base * 2).requires_grad_();  // lazy: its graph reads base's buffer
+  Tensor y = (w * w).sum();
+  (void)y.item<float>();
+  w.realize();
+  y.backward();
+  EXPECT_EQ(vec(w.grad()), (std::vector<float>{4, 8, 12}));  // 2w
+}
+
 TEST(Autograd, BroadcastingIsSummedBack) {
   Tensor b = Tensor({1.0f, 2.0f, 3.0f}).requires_grad_();
   Tensor x = Tensor::ones({4, 3});

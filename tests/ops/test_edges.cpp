@@ -183,6 +183,13 @@ Tensor call(const GoldenCase& c, const In& in) {
     if (v[0] == 'U') return u * ((u * want).sum(-2, true) < 0).where(-1.0, 1.0);
     return vh * ((vh * want).sum(-1, true) < 0).where(-1.0, 1.0);
   }
+  if (c.op == "atan") return in[0].atan();
+  if (c.op == "asinh") return in[0].asinh();
+  if (c.op == "erf") return in[0].erf();
+  if (c.op == "asin") return in[0].asin();
+  if (c.op == "acos") return in[0].acos();
+  if (c.op == "std") return in[0].std(1);
+  if (c.op == "binary_crossentropy") return in[0].binary_crossentropy(in[1], Reduction::none);
   if (c.op == "softmax_dtype") return in[0].softmax(1, dtypes::float64);
   if (c.op == "log_softmax_dtype") return in[0].log_softmax(1, dtypes::float64);
   if (c.op == "matmul_acc") return in[0].matmul(in[1], c.output.dtype);
@@ -277,6 +284,22 @@ TEST(EdgeMethods, Allclose) {
   EXPECT_FALSE(a.allclose(b));  // NaN is not close to NaN unless asked
   EXPECT_TRUE(a.allclose(b, 1e-5, 1e-8, true));
   EXPECT_FALSE(a.allclose(b + 0.1f, 1e-5, 1e-8, true));
+}
+
+// A 16-bit float's mean and var sum in float32 and round once (tinygrad's mean casts to its sum dtype first): a
+// float16 sum of 10000 tens (100000) is past float16's 65504. Before: mean and var were inf, layernorm NaN.
+TEST(EdgeMethods, HalfMeanAndVarSumInFloat32) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    SCOPED_TRACE(dt.name());
+    Tensor x = Tensor::full({10000}, 10.0, dt);
+    EXPECT_EQ(x.mean().dtype(), dt);
+    EXPECT_EQ(x.mean().item<float>(), 10.0f);
+    EXPECT_EQ(x.var().item<float>(), 0.0f);
+    EXPECT_EQ(x.std().item<float>(), 0.0f);
+    EXPECT_EQ(x.reshape({1, 10000}).layernorm().abs().sum().item<float>(), 0.0f);
+  }
+  // (2048 + 1 + 0) / 3 = 683 exactly in float32; a float16 sum rounds 2049 to 2048 first (682.5)
+  EXPECT_EQ(Tensor({2048.0, 1.0, 0.0}, dtypes::float16).mean().item<float>(), 683.0f);
 }
 
 TEST(EdgeMethods, CloneIsACopyInItsOwnBuffer) {
