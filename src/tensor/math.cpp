@@ -1,4 +1,5 @@
 // Elementwise math composed from the primitives (exp2, log2, sin, sqrt, reciprocal, and the ALU ops).
+#include <bit>
 #include <cmath>
 #include <numbers>
 
@@ -30,6 +31,25 @@ Tensor asin_of(const Tensor& x) {
     return kPi / 2 - (1.0 - a).sqrt() * poly(a, {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046,
                                                  0.0889789874, -0.2145988016, 1.5707963050});
   });
+}
+
+// Integer powers in the integers' own dtype by squaring, over the exponent's bits (only as many as a constant one
+// has): exact, and wrapping as PyTorch's (through float64 they were wrong past 2^53: 3^39). A negative exponent
+// gives 1/b^e truncated toward zero: 1 for b = 1, +-1 for b = -1, 0 otherwise.
+Tensor int_pow(const Tensor& base, const Tensor& exponent, SourceLocation where) {
+  auto [b, e] = tensor::broadcasted(base, exponent, "pow", where);
+  int bits = static_cast<int>(b.dtype().itemsize()) * 8;
+  if (exponent.uop().op() == uop::Ops::CONST)
+    bits = std::bit_width(static_cast<uint64_t>(std::max<int64_t>(0, const_to_int(exponent.uop().const_value()))));
+  Tensor r = b.ones_like(), square = b, rest = e;
+  for (int i = 0; i < bits; i++) {
+    r = (rest & 1).cast(dtypes::bool_).where(r * square, r);
+    if (i + 1 < bits) rest = rest >> 1, square = square * square;
+  }
+  if (b.dtype().is_unsigned()) return r;
+  Tensor odd = (e & 1).cast(dtypes::bool_);
+  Tensor reciprocal = (b == 1).where(b.ones_like(), (b == -1).where(odd.where(b, b.ones_like()), b.zeros_like()));
+  return (e < 0).where(reciprocal, r);
 }
 
 // the largest magnitude from which every float of this dtype is an integer
@@ -165,9 +185,10 @@ Tensor Tensor::pow(const Tensor& exponent, Loc where) const try {
       return r;
     }
   }
-  // computed in float64 for integers (exact results up to 2^53), float32 for 16-bit floats; C's pow at the special
-  // points (as PyTorch): the magnitude from exp2(e * log2|b|), then the sign and the exact cases
-  DType fdt = dt.is_float() ? tensor::compute_float(dt) : dtypes::float64;
+  if (dt.is_int()) return int_pow(cast(dt, where), exponent.cast(dt, where), where);
+  // float32 for 16-bit floats; C's pow at the special points (as PyTorch): the magnitude from exp2(e * log2|b|), then
+  // the sign and the exact cases
+  DType fdt = tensor::compute_float(dt);
   auto [b, e] = tensor::broadcasted(cast(fdt, where), exponent.cast(fdt, where), "pow", where);
   Tensor r = (e * b.abs().log2(where)).exp2(where);
   Tensor neg = (b < 0) | ((b == 0) & (b.reciprocal() < 0));  // -0.0 too: (-0)^-1 is -inf
@@ -176,10 +197,7 @@ Tensor Tensor::pow(const Tensor& exponent, Loc where) const try {
   r = (neg & e_odd).where(-r, r);
   r = ((b < 0) & (b > -INFINITY) & e_int.logical_not()).where(r.full_like(NAN), r);  // (-8)^(1/3): NaN; (-inf)^0.5 = inf
   r = ((e == 0) | (b == 1) | ((b.abs() == 1) & e.isinf())).where(r.ones_like(), r);  // 1 even for NaN
-  r = tensor::with_gradient_rule(r, tensor::GradRule::pow, {b, e});
-  if (dt.is_float()) return r.cast(dt, where);
-  // integers: exact where the float result is (round), truncated toward zero for negative exponents
-  return (e < 0).where(r.trunc(), r.round()).cast(dt, where);
+  return tensor::with_gradient_rule(r, tensor::GradRule::pow, {b, e}).cast(dt, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "pow", where);
 }

@@ -302,6 +302,39 @@ TEST(EdgeMethods, HalfMeanAndVarSumInFloat32) {
   EXPECT_EQ(Tensor({2048.0, 1.0, 0.0}, dtypes::float16).mean().item<float>(), 683.0f);
 }
 
+// Integer pow is exact and wraps in its dtype, as PyTorch's (torch.tensor([3, -7]) ** 39 and ** 21 are exact int64s;
+// int32 3 ** 20 wraps to -808182895). The reference multiplies e times in uint64 and keeps the dtype's low bits.
+// Before: through float64, 3^39 came out as 4052555153018969600 and 3^20 in int32 as INT_MIN.
+TEST(EdgeMethods, IntegerPowIsExactAndWraps) {
+  std::vector<int64_t> bases{-7, -3, -2, -1, 0, 1, 2, 3, 5};
+  std::vector<int64_t> exps{-3, -1, 0, 1, 2, 7, 20, 21, 39, 40, 63};
+  auto want = [](int64_t b, int64_t e, int bits) {
+    if (e < 0) return b == 1 ? int64_t{1} : b == -1 ? (e % 2 ? int64_t{-1} : int64_t{1}) : int64_t{0};
+    uint64_t r = 1;
+    for (int64_t i = 0; i < e; i++) r *= static_cast<uint64_t>(b);
+    if (bits == 64) return static_cast<int64_t>(r);
+    uint64_t low = r & ((uint64_t{1} << bits) - 1);  // the dtype's bits, read back signed
+    return static_cast<int64_t>(low >= (uint64_t{1} << (bits - 1)) ? low - (uint64_t{1} << bits) : low);
+  };
+  for (DType dt : {dtypes::int8, dtypes::int32, dtypes::int64}) {
+    SCOPED_TRACE(dt.name());
+    int bits = static_cast<int>(dt.itemsize()) * 8;
+    std::vector<int64_t> b, e, expect;
+    for (int64_t x : bases)
+      for (int64_t k : exps) b.push_back(x), e.push_back(k), expect.push_back(want(x, k, bits));
+    Shape n{static_cast<int64_t>(b.size())};
+    Tensor tb = Tensor(b, n).cast(dt), te = Tensor(e, n).cast(dt);
+    EXPECT_EQ(tb.pow(te).cast(dtypes::int64).to_vector<int64_t>(), expect);
+    for (int64_t k : {21, 39}) {  // a constant exponent: as many squarings as its bits
+      std::vector<int64_t> c;
+      for (int64_t x : b) c.push_back(want(x, k, bits));
+      EXPECT_EQ(tb.pow(k).cast(dtypes::int64).to_vector<int64_t>(), c) << "** " << k;
+    }
+  }
+  EXPECT_EQ(Tensor({3LL, -7LL}, dtypes::int64).pow(39).to_vector<int64_t>(),
+            (std::vector<int64_t>{4052555153018976267LL, 3522809609551315465LL}));  // torch.tensor([3, -7]) ** 39
+}
+
 TEST(EdgeMethods, CloneIsACopyInItsOwnBuffer) {
   Tensor x = Tensor({1.0f, -0.0f, 3.0f}).realize(), y = x.clone().realize();
   EXPECT_EQ(y.to_bytes(), x.to_bytes());  // bit for bit (-0.0 too)
