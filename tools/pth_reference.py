@@ -7,7 +7,8 @@
                                  NAME.npy with each tensor's values (bfloat16 as its float32 values) and
                                  DIR/expected.json with each tensor's dtype. Also DIR/evil_*.pth: checkpoints whose
                                  pickle calls os.system, builtins.eval and a class of the saving program, each
-                                 naming the command `touch /tmp/tg_pth_pwned`, which loading must never run.
+                                 naming the command `touch /tmp/tg_pth_pwned`, which loading must never run. And
+                                 DIR/batchnorm.pth: a BatchNorm2d's state after one training step.
 Regenerate the committed files with: /usr/bin/python3 tools/pth_reference.py write tests/golden/pth
 """
 import json
@@ -63,6 +64,9 @@ def write(out):
     np.save(os.path.join(out, "expected", name + ".npy"), (v.float() if v.dtype == torch.bfloat16 else v.detach()).numpy())
   with open(os.path.join(out, "expected.json"), "w") as f:
     json.dump(dtypes, f, indent=1, sort_keys=True)
+  bn = torch.nn.BatchNorm2d(3)  # after one training step: num_batches_tracked is a 0-d int64
+  bn(torch.arange(24, dtype=torch.float32).reshape(2, 3, 2, 2))
+  torch.save(bn.state_dict(), os.path.join(out, "batchnorm.pth"))
   torch.save({"w": torch.ones(2), "x": Evil("system")}, os.path.join(out, "evil_system.pth"))
   torch.save({"w": torch.ones(2), "x": Evil("eval")}, os.path.join(out, "evil_eval.pth"))
   torch.save({"w": torch.ones(2), "x": Custom()}, os.path.join(out, "evil_class.pth"))

@@ -30,7 +30,7 @@ BatchNorm::BatchNorm(int64_t num_features, double eps, bool affine, bool track_r
   if (affine) weight = Tensor::ones({num_features}).requires_grad_(), bias = Tensor::zeros({num_features}).requires_grad_();
   running_mean = Tensor::zeros({num_features});
   running_var = Tensor::ones({num_features});
-  num_batches_tracked = Tensor::zeros({1}, dtypes::int32);
+  num_batches_tracked = Tensor::zeros({}, dtypes::int64);  // as PyTorch's and tinygrad's: their checkpoints load
 }
 
 void BatchNorm::state(const StateVisitor& v) {
@@ -48,6 +48,9 @@ Tensor BatchNorm::operator()(const Tensor& x, Loc where) try {
     for (int64_t a = 2; a < x.ndim(); a++) axes.push_back(a);
     Shape s(x.ndim(), 1);
     s[1] = -1;
+    if (x.numel() > 0 && x.numel() / x.shape()[1] == 1)  // its variance is 0: every output would be the bias
+      throw ShapeError("BatchNorm", "needs more than 1 value per channel when training, got input shape " +
+                                           tensor::shape_str(x.shape()), where);
     mean = x.mean(axes, false, where);
     Tensor y = x.sub(mean.detach(where).reshape(s, where), where);  // the variance's gradient ignores the mean's
     var = y.mul(y, where).mean(axes, false, where);

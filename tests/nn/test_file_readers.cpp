@@ -666,6 +666,22 @@ TEST(FileReaderFuzz, GgufMutantsLoadOrRaise) {
 
 const std::string kPth = std::string(TG_GOLDEN_DIR) + "/pth";
 
+// A PyTorch BatchNorm2d's checkpoint loads into nn::BatchNorm (num_batches_tracked: a 0-d int64 in both; ours was a
+// (1,) int32, which load_state_dict refused). The running statistics after one step on arange(24).reshape(2, 3, 2,
+// 2), by hand: channel c's values are 4c + {0..3} and 12 + 4c + {0..3}, mean 7.5 + 4c and unbiased variance 298 / 7;
+// momentum 0.1 from 0 and 1.
+TEST(TorchLoad, ABatchNormCheckpointLoadsIntoBatchNorm) {
+  nn::BatchNorm bn(3);
+  load_state_dict(bn, torch_load(kPth + "/batchnorm.pth"));
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 1);
+  std::vector<float> mean = bn.running_mean.to_vector<float>(), var = bn.running_var.to_vector<float>();
+  for (int c = 0; c < 3; c++) {
+    EXPECT_NEAR(mean[c], 0.1 * (7.5 + 4 * c), 1e-6);
+    EXPECT_NEAR(var[c], 0.9 + 0.1 * 298.0 / 7.0, 1e-5);
+  }
+  EXPECT_EQ(get_state_dict(bn).at("num_batches_tracked").shape(), Shape{});
+}
+
 TEST(TorchLoad, ReadsWhatTorchSavedViewsDtypesAndNesting) {
   StateDict sd = torch_load(kPth + "/state.pth");
   std::ifstream in(kPth + "/expected.json");

@@ -109,7 +109,7 @@ TEST(NN, BatchNormTrainingAndEvalMatchPyTorch) {
   }
   EXPECT_EQ(tg::testing::compare(once.running_mean.cast(dtypes::float32), golden("BatchNorm", "running_mean").output, 1e-6, 1e-5), "");
   EXPECT_EQ(tg::testing::compare(once.running_var.cast(dtypes::float32), golden("BatchNorm", "running_var").output, 1e-6, 1e-5), "");
-  EXPECT_EQ(once.num_batches_tracked.item<int32_t>(), 1);
+  EXPECT_EQ(once.num_batches_tracked.item<int64_t>(), 1);
   const GoldenCase& e = golden("BatchNorm", "eval");
   In ein = inputs(e);
   bn.weight = ein[1], bn.bias = ein[2], bn.running_mean = ein[3], bn.running_var = ein[4];
@@ -186,6 +186,11 @@ TEST(NN, BadInputRaisesTheLayersError) {
   raises("Conv", [] { nn::Conv2d(3, 2, 3)(Tensor::zeros({1, 4, 8, 8})); });
   raises("BatchNorm", [] { nn::BatchNorm(3)(Tensor::zeros({2, 4})); });
   raises("BatchNorm", [] { nn::BatchNorm(3)(Tensor::zeros({3})); });
+  raises("BatchNorm", [] {  // one value per channel has no variance to train with (PyTorch raises too)
+    TrainGuard train;
+    nn::BatchNorm(3)(Tensor::zeros({1, 3, 1}));
+  });
+  EXPECT_EQ(nn::BatchNorm(3)(Tensor::zeros({1, 3})).shape(), (Shape{1, 3}));  // evaluating one sample is fine
   raises("LayerNorm", [] { nn::LayerNorm({4})(Tensor::zeros({2, 3})); });
   raises("GroupNorm", [] { nn::GroupNorm(2, 4)(Tensor::zeros({4})); });
   raises("InstanceNorm", [] { nn::InstanceNorm(3, 1e-5, false)(Tensor::zeros({3})); });

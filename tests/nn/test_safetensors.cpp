@@ -177,7 +177,7 @@ TEST(Safetensors, ModelStateSurvivesSaveAndLoad) {
   load_state_dict(b, safe_load(path));
   Tensor x = Tensor::randn({2, 3}).realize();
   EXPECT_EQ(a(x).to_vector<float>(), b(x).to_vector<float>());
-  EXPECT_EQ(b.bn.num_batches_tracked.to_vector<int32_t>(), a.bn.num_batches_tracked.to_vector<int32_t>());
+  EXPECT_EQ(b.bn.num_batches_tracked.item<int64_t>(), a.bn.num_batches_tracked.item<int64_t>());
 }
 
 // A file of one float32 tensor "t" with the given header (the length prefix is computed) and data bytes.
