@@ -147,6 +147,14 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
 
 void safe_save(const StateDict& dict, const std::string& path, const std::map<std::string, std::string>& metadata,
                SourceLocation where) {
+  // the header must be UTF-8 (safe_load and every other reader refuse it otherwise): a name or a metadata string that
+  // is not is refused here, before anything is written
+  auto check_utf8 = [&](const std::string& s, const char* what) {
+    if (size_t bad = state::utf8_error_at(s); bad != std::string::npos)
+      throw ArgumentError("safe_save", std::string(what) + " '" + s + "' is not UTF-8 (byte " + std::to_string(bad) + ")", where);
+  };
+  for (const auto& [k, v] : metadata) check_utf8(k, "metadata key"), check_utf8(v, "metadata value");
+  for (const auto& [name, t] : dict) check_utf8(name, "tensor name");
   std::string header = "{";
   if (!metadata.empty()) {
     header += "\"__metadata__\":{";

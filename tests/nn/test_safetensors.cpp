@@ -271,6 +271,24 @@ TEST(Safetensors, HeaderMustBeUtf8StrictJsonStartingWithABrace) {
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}/**/)", 8), "text after the value", __LINE__);
 }
 
+// safe_save refuses what safe_load would: a name or metadata that is not UTF-8, named, and nothing is written.
+// Before: the file was written and its own safe_load refused it ("bad JSON header at byte 3: not UTF-8").
+TEST(Safetensors, SavingANameThatIsNotUtf8IsRefused) {
+  std::string path = temp_path("not_utf8.safetensors");
+  std::filesystem::remove(path);
+  for (auto [dict, meta] : {std::pair<StateDict, std::map<std::string, std::string>>{{{"w\xff", Tensor({1.0f})}}, {}},
+                            {{{"w", Tensor({1.0f})}}, {{"k", "\xc0\xaf"}}}}) {
+    try {
+      safe_save(dict, path, meta);
+      ADD_FAILURE() << "no error";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("not UTF-8"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("safe_save"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
+}
+
 TEST(Safetensors, EmptyTensorsWithHugeDimensionsLoad) {
   std::string path = temp_path("empty_huge.safetensors");
   write_file(path, file_with(R"({"a":{"dtype":"F32","shape":[0,4294967296],"data_offsets":[0,0]},)"
