@@ -514,7 +514,8 @@ class Tensor {
   Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
                           Ints stride = 1, Ints dilation = 1, Ints padding = 0, Ints output_padding = 0,
                           Loc where = Loc::current()) const;
-  // Pooling over the last len(kernel) dims; stride defaults to the kernel size.
+  // Pooling over the last len(kernel) dims (a number: the last 2; {3}: the last one, 1-d pooling); stride defaults
+  // to the kernel size.
   Tensor avg_pool2d(Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt, Ints dilation = 1,
                     Ints padding = 0, bool ceil_mode = false, bool count_include_pad = true, Loc where = Loc::current()) const;
   Tensor max_pool2d(Ints kernel_size = {2, 2}, std::optional<Ints> stride = std::nullopt, Ints dilation = 1,

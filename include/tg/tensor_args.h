@@ -31,17 +31,20 @@ class Axes {
   std::optional<std::vector<int64_t>> axes_;
 };
 
-// One size for every spatial dimension, or one per dimension: stride 2 or {2, 1}.
+// One size for every spatial dimension, or one per dimension: stride 2 or {2, 1}. A list of one ({3}) is one
+// dimension where the count matters (a pool's kernel: 1-d pooling), unlike the number 3 (every dimension).
 class Ints {
  public:
-  Ints(int64_t v) : v_{v} {}
-  Ints(int v) : v_{v} {}
+  Ints(int64_t v) : v_{v}, scalar_(true) {}
+  Ints(int v) : v_{v}, scalar_(true) {}
   Ints(std::initializer_list<int64_t> v) : v_(v) {}
   Ints(std::vector<int64_t> v) : v_(std::move(v)) {}
   const std::vector<int64_t>& values() const { return v_; }
+  bool scalar() const { return scalar_; }  // given as a number, not a list
 
  private:
   std::vector<int64_t> v_;
+  bool scalar_ = false;
 };
 
 // A slice start:stop:step as Python writes it; an absent start or stop means "from the edge". The bounds may be

@@ -355,7 +355,7 @@ struct PoolArgs {
 PoolArgs pool_args(const Tensor& x, const Ints& kernel, const std::optional<Ints>& stride, const Ints& dilation, const Ints& padding,
                    const char* op, SourceLocation where) {
   if (kernel.values().empty()) throw ArgumentError(op, "kernel_size is empty: a pool needs at least one window dimension", where);
-  size_t n = kernel.values().size() == 1 ? 2 : kernel.values().size();
+  size_t n = kernel.scalar() ? 2 : kernel.values().size();
   if (x.ndim() < static_cast<int64_t>(n))
     throw ShapeError(op, "input " + shape_str(x.shape()) + " has fewer dimensions than the kernel " + tensor::list_str(kernel.values()), where);
   PoolArgs a;

@@ -335,6 +335,19 @@ TEST(EdgeMethods, IntegerPowIsExactAndWraps) {
             (std::vector<int64_t>{4052555153018976267LL, 3522809609551315465LL}));  // torch.tensor([3, -7]) ** 39
 }
 
+// A kernel given as a list of one ({3}) pools the last dimension only (tinygrad's make_tuple of (3,)); the number 3
+// pools the last two. PyTorch: x = torch.arange(1, 15.).reshape(1, 2, 7); F.avg_pool1d(x, 3, 2, 1) and
+// F.max_pool1d(x, 3, 3). Before: {3} was the number 3, a 3x3 window over the channels too.
+TEST(EdgeMethods, AKernelOfOneSizePoolsOneDimension) {
+  Tensor x = Tensor::arange(1, 15).cast(dtypes::float32).reshape({1, 2, 7});
+  Tensor avg = x.avg_pool2d({3}, Ints{2}, 1, 1);
+  EXPECT_EQ(avg.shape(), (Shape{1, 2, 4}));
+  std::vector<float> want{1, 3, 5, 13.f / 3, 17.f / 3, 10, 12, 9}, got = avg.to_vector<float>();
+  for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5);
+  EXPECT_EQ(x.max_pool2d({3}, Ints{3}).to_vector<float>(), (std::vector<float>{3, 6, 10, 13}));
+  EXPECT_THROW(x.max_pool2d(3), ShapeError);  // the number: a 3x3 window over the last two, larger than 2 rows
+}
+
 TEST(EdgeMethods, CloneIsACopyInItsOwnBuffer) {
   Tensor x = Tensor({1.0f, -0.0f, 3.0f}).realize(), y = x.clone().realize();
   EXPECT_EQ(y.to_bytes(), x.to_bytes());  // bit for bit (-0.0 too)
