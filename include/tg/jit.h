@@ -21,7 +21,9 @@
 //    it binds, so one capture serves every size within the variable's range (the view and its variables must be
 //    the first call's; a value outside the range raises when it is bound).
 //  - The outputs are realized at the end of each call. A replay writes them into the same buffers: read an output
-//    before the next call, or copy it.
+//    before the next call, or copy it. An output passed back as an input (a recurrent loop, h = jit({h}), or
+//    several outputs fed back crosswise) is read from a copy the call makes first, so the values are the plain
+//    function's. An output that is an input, or a view of one, is the input of this call.
 //  - Tensors that exist before the call and that the function updates with assign() (parameters, optimizer state,
 //    batchnorm statistics, the random number generator's counter) are updated by every replay, as are buffers it
 //    writes in place (cache.shrink(row).assign(k): a KV cache's row at a bound position). Tensors it only

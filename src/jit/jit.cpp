@@ -120,6 +120,10 @@ struct JitState {
   std::vector<bool> invariant;  // per step: reads only what no call changes, so its output stays from the capture
   std::vector<std::pair<size_t, uint64_t>> invariant_versions;  // the invariant steps' buffers as they last ran
   std::vector<std::optional<size_t>> input_slots;  // per input: its slot, when the steps read it
+  // per input: the capture's buffer of it, when the steps or the outputs use it (an output may be an input or a
+  // view of one: a replay puts this call's input in its place); null otherwise
+  std::vector<UOp> input_bufs;
+  std::unordered_set<const runtime::Buffer*> step_writes;  // the buffers the steps write (memory(slot), as planned)
   std::vector<Tracked> tracked;
   std::vector<UOp> outputs;
 
@@ -394,6 +398,11 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
                  "read; replays reuse the values of the capture (pass data that changes as an input)\n",
                  where.str().c_str(), host_made);
   for (const Tensor& o : out) outputs.push_back(o.uop());
+  std::unordered_set<const uop::UOpNode*> in_outputs;  // the nodes of the outputs' graphs
+  for (const UOp& o : outputs)
+    for (const UOp& u : o.toposort()) in_outputs.insert(u.get());
+  for (size_t i = 0; i < in.size(); i++)
+    input_bufs.push_back(input_slots[i] || (in_bufs[i] && in_outputs.count(in_bufs[i].get())) ? in_bufs[i] : UOp());
 
   std::unordered_set<const uop::UOpNode*> seen_outside;  // every node of a live tensor's graph or of an output
   std::vector<UOp> roots = outputs;
@@ -403,6 +412,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
       for (const UOp& u : r.toposort()) seen_outside.insert(u.get());
   find_invariant_steps();
   plan_memory(first_new_id, seen_outside);
+  for (const Step& st : steps) step_writes.insert(&memory(st.slots[0]));
   record_invariant_versions(memories());
   if (getenv_int("DEBUG") >= 1) {
     size_t planned_n = std::count_if(planned.begin(), planned.end(), [](const auto& p) { return p != nullptr; });
@@ -469,12 +479,19 @@ jit::ExportedProgram JitState::exported(SourceLocation where) {
 std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocation where) {
   std::vector<runtime::Buffer*> cur = memories();
   std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
-  for (size_t i = 0; i < in.size(); i++)
-    if (input_slots[i]) {
-      UOp b = input_buffer(in[i]);
-      cur[*input_slots[i]] = &schedule::buffer_of(b);
-      moved.emplace_back(slots[*input_slots[i]], b);
+  // An input that is a buffer the steps write (an output of the previous call fed back: h = jit({h}), or outputs
+  // fed back crosswise) is read from a copy made first: the steps would overwrite it while they still read it, and
+  // an output that is the input itself must keep the value it was called with.
+  for (size_t i = 0; i < in.size(); i++) {
+    if (!input_bufs[i]) continue;  // neither the steps nor the outputs use it
+    UOp b = input_buffer(in[i]);
+    if (runtime::Buffer& m = schedule::buffer_of(b); step_writes.count(&m)) {
+      b = schedule::new_buffer(m.device().name(), m.dtype(), static_cast<int64_t>(m.size()));
+      engine::copy_buffer(schedule::buffer_of(b), m);
     }
+    if (input_slots[i]) cur[*input_slots[i]] = &schedule::buffer_of(b);
+    moved.emplace_back(input_bufs[i], b);  // an output that is (a view of) this input returns this call's
+  }
   std::vector<Tracked*> swap, repoint;  // repoint: updated tensors the user moved to another buffer since the capture
   bool changed_outside = false;         // some tensor the function uses: then the invariant steps run too
   for (Tracked& tr : tracked) {
