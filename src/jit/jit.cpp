@@ -21,6 +21,7 @@
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/kernel_ast.h"
+#include "tensor/realize_observer.h"
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
 #include "tg/profile.h"
@@ -125,7 +126,18 @@ struct JitState {
   std::vector<UOp> input_bufs;
   std::unordered_set<const runtime::Buffer*> step_writes;  // the buffers the steps write (memory(slot), as planned)
   std::vector<Tracked> tracked;
+  // Tensors not realized before the capture whose graphs the function computed (weights never realized: their
+  // random initialization, a lazy constant): the steps compute them from these graphs, so a replay would ignore a
+  // new value (load_state_dict, assign, replace). A call that finds one changed captures again (stale()).
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> lazy_reads;
   std::vector<UOp> outputs;
+
+  bool stale() {
+    std::erase_if(lazy_reads, [](const auto& lr) { return lr.first.expired(); });  // gone: its graph is not needed
+    for (const auto& [weak, graph] : lazy_reads)
+      if (auto t = weak.lock(); t && t->uop() != graph) return true;
+    return false;
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& in, SourceLocation where) {
     std::vector<Tensor> out = fn(in, call_vars);
@@ -323,9 +335,11 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   std::vector<UOp> in_bufs;  // before the call: an input handle may be assigned inside (an error, found below)
   for (const Tensor& t : in) in_bufs.push_back(input_buffer(t));
   std::vector<schedule::ScheduleItem> items;
+  std::unordered_set<const uop::UOpNode*> computed;  // every node of the graphs the function realized
   std::vector<Tensor> out;
   {
     engine::CaptureScope scope(items, &call_vals);
+    RealizeObserver observe(computed);
     out = run(in, where);
   }
 
@@ -363,7 +377,11 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
     std::shared_ptr<TensorImpl> t = weak.lock();
     if (!t) continue;  // gone
     UOp graph_after = t->uop();
-    if (graph_after == graph_before && !base_buffer(graph_before)) continue;  // lazy and left alone
+    if (graph_after == graph_before && !base_buffer(graph_before)) {  // lazy and left alone
+      // but computed by the function (graph_before, alive since before the call, is the node at its address)
+      if (computed.count(graph_before.get())) lazy_reads.emplace_back(t, graph_before);
+      continue;
+    }
     std::vector<UOp> as = base_buffers(graph_before), bs = base_buffers(graph_after);
     if (bs.empty())
       throw ArgumentError("TinyJit", "the function left a tensor of shape " + tensor::shape_str(t->shape) +
@@ -576,6 +594,13 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, const s
   auto lock = detail::realize_lock();  // a capture compares every live tensor before and after: no realize between
   if (engine::capturing())
     throw ArgumentError("TinyJit", "called while another TinyJit captures: nested TinyJits are not supported", where);
+  if (s.captured && s.stale()) {
+    // a tensor whose graph the steps compute has a new value (weights loaded into a model never realized): the
+    // steps are out of date, so this call runs the function and the next one captures again
+    if (getenv_int("DEBUG") >= 1)
+      std::fprintf(stderr, "TinyJit: a lazy tensor the function reads changed since the capture: capturing again\n");
+    reset();
+  }
   s.check_signature(inputs, where);
   std::vector<Tensor> in = s.prepare_inputs(inputs, where);
   s.check_vars(vars, in, where);
