@@ -21,12 +21,17 @@
 //    it binds, so one capture serves every size within the variable's range (the view and its variables must be
 //    the first call's; a value outside the range raises when it is bound).
 //  - The outputs are realized at the end of each call. A replay writes them into the same buffers: read an output
-//    before the next call, or copy it.
+//    before the next call, or copy it. An output passed back as an input (a recurrent loop, h = jit({h}), or
+//    several outputs fed back crosswise) is read from a copy the call makes first, so the values are the plain
+//    function's. An output that is an input, or a view of one, is the input of this call.
 //  - Tensors that exist before the call and that the function updates with assign() (parameters, optimizer state,
 //    batchnorm statistics, the random number generator's counter) are updated by every replay, as are buffers it
 //    writes in place (cache.shrink(row).assign(k): a KV cache's row at a bound position). Tensors it only
 //    reads (weights in eval, a learning rate, a dataset) are read again at every replay, so changing the learning
-//    rate between calls (`opt.lr.assign(...)`) takes effect.
+//    rate between calls (`opt.lr.assign(...)`) takes effect. A tensor not realized before the capture (a model's
+//    weights never realized: their lazy random initialization) is computed by the captured kernels from its
+//    graph; when it takes a new value (load_state_dict, assign, replace), the next call runs the function again
+//    and the one after captures anew.
 //  - Host code in the function does not run on replays: no printing, no item(), no control flow that depends on
 //    values. Data copied in from the host inside the function (a Tensor built from a vector there) keeps the
 //    values it had at the capture: pass data that changes as an input. The capture prints a warning when it

@@ -21,6 +21,7 @@
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/kernel_ast.h"
+#include "tensor/realize_observer.h"
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
 #include "tg/profile.h"
@@ -120,8 +121,23 @@ struct JitState {
   std::vector<bool> invariant;  // per step: reads only what no call changes, so its output stays from the capture
   std::vector<std::pair<size_t, uint64_t>> invariant_versions;  // the invariant steps' buffers as they last ran
   std::vector<std::optional<size_t>> input_slots;  // per input: its slot, when the steps read it
+  // per input: the capture's buffer of it, when the steps or the outputs use it (an output may be an input or a
+  // view of one: a replay puts this call's input in its place); null otherwise
+  std::vector<UOp> input_bufs;
+  std::unordered_set<const runtime::Buffer*> step_writes;  // the buffers the steps write (memory(slot), as planned)
   std::vector<Tracked> tracked;
+  // Tensors not realized before the capture whose graphs the function computed (weights never realized: their
+  // random initialization, a lazy constant): the steps compute them from these graphs, so a replay would ignore a
+  // new value (load_state_dict, assign, replace). A call that finds one changed captures again (stale()).
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, UOp>> lazy_reads;
   std::vector<UOp> outputs;
+
+  bool stale() {
+    std::erase_if(lazy_reads, [](const auto& lr) { return lr.first.expired(); });  // gone: its graph is not needed
+    for (const auto& [weak, graph] : lazy_reads)
+      if (auto t = weak.lock(); t && t->uop() != graph) return true;
+    return false;
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& in, SourceLocation where) {
     std::vector<Tensor> out = fn(in, call_vars);
@@ -319,9 +335,11 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
   std::vector<UOp> in_bufs;  // before the call: an input handle may be assigned inside (an error, found below)
   for (const Tensor& t : in) in_bufs.push_back(input_buffer(t));
   std::vector<schedule::ScheduleItem> items;
+  std::unordered_set<const uop::UOpNode*> computed;  // every node of the graphs the function realized
   std::vector<Tensor> out;
   {
     engine::CaptureScope scope(items, &call_vals);
+    RealizeObserver observe(computed);
     out = run(in, where);
   }
 
@@ -359,7 +377,11 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
     std::shared_ptr<TensorImpl> t = weak.lock();
     if (!t) continue;  // gone
     UOp graph_after = t->uop();
-    if (graph_after == graph_before && !base_buffer(graph_before)) continue;  // lazy and left alone
+    if (graph_after == graph_before && !base_buffer(graph_before)) {  // lazy and left alone
+      // but computed by the function (graph_before, alive since before the call, is the node at its address)
+      if (computed.count(graph_before.get())) lazy_reads.emplace_back(t, graph_before);
+      continue;
+    }
     std::vector<UOp> as = base_buffers(graph_before), bs = base_buffers(graph_after);
     if (bs.empty())
       throw ArgumentError("TinyJit", "the function left a tensor of shape " + tensor::shape_str(t->shape) +
@@ -394,6 +416,11 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
                  "read; replays reuse the values of the capture (pass data that changes as an input)\n",
                  where.str().c_str(), host_made);
   for (const Tensor& o : out) outputs.push_back(o.uop());
+  std::unordered_set<const uop::UOpNode*> in_outputs;  // the nodes of the outputs' graphs
+  for (const UOp& o : outputs)
+    for (const UOp& u : o.toposort()) in_outputs.insert(u.get());
+  for (size_t i = 0; i < in.size(); i++)
+    input_bufs.push_back(input_slots[i] || (in_bufs[i] && in_outputs.count(in_bufs[i].get())) ? in_bufs[i] : UOp());
 
   std::unordered_set<const uop::UOpNode*> seen_outside;  // every node of a live tensor's graph or of an output
   std::vector<UOp> roots = outputs;
@@ -403,6 +430,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
       for (const UOp& u : r.toposort()) seen_outside.insert(u.get());
   find_invariant_steps();
   plan_memory(first_new_id, seen_outside);
+  for (const Step& st : steps) step_writes.insert(&memory(st.slots[0]));
   record_invariant_versions(memories());
   if (getenv_int("DEBUG") >= 1) {
     size_t planned_n = std::count_if(planned.begin(), planned.end(), [](const auto& p) { return p != nullptr; });
@@ -469,12 +497,19 @@ jit::ExportedProgram JitState::exported(SourceLocation where) {
 std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocation where) {
   std::vector<runtime::Buffer*> cur = memories();
   std::vector<std::pair<UOp, UOp>> moved;  // captured buffer -> the one this replay uses instead
-  for (size_t i = 0; i < in.size(); i++)
-    if (input_slots[i]) {
-      UOp b = input_buffer(in[i]);
-      cur[*input_slots[i]] = &schedule::buffer_of(b);
-      moved.emplace_back(slots[*input_slots[i]], b);
+  // An input that is a buffer the steps write (an output of the previous call fed back: h = jit({h}), or outputs
+  // fed back crosswise) is read from a copy made first: the steps would overwrite it while they still read it, and
+  // an output that is the input itself must keep the value it was called with.
+  for (size_t i = 0; i < in.size(); i++) {
+    if (!input_bufs[i]) continue;  // neither the steps nor the outputs use it
+    UOp b = input_buffer(in[i]);
+    if (runtime::Buffer& m = schedule::buffer_of(b); step_writes.count(&m)) {
+      b = schedule::new_buffer(m.device().name(), m.dtype(), static_cast<int64_t>(m.size()));
+      engine::copy_buffer(schedule::buffer_of(b), m);
     }
+    if (input_slots[i]) cur[*input_slots[i]] = &schedule::buffer_of(b);
+    moved.emplace_back(input_bufs[i], b);  // an output that is (a view of) this input returns this call's
+  }
   std::vector<Tracked*> swap, repoint;  // repoint: updated tensors the user moved to another buffer since the capture
   bool changed_outside = false;         // some tensor the function uses: then the invariant steps run too
   for (Tracked& tr : tracked) {
@@ -559,6 +594,13 @@ std::vector<Tensor> JitFunction::call(const std::vector<Tensor>& inputs, const s
   auto lock = detail::realize_lock();  // a capture compares every live tensor before and after: no realize between
   if (engine::capturing())
     throw ArgumentError("TinyJit", "called while another TinyJit captures: nested TinyJits are not supported", where);
+  if (s.captured && s.stale()) {
+    // a tensor whose graph the steps compute has a new value (weights loaded into a model never realized): the
+    // steps are out of date, so this call runs the function and the next one captures again
+    if (getenv_int("DEBUG") >= 1)
+      std::fprintf(stderr, "TinyJit: a lazy tensor the function reads changed since the capture: capturing again\n");
+    reset();
+  }
   s.check_signature(inputs, where);
   std::vector<Tensor> in = s.prepare_inputs(inputs, where);
   s.check_vars(vars, in, where);

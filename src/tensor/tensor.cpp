@@ -12,6 +12,7 @@
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/schedule.h"
+#include "tensor/realize_observer.h"
 #include "tensor/tensor_impl.h"
 #include "tg/device.h"
 #include "tg/profile.h"
@@ -391,9 +392,21 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
   detail::realize_graphs(outs, named);
 }
 
+namespace {
+thread_local std::unordered_set<const uop::UOpNode*>* realize_observer = nullptr;
+}
+detail::RealizeObserver::RealizeObserver(std::unordered_set<const uop::UOpNode*>& nodes) : outer_(realize_observer) {
+  realize_observer = &nodes;
+}
+detail::RealizeObserver::~RealizeObserver() { realize_observer = outer_; }
+
 void detail::realize_graphs(const std::vector<UOp>& outs, const std::vector<const TensorImpl*>& tensors) {
   if (outs.empty()) return;
   auto lock = detail::realize_lock();
+  if (realize_observer)
+    for (const UOp& o : outs)
+      if (!realize_observer->count(o.get()))
+        for (const UOp& u : o.toposort()) realize_observer->insert(u.get());
   profile::Span realize_span("realize", "realize");
   std::string made_at;  // VIZ: the line that made the first of the tensors made at a known line
   if (viz::enabled())

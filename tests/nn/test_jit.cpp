@@ -304,5 +304,87 @@ TEST(TinyJit, IntermediatesShareMemoryAfterTheCapture) {
   EXPECT_EQ(want, h.sum().item<float>());
 }
 
+// A recurrent loop, h = f(h): each call's output is the next call's input, so a replay reads the buffer it is
+// about to write (the flip reads element 5 - i while writing element i)
+TEST(TinyJit, AnOutputFedBackAsTheNextInputIsReadBeforeItIsWritten) {
+  std::function<Tensor(const std::vector<Tensor>&)> f = [](const std::vector<Tensor>& in) {
+    return (in[0].flip(0) + 1).contiguous();
+  };
+  TinyJit<Tensor> jitted(f);
+  Tensor h = Tensor({0.f, 1.f, 2.f, 3.f, 4.f, 5.f}), plain = h;
+  for (int i = 0; i < 6; i++) {
+    h = jitted({h});
+    plain = f({plain}).realize();
+    EXPECT_EQ(h.to_vector<float>(), plain.to_vector<float>()) << "call " << i;
+  }
+}
+
+// Two outputs fed back crosswise, (a, b) -> (2b, a + b): the first step writes the buffer of a that the second
+// reads, and the returned outputs keep the values of this call
+TEST(TinyJit, OutputsFedBackCrosswiseKeepTheirValues) {
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> f = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[1] * 2).contiguous(), (in[0] + in[1]).contiguous()};
+  };
+  TinyJit<std::vector<Tensor>> jitted(f);
+  std::vector<Tensor> j{Tensor({1.f}), Tensor({2.f})}, p = j;
+  for (int i = 0; i < 6; i++) {
+    j = jitted({j[0], j[1]});
+    p = f({p[0], p[1]});
+    Tensor::realize(p);
+    EXPECT_EQ(j[0].item<float>(), p[0].item<float>()) << "call " << i;
+    EXPECT_EQ(j[1].item<float>(), p[1].item<float>()) << "call " << i;
+  }
+  // swapped: a is fed back as b and b as a
+  j = jitted({j[1], j[0]});
+  p = f({p[1], p[0]});
+  EXPECT_EQ(j[0].item<float>(), p[0].item<float>());
+  EXPECT_EQ(j[1].item<float>(), p[1].item<float>());
+}
+
+// An output that is an input, or a view of one, that no kernel reads: every replay returns this call's input
+TEST(TinyJit, AnOutputThatIsAnInputFollowsTheInput) {
+  TinyJit<std::vector<Tensor>> f([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[0] + 1).contiguous(), in[1], in[1].reshape({2, 1})};
+  });
+  for (int i = 0; i < 5; i++) {
+    float v = static_cast<float>(i);
+    std::vector<Tensor> got = f({Tensor::full({2}, v), Tensor::full({2}, -v)});
+    EXPECT_EQ(got[0].to_vector<float>(), std::vector<float>(2, v + 1)) << "call " << i;
+    EXPECT_EQ(got[1].to_vector<float>(), std::vector<float>(2, -v)) << "call " << i;
+    EXPECT_EQ(got[2].to_vector<float>(), std::vector<float>(2, -v)) << "call " << i;
+  }
+  // the previous output passed back as the returned input while a kernel writes that output's buffer: the call's
+  // value is returned, not the one the kernel wrote
+  std::vector<Tensor> prev = f({Tensor::full({2}, 7.f), Tensor::full({2}, 0.f)});
+  std::vector<Tensor> got = f({Tensor::full({2}, 1.f), prev[0]});
+  EXPECT_EQ(got[0].to_vector<float>(), std::vector<float>(2, 2.f));
+  EXPECT_EQ(got[1].to_vector<float>(), std::vector<float>(2, 8.f));
+}
+
+// Weights never realized (a Linear's lazy random initialization) are computed from their graphs by the captured
+// kernels; loading a checkpoint after the capture gives them new values, which the next calls must use
+struct OneLinear : nn::Module {
+  nn::Linear l1{2, 2};
+  void state(const nn::StateVisitor& v) override { v("l1", l1); }
+};
+TEST(TinyJit, WeightsLoadedAfterTheCaptureAreUsedEvenWhenTheyWereNeverRealized) {
+  OneLinear net;
+  std::function<Tensor(const std::vector<Tensor>&)> f = [&](const std::vector<Tensor>& in) { return net.l1(in[0]).contiguous(); };
+  TinyJit<Tensor> jitted(f);
+  Tensor x = Tensor::ones({1, 2}).contiguous().realize();
+  for (int i = 0; i < 3; i++) EXPECT_EQ(jitted({x}).to_vector<float>(), f({x}).to_vector<float>()) << "call " << i;
+  ASSERT_TRUE(jitted.captured());
+  StateDict s;
+  s["l1.weight"] = Tensor::zeros({2, 2});
+  s["l1.bias"] = Tensor({5.f, 6.f});
+  load_state_dict(net, s);
+  for (int i = 0; i < 4; i++) EXPECT_EQ(jitted({x}).to_vector<float>(), (std::vector<float>{5.f, 6.f})) << "call " << i;
+  EXPECT_TRUE(jitted.captured());
+  // loaded again into the weights now realized: written in place, read by the replays
+  s["l1.bias"] = Tensor({-1.f, 2.f});
+  load_state_dict(net, s);
+  EXPECT_EQ(jitted({x}).to_vector<float>(), (std::vector<float>{-1.f, 2.f}));
+}
+
 }  // namespace
 }  // namespace tg
