@@ -1,5 +1,7 @@
 // Valids: conjunctions of bounds like (idx < 5) & !(idx < 2), as pad masks and gates produce them.
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "uop/symbolic.h"
 #include "uop/symbolic_rules.h"
@@ -17,6 +19,9 @@ struct Clauses {
   std::vector<Bounds> bounds;
   std::vector<UOp> other;
 };
+
+// the name of uop_given_valid's stand-in variables, followed by a number
+constexpr std::string_view kStandIn = "\x01valid";
 
 bool bounded_int(const UOp& x) { return x.dtype().is_int() && !x.dtype().is_unsigned() && !x.is_const(); }
 
@@ -80,15 +85,27 @@ UOp simplify_valid(const Match& m) {
 
 UOp uop_given_valid(const UOp& valid, const UOp& expr) {
   Clauses cl = parse(valid);
+  std::vector<const Bounds*> narrowing;
+  // a clause that narrows nothing tells us nothing; an impossible one leaves expr to the caller
+  for (const Bounds& b : cl.bounds)
+    if (!(b.lo > b.hi || (b.lo <= b.expr.vmin() && b.hi >= b.expr.vmax()))) narrowing.push_back(&b);
+  if (narrowing.empty()) return expr;
+  // The stand-ins must be new to valid and expr: simplifying a where inside expr calls this again while the outer
+  // call's stand-ins are in it, and one named like them (same name and range: the same interned node) would be
+  // substituted back for both (where(i<2, where(j<2, i*2+j)) became j*3).
+  size_t first = 0;
+  for (const UOp& root : {valid, expr})
+    for (const UOp& n : root.toposort())
+      if (n.op() == Ops::DEFINE_VAR) {
+        const std::string& name = n.arg().get<VarArg>().name;
+        if (name.starts_with(kStandIn)) first = std::max(first, std::stoul(name.substr(kStandIn.size())) + 1);
+      }
   std::vector<std::pair<UOp, UOp>> to_var, back;
-  for (const Bounds& b : cl.bounds) {
-    // a clause that narrows nothing tells us nothing; an impossible one leaves expr to the caller
-    if (b.lo > b.hi || (b.lo <= b.expr.vmin() && b.hi >= b.expr.vmax())) continue;
-    UOp v = UOp::variable("\x01valid" + std::to_string(to_var.size()), b.lo, b.hi, b.expr.dtype());
-    to_var.emplace_back(b.expr, v);
-    back.emplace_back(v, b.expr);
+  for (const Bounds* b : narrowing) {
+    UOp v = UOp::variable(std::string(kStandIn) + std::to_string(first + to_var.size()), b->lo, b->hi, b->expr.dtype());
+    to_var.emplace_back(b->expr, v);
+    back.emplace_back(v, b->expr);
   }
-  if (to_var.empty()) return expr;
   // the bounds reach everything but loads: a load runs whether or not the where picks it, so its address and gate
   // must not lean on the where's condition (an index the condition bounds would read out of bounds otherwise)
   std::unordered_map<const UOpNode*, UOp> narrowed_of;

@@ -242,6 +242,28 @@ TEST(Symbolic, GivenValid) {
   EXPECT_EQ(uop_given_valid(x < 200, x % 10), x % 10);
 }
 
+// A where inside a where's value is simplified with the outer valid's variables narrowed to stand-ins; the inner
+// one's stand-ins must stay apart from those. Both as valid0 in [0, 1], the same interned node, i*2 + j came back
+// as j*3 (a lazy arange concatenated with itself in both directions read the wrong elements).
+TEST(Symbolic, NestedWheresKeepTheirVariablesApart) {
+  UOp i = V("i", 0, 3), j = V("j", 0, 3), zero = C(0);
+  UOp inner = (j < C(2)).where(i * C(2) + j, zero) + (j < C(2)).logical_not().where(i * C(2) + j - C(2), zero);
+  UOp e = (i < C(2)).where(inner, zero) + (i < C(2)).logical_not().where(inner + C(4), zero);
+  UOp s = simplify(e);
+  EXPECT_EQ(s.render().find("(j*3)"), std::string::npos) << s.render();
+  int bad = 0;
+  for_each_point(e, [&](const tg::testing::Env& env) {
+    auto want = tg::testing::eval(e, env), got = tg::testing::eval(s, env);
+    if (want != got && bad++ < 3) ADD_FAILURE() << "i=" << env.at("i") << " j=" << env.at("j") << ": " << s.render();
+  });
+  // and uop_given_valid itself, called with an expression that already holds a stand-in of an outer call
+  UOp x = V("x", 0, 7), y = V("y", 0, 7);
+  UOp g = uop_given_valid(x < C(2), (y < C(2)).where(y * C(2) + x, zero));
+  for (int64_t xv = 0; xv < 2; xv++)
+    for (int64_t yv = 0; yv <= 7; yv++)
+      EXPECT_EQ(tg::testing::eval(g, {{"x", xv}, {"y", yv}}), yv < 2 ? yv * 2 + xv : 0) << g.render();
+}
+
 TEST(Symbolic, BadInput) {
   UOp a = V("a", 0, 10), b = V("b", 0, 10);
   // a divisor that only becomes zero through simplification
