@@ -9,10 +9,11 @@ namespace tg::nn {
 
 namespace {
 
-// tinygrad's default: kaiming_uniform(a = sqrt(5)) weights, bias uniform(+-1 / sqrt(fan_in))
+// tinygrad's default: kaiming_uniform(a = sqrt(5)) weights, bias uniform(+-1 / sqrt(fan_in)); zeros for no inputs
+// (Linear(0, n), as PyTorch's bound of 0)
 Tensor default_weight(const Shape& shape) { return Tensor::kaiming_uniform(shape, std::sqrt(5.0)).requires_grad_(); }
 Tensor default_bias(int64_t n, int64_t fan_in) {
-  double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
   return Tensor::uniform({n}, -bound, bound).requires_grad_();
 }
 

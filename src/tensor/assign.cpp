@@ -43,8 +43,9 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
   const UOp& buffer = schedule::movement_base(target);
   if (buffer.op() != Ops::BUFFER || (schedule::plain_buffer(target) && value.uop().contains(buffer))) {
     // lazy: this tensor's graph becomes x's; CONTIGUOUS gives it a buffer of its own when realized, even when x is
-    // a constant
-    impl_->set_uop(value.contiguous(where).uop());
+    // a constant. A buffer already (a loaded checkpoint's tensor, another model's weight) is copied: sharing it, a
+    // later in-place write here would change x too
+    impl_->set_uop((schedule::plain_buffer(value.uop()) ? value.clone(where) : value.contiguous(where)).uop());
     return *this;
   }
   if (numel() == 0) return *this;  // nothing to write

@@ -191,6 +191,8 @@ TEST(NN, BadInputRaisesTheLayersError) {
     nn::BatchNorm(3)(Tensor::zeros({1, 3, 1}));
   });
   EXPECT_EQ(nn::BatchNorm(3)(Tensor::zeros({1, 3})).shape(), (Shape{1, 3}));  // evaluating one sample is fine
+  // no inputs: an empty weight and a zero bias (PyTorch's bound 1 / sqrt(fan_in) is 0 there); it raised in uniform
+  EXPECT_EQ(nn::Linear(0, 3)(Tensor::zeros({2, 0})).to_vector<float>(), std::vector<float>(6, 0.0f));
   raises("LayerNorm", [] { nn::LayerNorm({4})(Tensor::zeros({2, 3})); });
   raises("GroupNorm", [] { nn::GroupNorm(2, 4)(Tensor::zeros({4})); });
   raises("InstanceNorm", [] { nn::InstanceNorm(3, 1e-5, false)(Tensor::zeros({3})); });

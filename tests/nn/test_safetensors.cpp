@@ -180,6 +180,30 @@ TEST(Safetensors, ModelStateSurvivesSaveAndLoad) {
   EXPECT_EQ(b.bn.num_batches_tracked.item<int64_t>(), a.bn.num_batches_tracked.item<int64_t>());
 }
 
+// Two models loaded from one StateDict hold copies (PyTorch's load_state_dict copies too): writing one model's weight
+// in place changes neither the other model nor the StateDict. Before: a lazily initialized model took the loaded
+// tensor's buffer itself (the file's mapping), so an assign into model a's weight reached b and the StateDict.
+TEST(Safetensors, ModelsLoadedFromOneStateHoldTheirOwnCopies) {
+  struct Net : nn::Module {
+    nn::Linear l1{3, 2};
+    void state(const nn::StateVisitor& v) override { v("l1", l1); }
+  };
+  Net src;
+  std::string path = temp_path("shared.safetensors");
+  safe_save(get_state_dict(src), path);
+  std::vector<float> want = src.l1.weight.to_vector<float>();
+  StateDict s = safe_load(path);
+  Net a, b;
+  load_state_dict(a, s), load_state_dict(b, s);
+  a.l1.weight.assign(Tensor::zeros({2, 3})).realize();
+  a.l1.bias.shrink({{0, 1}}).assign(Tensor::ones({1})).realize();  // a partial write too (a KV cache's way)
+  EXPECT_EQ(a.l1.weight.to_vector<float>(), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(b.l1.weight.to_vector<float>(), want);
+  EXPECT_EQ(s.at("l1.weight").to_vector<float>(), want);
+  EXPECT_EQ(b.l1.bias.to_vector<float>(), src.l1.bias.to_vector<float>());
+  EXPECT_EQ(s.at("l1.bias").to_vector<float>(), src.l1.bias.to_vector<float>());
+}
+
 // A file of one float32 tensor "t" with the given header (the length prefix is computed) and data bytes.
 std::string file_with(const std::string& header, size_t data_bytes) {
   uint64_t n = header.size();
