@@ -64,11 +64,23 @@ Tensor Tensor::log(Loc where) const {
   return tensor::float_math(*this, where, [](const Tensor& x) { return x.log2() * std::numbers::ln2; });
 }
 Tensor Tensor::rsqrt(Loc where) const { return sqrt(where).reciprocal(where); }
-Tensor Tensor::cos(Loc where) const {
-  return tensor::float_math(*this, where, [](const Tensor& x) { return (kPi / 2 - x).sin(); });
+namespace {
+// cos(|x|): below 3 as sin(pi/2 - |x|), pi/2 in two parts (hi, the dtype's nearest, and lo, the rest), where
+// hi - |x| is exact from pi/4 up (Sterbenz): full relative precision near pi/2, where tan needs it. Beyond, as
+// 1 - 2 sin^2(|x| / 2) (halving is exact): sin's error, an absolute 1e-7 in float32. (sin(pi/2 - x) alone rounded
+// pi/2 - x to half an ulp of x: cos(1e4) off by 1e-4, cos(3e7) wholly wrong, as rotary embeddings feed it.)
+Tensor cos_of(const Tensor& x) {
+  bool f64 = x.dtype() == dtypes::float64;
+  double hi = f64 ? kPi / 2 : static_cast<double>(static_cast<float>(kPi / 2));
+  double lo = f64 ? 6.123233995736766e-17 : kPi / 2 - hi;  // pi/2 - hi (float64's from the 128-bit value of pi/2)
+  Tensor a = x.abs(), s = (a * 0.5).sin();
+  return (a < 3.0).where(((hi - a) + lo).sin(), 1.0 - 2.0 * s * s);
 }
+}  // namespace
+
+Tensor Tensor::cos(Loc where) const { return tensor::float_math(*this, where, cos_of); }
 Tensor Tensor::tan(Loc where) const {
-  return tensor::float_math(*this, where, [](const Tensor& x) { return x.sin() / (kPi / 2 - x).sin(); });
+  return tensor::float_math(*this, where, [](const Tensor& x) { return x.sin() / cos_of(x); });
 }
 Tensor Tensor::asin(Loc where) const { return tensor::float_math(*this, where, asin_of); }
 Tensor Tensor::acos(Loc where) const {

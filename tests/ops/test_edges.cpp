@@ -183,6 +183,8 @@ Tensor call(const GoldenCase& c, const In& in) {
     if (v[0] == 'U') return u * ((u * want).sum(-2, true) < 0).where(-1.0, 1.0);
     return vh * ((vh * want).sum(-1, true) < 0).where(-1.0, 1.0);
   }
+  if (c.op == "cos") return in[0].cos();
+  if (c.op == "tan") return in[0].tan();
   if (c.op == "atan") return in[0].atan();
   if (c.op == "asinh") return in[0].asinh();
   if (c.op == "erf") return in[0].erf();
