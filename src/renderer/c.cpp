@@ -188,6 +188,7 @@ std::string bf16_pair_dot_helper(const std::string& name, const std::string& f, 
 
 class CLanguage : public CStyleLanguage {
  public:
+  bool signed_overflow_wraps() const override { return true; }  // the CPU compiler runs with -fwrapv
   std::string name() const override { return "C"; }
   std::string scalar_type(DType dt) const override { return dt.scalar().c_type(); }
   std::string bool_type() const override { return "_Bool"; }

@@ -134,6 +134,15 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   std::unordered_map<const uop::UOpNode*, int> uses;
   for (const UOp& u : uops)
     for (const UOp& s : u.src()) uses[s.get()]++;
+  // the int math of addresses and loop bounds (everything an INDEX's offset, a RANGE or a grid index reads): it
+  // never overflows, and stays signed where values' wrapping math goes through unsigned (signed_overflow_wraps)
+  std::unordered_set<const uop::UOpNode*> addressing;
+  if (!lang.signed_overflow_wraps())
+    for (auto it = uops.rbegin(); it != uops.rend(); ++it) {  // users before their sources
+      bool root = it->op() == Ops::INDEX || it->op() == Ops::RANGE || it->op() == Ops::SPECIAL;
+      if (!root && !addressing.count(it->get())) continue;
+      for (size_t i = it->op() == Ops::INDEX ? 1 : 0; i < it->src().size(); i++) addressing.insert(it->src(i).get());
+    }
   auto val = [&](const UOp& u) -> std::string {
     if (u.op() == Ops::CONST) return lang.literal(u);
     return r.at(u.get());
@@ -601,6 +610,16 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
             if (!sym) throw InternalError("render", "no " + lang.name() + " rendering for " + std::string(uop::op_name(u.op())));
             e = "(" + s(0) + sym + s(1) + ")";
           }
+        }
+        // a value's signed add, multiply or negation wraps as in PyTorch (and C under -fwrapv) where the language
+        // leaves overflow undefined: computed in the unsigned type of its size
+        if (!lang.signed_overflow_wraps() && u.dtype().count() == 1 && u.dtype().is_int() && !u.dtype().is_unsigned() &&
+            u.dtype().itemsize() >= 4 && !addressing.count(u.get()) &&
+            (u.op() == Ops::ADD || u.op() == Ops::MUL || u.op() == Ops::NEG)) {
+          std::string ut = ctype(u.dtype().itemsize() == 8 ? dtypes::uint64 : dtypes::uint32);
+          e = u.op() == Ops::NEG ? "(0 - (" + ut + ")" + s(0) + ")"
+                                 : "((" + ut + ")" + s(0) + (u.op() == Ops::ADD ? "+" : "*") + "(" + ut + ")" + s(1) + ")";
+          e = "((" + ctype(u.dtype()) + ")" + e + ")";
         }
         // every 16-bit float result is rounded to its format, except where the op cannot change the value
         if (u.dtype().is_half() && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE)

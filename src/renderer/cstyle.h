@@ -66,6 +66,10 @@ class CStyleLanguage {
   // kernel with a single accumulator does one add per 4 cycles. Below this many, an unrolled sum's terms go to
   // partial accumulators added together after the loop. 1 on grid dialects, whose other threads hide the wait.
   virtual int accumulator_chains() const { return 1; }
+  // Whether signed int arithmetic wraps in the compiled language (C under -fwrapv). Where it does not (OpenCL C,
+  // CUDA C++: overflow is undefined, and a compiler may widen or assume it away), a value's signed add, multiply
+  // and negation go through the unsigned type; index math, which never overflows, stays signed.
+  virtual bool signed_overflow_wraps() const { return false; }
   // `acc += x;` for a scalar float sum (of C type `type`) over a loop of symbolic length (no opt applies to it: a
   // softmax's sum of exponentials over a KV cache's positions), in a form that lets the compiler reorder that one
   // add, and so vectorize the loop. Only that add: x and the rest of the loop keep their order. "" where the

@@ -378,6 +378,21 @@ std::vector<std::string> api_methods() {
 
 // gelu's tail: 0.5 x (1 + tanh(z)) loses every digit once tanh(z) rounds to -1 in float32 (x < -4 or so); computed
 // as x sigmoid(2z) it keeps its relative precision (against the formula in double)
+// Signed integer overflow wraps on every device, as PyTorch's (torch.tensor([2**31 - 1]) + 1 is -2**31; abs of
+// INT_MIN is INT_MIN): OpenCL C and CUDA leave it undefined, so their kernels compute a value's signed math in the
+// unsigned type. Before: on PoCL, (INT32_MAX + 1) < 0 was false and abs(INT_MIN) printed 2147483648 in an int32.
+// (ctest runs this suite on OpenCL too: opencl.api.)
+TEST(TensorApiNumerics, SignedIntegerOverflowWraps) {
+  Tensor x = Tensor({INT32_MAX, INT32_MIN, 5}, dtypes::int32);
+  EXPECT_EQ((x + 1).to_vector<int32_t>(), (std::vector<int32_t>{INT32_MIN, INT32_MIN + 1, 6}));
+  EXPECT_EQ(((x + 1) < 0).to_vector<bool>(), (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(x.abs().to_vector<int32_t>(), (std::vector<int32_t>{INT32_MAX, INT32_MIN, 5}));
+  EXPECT_EQ((x * 2).to_vector<int32_t>(), (std::vector<int32_t>{-2, 0, 10}));
+  EXPECT_EQ((-x).to_vector<int32_t>(), (std::vector<int32_t>{INT32_MIN + 1, INT32_MIN, -5}));
+  Tensor y = Tensor({INT64_MAX}, dtypes::int64);
+  EXPECT_EQ((y + 1).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN}));
+}
+
 TEST(TensorApiNumerics, GeluKeepsItsPrecisionInTheNegativeTail) {
   std::vector<float> xs{-3.f, -4.5f, -5.f, -6.f, -7.f};
   std::vector<float> got = Tensor(xs, {static_cast<int64_t>(xs.size())}).gelu().template to_vector<float>();
