@@ -368,6 +368,14 @@ for name, shape in (("square", (4, 4)), ("wide", (3, 5)), ("tall", (5, 3)), ("ba
 zc = T(np.array([[0.0, 1.0], [0.0, 2.0]]), F32)  # a zero column: no reflection, Q = I
 emit("qr", "Q_zero_column", [zc], out(torch.linalg.qr(zc.v.double(), mode="complete")[0], F32))
 emit("qr", "R_zero_column", [zc], out(torch.linalg.qr(zc.v.double(), mode="complete")[1], F32))
+# nothing below the diagonal: no reflection (LAPACK keeps R's signs), and the gradient still reaches those entries
+for name, m in (("upper", [[2.0, 1.0, -1.0], [0.0, -3.0, 0.5], [0.0, 0.0, 1.5]]), ("diagonal", np.diag([1.0, 2.0, -3.0]))):
+    a = T(np.array(m), F32)
+    q, r = torch.linalg.qr(a.v.double(), mode="complete")
+    emit("qr", f"Q_{name}", [a], out(q, F32))
+    emit("qr", f"R_{name}", [a], out(r, F32))
+    g.grad("qr", f"Q_{name}", lambda x: torch.linalg.qr(x, mode="complete")[0])
+    g.grad("qr", f"R_{name}", lambda x: torch.linalg.qr(x, mode="complete")[1])
 for name, a in (("tall", f32((5, 3))), ("wide", f32((3, 5))), ("square", f32((4, 4))), ("batch", f32((2, 4, 3))),
                 ("rank1", T(np.array([[1.0, 1.0], [2.0, 2.0]]), F32)), ("zeros", T(np.zeros((2, 2)), F32))):
     u, s, vh = torch.linalg.svd(a.v.double(), full_matrices=False)

@@ -73,6 +73,14 @@ std::pair<Tensor, Tensor> Tensor::qr(Loc where) const try {
     Tensor v = pad_rows(below / active.where(alpha - beta, 1.0), i + 1, 0) + (row == i).cast(r.dtype());
     r = r - tau * v.matmul(v.transpose(-2, -1).matmul(r));
     q = q - tau * q.matmul(v).matmul(v.transpose(-2, -1));
+    // Where nothing is below the diagonal, H = I keeps R's sign, and a reflection's gradient would flip it: there the
+    // gradient is the smooth branch's, to first order the rotation K = k e_i^T - e_i k^T with k = below / alpha,
+    // R -= K R and Q += Q K. below is 0 there, so the values do not change (without it no gradient reached the
+    // entries below the diagonal: an upper-triangular input's was wrong)
+    Tensor k = pad_rows(active.where(0.0, below / (alpha == 0.0).where(1.0, alpha)), i + 1, 0);
+    Tensor e_i = (row == i).cast(r.dtype());
+    r = r - (k.matmul(rows(r, i, i + 1)) - e_i.matmul(k.transpose(-2, -1).matmul(r)));
+    q = q + (q.matmul(k).matmul(e_i.transpose(-2, -1)) - q.matmul(e_i).matmul(k.transpose(-2, -1)));
     // column i is exactly beta e_i: R stays upper triangular to the bit, as LAPACK writes it
     Tensor in_col = col == i;
     r = (in_col & (row > i)).where(0.0, (in_col & (row == i)).where(active.where(beta, alpha), r));
