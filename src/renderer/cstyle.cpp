@@ -129,6 +129,14 @@ std::string CStyleLanguage::literal(const UOp& c) const {
   return std::to_string(i);
 }
 
+namespace {
+// the unsigned int type of a signed one's size: its math wraps where the signed type's is undefined
+DType unsigned_of(DType dt) {
+  static const DType of_size[] = {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
+  return of_size[std::countr_zero(static_cast<unsigned>(dt.itemsize()))];
+}
+}  // namespace
+
 RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const std::vector<UOp>& uops, const UOp* parallel) {
   std::unordered_map<const uop::UOpNode*, std::string> r;  // how each value is written
   std::unordered_map<const uop::UOpNode*, int> uses;
@@ -599,9 +607,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           }
           case Ops::SHL:  // of a negative signed value is undefined in C: shifted as its unsigned bits
             if (u.dtype().is_int() && !u.dtype().is_unsigned() && u.dtype().count() == 1) {
-              static const DType unsigned_of[] = {dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
-              DType ut = unsigned_of[std::countr_zero(static_cast<unsigned>(u.dtype().itemsize()))];
-              e = "((" + ctype(u.dtype()) + ")((" + ctype(ut) + ")" + s(0) + "<<" + s(1) + "))";
+              e = "((" + ctype(u.dtype()) + ")((" + ctype(unsigned_of(u.dtype())) + ")" + s(0) + "<<" + s(1) + "))";
               break;
             }
             [[fallthrough]];
@@ -616,7 +622,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         if (!lang.signed_overflow_wraps() && u.dtype().count() == 1 && u.dtype().is_int() && !u.dtype().is_unsigned() &&
             u.dtype().itemsize() >= 4 && !addressing.count(u.get()) &&
             (u.op() == Ops::ADD || u.op() == Ops::MUL || u.op() == Ops::NEG)) {
-          std::string ut = ctype(u.dtype().itemsize() == 8 ? dtypes::uint64 : dtypes::uint32);
+          std::string ut = ctype(unsigned_of(u.dtype()));
           e = u.op() == Ops::NEG ? "(0 - (" + ut + ")" + s(0) + ")"
                                  : "((" + ut + ")" + s(0) + (u.op() == Ops::ADD ? "+" : "*") + "(" + ut + ")" + s(1) + ")";
           e = "((" + ctype(u.dtype()) + ")" + e + ")";

@@ -47,8 +47,8 @@ Tensor int_pow(const Tensor& base, const Tensor& exponent, SourceLocation where)
     if (i + 1 < bits) rest = rest >> 1, square = square * square;
   }
   if (b.dtype().is_unsigned()) return r;
-  Tensor odd = (e & 1).cast(dtypes::bool_);
-  Tensor reciprocal = (b == 1).where(b.ones_like(), (b == -1).where(odd.where(b, b.ones_like()), b.zeros_like()));
+  Tensor odd_e = (e & 1).cast(dtypes::bool_);
+  Tensor reciprocal = (b == 1).where(b.ones_like(), (b == -1).where(odd_e.where(b, b.ones_like()), b.zeros_like()));
   return (e < 0).where(reciprocal, r);
 }
 

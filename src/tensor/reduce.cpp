@@ -233,8 +233,8 @@ Tensor Tensor::mean(Axes axis, bool keepdim, Loc where) const {
 }
 
 Tensor Tensor::var(Axes axis, bool keepdim, double correction, Loc where) const {
-  Tensor count = count_tensor(*this, axis, keepdim, correction, tensor::compute_float(least_upper_float(dtype())), "var", where);  // checks the axes first
   return tensor::float_math(*this, where, [&](const Tensor& x) {
+    Tensor count = count_tensor(x, axis, keepdim, correction, x.dtype(), "var", where);  // checks the axes first
     return (x - x.mean(axis, true, where)).square(where).sum(axis, keepdim, where).div(count, where);
   });
 }
