@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli.h"
 #include "tg/counters.h"
 #include "tg/llm.h"
 #include "tg/state.h"
@@ -32,13 +33,12 @@
 
 namespace {
 
-[[noreturn]] void usage(const std::string& msg) {
-  std::fprintf(stderr,
-               "llm: %s\nusage: llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] "
-               "[--top-k K] [--top-p P] [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]\n",
-               msg.c_str());
-  std::exit(2);
-}
+const tg::cli::Usage kUsage{"llm",
+                            "usage: llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] [--top-k K]\n"
+                            "           [--top-p P] [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]\n"
+                            "PATH is a Hugging Face folder (config.json, model.safetensors) or a GGUF file.\n"};
+
+[[noreturn]] void usage(const std::string& msg) { kUsage.fail(msg); }
 
 std::vector<int32_t> parse_tokens(const std::string& list) {
   std::vector<int32_t> out;
@@ -99,6 +99,7 @@ int main(int argc, char** argv) try {
     else if (a == "--device") device = value();
     else if (a == "--max-context") max_context = static_cast<int64_t>(number());
     else if (a == "--no-jit") jit = false;
+    else if (a == "-h" || a == "--help") kUsage.help();
     else usage("unknown option " + a);
   }
   if (model_path.empty()) usage("--model is required");

@@ -13,16 +13,17 @@
 #include <map>
 #include <string>
 
+#include "cli.h"
 #include "tg/jit.h"
 #include "tg/onnx.h"
 #include "tg/state.h"
 
 namespace {
 
-[[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr, "tg_onnx: %s\nusage: tg_onnx MODEL.onnx [--input NAME=FILE.npy]... [--output-dir DIR] [--device DEV] [--bench N] [--seed S]\n", msg);
-  std::exit(2);
-}
+const tg::cli::Usage kUsage{"tg_onnx",
+                            "usage: tg_onnx MODEL.onnx [--input NAME=FILE.npy]... [--output-dir DIR] [--device DEV] [--bench N] [--seed S]\n"};
+
+[[noreturn]] void usage(const std::string& msg) { kUsage.fail(msg); }
 
 tg::Tensor random_input(const tg::onnx::ValueInfo& info, const std::string& device) {
   if (!info.dtype) throw tg::ArgumentError("tg_onnx", "input '" + info.name + "' has a type tinygrad.cpp lacks: give it with --input");
@@ -52,7 +53,7 @@ int main(int argc, char** argv) try {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage((a + " needs a value").c_str());
+      if (i + 1 >= argc) usage(a + " needs a value");
       return argv[++i];
     };
     if (a == "--input") {
@@ -64,8 +65,8 @@ int main(int argc, char** argv) try {
     else if (a == "--device") device = value();
     else if (a == "--bench") { bench = std::atoi(value().c_str()); if (bench < 1) usage("--bench takes a positive count"); }
     else if (a == "--seed") seed = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "-h" || a == "--help") usage("runs an ONNX model");
-    else if (!a.empty() && a[0] == '-') usage(("unknown option " + a).c_str());
+    else if (a == "-h" || a == "--help") kUsage.help();
+    else if (!a.empty() && a[0] == '-') usage("unknown option " + a);
     else if (model_path.empty()) model_path = a;
     else usage("more than one model given");
   }

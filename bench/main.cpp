@@ -22,16 +22,18 @@
 #include <string>
 
 #include "bench.h"
+#include "cli.h"
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help")) {
-    std::cerr << "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
-                 "             schedule [--ops N], compile [--kernels N], first_result,\n"
-                 "             mlp_backward [--layers N --width W --batch B], matmul [N --m M --k K --batch B --bt], conv [--batch B],\n"
-                 "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
-                 "             peak, mpi_allreduce [--max-mb M] (under mpirun)\n";
-    return argc < 2 ? 1 : 0;
-  }
+  const tg::cli::Usage usage{
+      "tg_bench",
+      "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
+      "             schedule [--ops N], compile [--kernels N], first_result,\n"
+      "             mlp_backward [--layers N --width W --batch B], matmul [N --m M --k K --batch B --bt], conv [--batch B],\n"
+      "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
+      "             peak, mpi_allreduce [--max-mb M] (under mpirun)\n"};
+  if (argc < 2) usage.fail("no workload given");
+  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) usage.help();
   std::string what = argv[1];
   tg::bench::Args args(argc - 2, argv + 2);
   if (what == "symbolic") return tg::bench::symbolic(args);
@@ -50,6 +52,5 @@ int main(int argc, char** argv) {
   if (what == "mnist_step") return tg::bench::mnist_step(args);
   if (what == "peak") return tg::bench::peak(args);
   if (what == "mpi_allreduce") return tg::bench::mpi_allreduce(args);
-  std::cerr << "tg_bench: unknown workload '" << what << "'\n";
-  return 1;
+  usage.fail("unknown workload '" + what + "'");
 }

@@ -19,12 +19,17 @@
 
 #include <tg/tg.h>
 
+#include "cli.h"
 #include "mnist_model.h"
 #include "training_loop.h"
 
 using tg::Tensor;
 
 int main(int argc, char** argv) try {
+  const tg::cli::Usage usage{"beautiful_mnist", "usage: beautiful_mnist [MNIST_FOLDER]   (environment: STEPS BS EVAL_BS SEED DEV DEVICES)\n"
+                                                "Without a folder it reads Fashion-MNIST from Debian's dataset-fashion-mnist.\n"};
+  usage.check(argc, argv);
+  if (argc > 2) usage.fail("more than one folder given");
   tg::datasets::MNIST data = tg::datasets::mnist(argc > 1 ? argv[1] : "");
   int64_t steps = env_int("STEPS", 70), bs = env_int("BS", 512);
   if (std::getenv("SEED")) Tensor::manual_seed(static_cast<uint64_t>(env_int("SEED", 0)));

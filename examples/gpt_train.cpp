@@ -18,6 +18,7 @@
 #include <tg/llm.h>
 #include <tg/tg.h>
 
+#include "cli.h"
 #include "training_loop.h"
 
 using tg::Tensor;
@@ -54,6 +55,9 @@ double unigram_entropy(const std::string& text) {  // nats per byte
 }  // namespace
 
 int main(int argc, char** argv) try {
+  tg::cli::Usage{"gpt_train", "usage: gpt_train [FILE...]   (default: Debian's fortunes; environment: STEPS BS CTX DIM LAYERS HEADS LR SEED\n"
+                              "                              SAMPLE TEMPERATURE)\n"}
+      .check(argc, argv);
   std::string text = read_corpus({argv + 1, argv + argc});
   const int64_t steps = env_int("STEPS", 400), bs = env_int("BS", 32), ctx = env_int("CTX", 128);
   if (std::getenv("SEED")) Tensor::manual_seed(static_cast<uint64_t>(env_int("SEED", 0)));

@@ -312,6 +312,10 @@ for red in ("sum", "prod", "mean", "amax", "amin"):
     for inc in (True, False):
         emit("scatter_reduce", f"{red}_{'self' if inc else 'noself'}", [sx, si, rsrc],
              out(sx.v.scatter_reduce(0, si.v, rsrc.v, red, include_self=inc), F32), [int(inc)])
+# an empty index scatters nothing: the input comes back (amin and amax too, which have nothing to reduce)
+se = T(np.zeros((0, 5)), "int64")
+for red in ("sum", "amax", "amin"):
+    emit("scatter_reduce", f"{red}_empty", [sx, se, rsrc], out(sx.v.scatter_reduce(0, se.v, rsrc.v, red), F32), [1])
 mf = f32((3, 4))
 mk = T(values((3, 1), "bool"), "bool")
 emit("masked_fill", "broadcast", [mf, mk], out(mf.v.masked_fill(mk.v, -2.0), F32), [-2.0])

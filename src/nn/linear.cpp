@@ -25,6 +25,15 @@ Shape per_dim(const Ints& v, size_t dims, const char* layer, const char* what) {
   throw ArgumentError(layer, std::string(what) + " needs 1 or " + std::to_string(dims) + " values, got " + std::to_string(x.size()));
 }
 
+// stride and dilation (positive) and padding have one value per spatial dim, or one for all (padding also PyTorch's
+// flat (before, after) pairs): checked when the layer is made, not at its first call
+void check_conv_args(size_t dims, const Ints& stride, const Ints& padding, const Ints& dilation, const char* layer) {
+  for (const auto& [v, what] : {std::pair{&stride, "stride"}, std::pair{&dilation, "dilation"}})
+    for (int64_t x : per_dim(*v, dims, layer, what))
+      if (x <= 0) throw ArgumentError(layer, std::string(what) + " must be positive, got " + tensor::list_str(v->values()));
+  if (padding.values().size() != 2 * dims) per_dim(padding, dims, layer, "padding");
+}
+
 void check_channels(int64_t in, int64_t out, int64_t groups, const char* layer) {
   if (in <= 0 || out <= 0 || groups <= 0 || in % groups || out % groups)
     throw ArgumentError(layer, "channels " + std::to_string(in) + " -> " + std::to_string(out) + " must be positive and divisible by groups " +
@@ -60,6 +69,7 @@ Tensor Linear::operator()(const Tensor& x, Loc where) const try {
 ConvNd::ConvNd(int64_t in, int64_t out, Ints kernel_size, size_t dims, Ints stride, Ints padding, Ints dilation,
                int64_t groups, bool bias)
     : stride(std::move(stride)), padding(std::move(padding)), dilation(std::move(dilation)), groups(groups) {
+  check_conv_args(dims, this->stride, this->padding, this->dilation, "Conv");
   init_conv(weight, this->bias, in, out, groups, kernel_size, dims, bias, false, "Conv");
 }
 
@@ -73,6 +83,8 @@ ConvTransposeNd::ConvTransposeNd(int64_t in, int64_t out, Ints kernel_size, size
                                  Ints output_padding, Ints dilation, int64_t groups, bool bias)
     : stride(std::move(stride)), padding(std::move(padding)), output_padding(std::move(output_padding)),
       dilation(std::move(dilation)), groups(groups) {
+  check_conv_args(dims, this->stride, this->padding, this->dilation, "ConvTranspose");
+  per_dim(this->output_padding, dims, "ConvTranspose", "output_padding");
   init_conv(weight, this->bias, in, out, groups, kernel_size, dims, bias, true, "ConvTranspose");
 }
 

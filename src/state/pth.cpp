@@ -378,6 +378,10 @@ class Unpickler {
   // gather of the positions (which the scheduler turns into direct reads)
   Tensor view(const Tensor& flat, int64_t offset, const Shape& size, const Shape& stride) {
     if (size.size() != stride.size()) throw bad_("a tensor's size and stride differ in length");
+    // the offset is in the storage before any arithmetic on it (the storage holds at most 2^60 elements)
+    if (offset < 0 || offset > flat.numel())
+      throw bad_("a tensor's storage offset " + std::to_string(offset) + " is outside its storage of " + std::to_string(flat.numel()) +
+                 " elements");
     int64_t numel = 1, last = offset;
     for (size_t d = 0; d < size.size(); d++) {
       if (size[d] < 0 || stride[d] < 0) throw bad_("a negative size or stride");
@@ -387,7 +391,7 @@ class Unpickler {
       if (size[d] > 0) last += (size[d] - 1) * stride[d];
     }
     if (numel == 0) return Tensor::empty(size, flat.dtype(), flat.device());
-    if (offset < 0 || last >= flat.numel())
+    if (last >= flat.numel())
       throw bad_("a tensor reads elements up to " + std::to_string(last) + " of a storage of " + std::to_string(flat.numel()));
     bool contiguous = true;
     for (int64_t d = static_cast<int64_t>(size.size()) - 1, s = 1; d >= 0; d--) {

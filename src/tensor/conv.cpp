@@ -12,11 +12,21 @@ using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 
 namespace {
 
-int64_t ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// for a >= 0, b > 0 (a + b - 1 would overflow for a stride near INT64_MAX)
+int64_t ceildiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// no size or amount of a convolution or pool can be larger than a tensor: checked up front, the size math after
+// stays in int64
+void check_in_range(const std::vector<int64_t>& x, const char* what, const char* op, SourceLocation where) {
+  for (int64_t v : x)
+    if (v > tensor::kMaxElements || v < -tensor::kMaxElements)
+      throw ArgumentError(op, std::string(what) + " " + tensor::list_str(x) + " is larger than any tensor", where);
+}
 
 // One value per spatial dim from an Ints that holds one value or n of them.
 std::vector<int64_t> per_dim(const Ints& v, size_t n, const char* what, const char* op, SourceLocation where) {
   const auto& x = v.values();
+  check_in_range(x, what, op, where);
   if (x.size() == 1) return std::vector<int64_t>(n, x[0]);
   if (x.size() != n)
     throw ArgumentError(op, std::string(what) + " " + tensor::list_str(x) + " needs 1 or " + std::to_string(n) + " values", where);
@@ -29,6 +39,7 @@ Pairs pads_of(const Ints& padding, size_t n, const char* op, SourceLocation wher
   const auto& p = padding.values();
   Pairs out(n);
   if (p.size() == 2 * n) {
+    check_in_range(p, "padding", op, where);
     for (size_t i = 0; i < n; i++) out[n - 1 - i] = {p[2 * i], p[2 * i + 1]};
   } else {
     std::vector<int64_t> v = per_dim(padding, n, "padding", op, where);
@@ -40,6 +51,33 @@ Pairs pads_of(const Ints& padding, size_t n, const char* op, SourceLocation wher
 void check_positive(const std::vector<int64_t>& v, const char* what, const char* op, SourceLocation where) {
   for (int64_t x : v)
     if (x <= 0) throw ArgumentError(op, std::string(what) + " must be positive, got " + tensor::list_str(v), where);
+}
+
+std::string pads_str(const Pairs& p) {
+  std::string out;
+  for (const auto& [b, a] : p) out += (out.empty() ? "" : ", ") + std::to_string(b) + "/" + std::to_string(a);
+  return "(" + out + ")";
+}
+
+// The windows of a convolution fit: each dilated window within the padded input, and the views pool() makes (at
+// most (k, 2i + d) per spatial dim, i padded) within a tensor's limit. In 128 bits: every int64 argument is legal.
+void check_windows(const Shape& in, const std::vector<int64_t>& k, const std::vector<int64_t>& d, const Pairs& p,
+                   const char* op, SourceLocation where) {
+  size_t n = k.size(), lead = in.size() - n;
+  __int128 tiled = 1;
+  for (size_t j = 0; j < lead; j++) tiled *= in[j];
+  for (size_t j = 0; j < n; j++) {
+    __int128 span = static_cast<__int128>(d[j]) * (k[j] - 1) + 1;
+    __int128 padded = static_cast<__int128>(in[lead + j]) + p[j].first + p[j].second;
+    if (span > padded)
+      throw ShapeError(op, "the window (kernel " + tensor::list_str(k) + ", dilation " + tensor::list_str(d) + ") is larger than the input " +
+                               shape_str(in) + " padded by " + pads_str(p), where);
+    __int128 view = k[j] * (2 * padded + d[j]);
+    if (tiled != 0 && (view > tensor::kMaxElements || tiled * view > tensor::kMaxElements))
+      throw ShapeError(op, "the windows of input " + shape_str(in) + " padded by " + pads_str(p) + " with kernel " + tensor::list_str(k) +
+                               " and dilation " + tensor::list_str(d) + " are larger than any tensor", where);
+    tiled *= view;
+  }
 }
 
 // Sliding windows over the k.size() dims before the last `trail`: (..., i..., t...) -> (..., o..., k..., t...),
@@ -229,6 +267,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   check_positive(s, "stride", "conv2d", where), check_positive(d, "dilation", "conv2d", where);
   std::vector<int64_t> k(weight.shape().begin() + 2, weight.shape().end());
   Pairs p = pads_of(padding, n, "conv2d", where);
+  check_windows(shape(), k, d, p, "conv2d", where);
   // a computed input (relu(x + b), a normalized and pooled activation) is stored first: the conv reads each element
   // once per window position, and scalar math per read competes with the FMAs for the same ports (2x slower)
   bool window = std::any_of(k.begin(), k.end(), [](int64_t v) { return v > 1; });
@@ -315,6 +354,11 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   // weight (cin, cout/g, k...) -> (g, cin/g, cout/g, k...) -> (cout, cin/g, k...) with the kernel flipped
   int64_t cin = weight.shape()[0], rcout = weight.shape()[1];
   std::vector<int64_t> k(weight.shape().begin() + 2, weight.shape().end()), spatial;
+  for (size_t j = 0; j < n; j++)  // the input spread by the stride, and the full padding (k-1)*d, stay in int64
+    if (static_cast<__int128>(shape()[2 + j]) * s[j] > tensor::kMaxElements ||
+        static_cast<__int128>(k[j] - 1) * d[j] > tensor::kMaxElements)
+      throw ShapeError("conv_transpose2d", "input " + shape_str(shape()) + " with stride " + tensor::list_str(s) + ", kernel " +
+                                               tensor::list_str(k) + " and dilation " + tensor::list_str(d) + " is larger than any tensor", where);
   Shape wg{groups, cin / groups, rcout};
   wg.insert(wg.end(), k.begin(), k.end());
   for (size_t j = 0; j < n; j++) spatial.push_back(static_cast<int64_t>(3 + j));

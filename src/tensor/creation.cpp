@@ -54,27 +54,32 @@ std::pair<double, double> int_range(DType dtype) {
   return {dtype.is_unsigned() ? 0 : -std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - (dtype.is_unsigned() ? 0 : 1))};
 }
 
-}  // namespace
-
-Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device, Loc where) {
-  check_shape(shape, "full", where);
-  check_value_dtype(dtype, "full", where);
+// full under the name of the method the user called (zeros, ones_like ...)
+Tensor filled(const Shape& shape, double value, DType dtype, const std::string& device, const char* op, SourceLocation where) {
+  check_shape(shape, op, where);
+  check_value_dtype(dtype, op, where);
   // as PyTorch: an integer dtype takes a value it can hold (truncated toward 0), not NaN, inf or one that wraps
   if (dtype.is_int()) {
     auto [lo, hi] = int_range(dtype);
     if (!(std::trunc(value) >= lo && std::trunc(value) < hi))
-      throw ArgumentError("full", "value " + tensor::num_str(value) + " cannot be converted to " + dtype.name() +
-                                      " without overflow", where);
+      throw ArgumentError(op, "value " + tensor::num_str(value) + " cannot be converted to " + dtype.name() +
+                                  " without overflow", where);
   }
-  return tensor::const_tensor(value, dtype, shape, tensor::resolve_device(device));
+  return tensor::const_tensor(value, dtype, shape, tensor::resolve_device(device, op, where));
+}
+
+}  // namespace
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device, Loc where) {
+  return filled(shape, value, dtype, device, "full", where);
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device, Loc where) {
-  return full(shape, 0, dtype, device, where);
+  return filled(shape, 0, dtype, device, "zeros", where);
 }
 
 Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device, Loc where) {
-  return full(shape, 1, dtype, device, where);
+  return filled(shape, 1, dtype, device, "ones", where);
 }
 
 Tensor Tensor::arange(double stop, Loc where) { return arange(0, stop, 1, std::nullopt, "", where); }
@@ -135,11 +140,19 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, c
 }
 
 Tensor Tensor::empty_like(std::optional<DType> dt, Loc where) const { return empty(shape(), dt.value_or(dtype()), device(), where); }
-Tensor Tensor::zeros_like(std::optional<DType> dt, Loc where) const { return full_like(0, dt, where); }
-Tensor Tensor::ones_like(std::optional<DType> dt, Loc where) const { return full_like(1, dt, where); }
+namespace {
+
+Tensor filled_like(const Tensor& x, double value, std::optional<DType> dt, const char* op, SourceLocation where) {
+  if (x.is_symbolic()) return tensor::symbolic_broadcast_to(filled({}, value, dt.value_or(x.dtype()), x.device(), op, where), x.sym_shape());
+  return filled(x.shape(), value, dt.value_or(x.dtype()), x.device(), op, where);
+}
+
+}  // namespace
+
+Tensor Tensor::zeros_like(std::optional<DType> dt, Loc where) const { return filled_like(*this, 0, dt, "zeros_like", where); }
+Tensor Tensor::ones_like(std::optional<DType> dt, Loc where) const { return filled_like(*this, 1, dt, "ones_like", where); }
 Tensor Tensor::full_like(double value, std::optional<DType> dt, Loc where) const {
-  if (is_symbolic()) return tensor::symbolic_broadcast_to(full({}, value, dt.value_or(dtype()), device(), where), sym_shape());
-  return full(shape(), value, dt.value_or(dtype()), device(), where);
+  return filled_like(*this, value, dt, "full_like", where);
 }
 
 }  // namespace tg

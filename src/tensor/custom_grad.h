@@ -4,13 +4,14 @@
 // differentiates as convolutions, a large matmul as matmuls; pow as PyTorch's formulas, which stay right at its
 // special points (0, 1, inf, negative bases) where the chain through exp2(e * log2|b|) gives NaN; clip, hardtanh and
 // hardswish with PyTorch's one-sided derivatives at their bounds, and 0 (not 0 * inf) where their discarded pieces
-// overflow; binary_crossentropy as PyTorch's, finite where its clamped logs' chain gives 0 * inf.
+// overflow; binary_crossentropy as PyTorch's, finite where its clamped logs' chain gives 0 * inf; softmax as
+// PyTorch's y (g - sum(g y)), exactly 0 where g is constant along the axis (the chain leaves rounding noise).
 #pragma once
 #include "tensor/tensor_impl.h"
 
 namespace tg::tensor {
 
-enum class GradRule : int64_t { conv = 0, pow = 1, clamp = 2, hardswish = 3, unpool = 4, stored_permuted = 5, matmul = 6, bce = 7 };
+enum class GradRule : int64_t { conv = 0, pow = 1, clamp = 2, hardswish = 3, unpool = 4, stored_permuted = 5, matmul = 6, bce = 7, softmax = 8 };
 
 // value, differentiated by `rule` with respect to `inputs` (value itself unchanged; under NoGradGuard or for a
 // non-float value, value as it is)
@@ -30,5 +31,6 @@ std::vector<Tensor> pow_gradient(const uop::UOp& u, const Tensor& g, const std::
 std::vector<Tensor> clamp_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params); // math.cpp
 std::vector<Tensor> hardswish_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // activation.cpp
 std::vector<Tensor> bce_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // loss.cpp
+std::vector<Tensor> softmax_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params);  // reduce.cpp
 
 }  // namespace tg::tensor

@@ -239,13 +239,26 @@ Tensor Tensor::rshift(const Tensor& o, Loc where) const { return shift(Ops::SHR,
 Tensor Tensor::lt(const Tensor& o, Loc where) const { return binary(Ops::CMPLT, *this, o, "lt", where); }
 Tensor Tensor::gt(const Tensor& o, Loc where) const { return binary(Ops::CMPLT, o, *this, "gt", where); }
 Tensor Tensor::ne(const Tensor& o, Loc where) const { return binary(Ops::CMPNE, *this, o, "ne", where); }
-Tensor Tensor::eq(const Tensor& o, Loc where) const { return ne(o, where).logical_not(where); }
-// with NaN every comparison but != is false, so <= is (< or ==) for floats; for the rest not(>) is the same
-Tensor Tensor::le(const Tensor& o, Loc where) const {
-  if (least_upper_dtype({dtype(), o.dtype()}).is_float()) return lt(o, where).bitwise_or(eq(o, where), where);
-  return gt(o, where).logical_not(where);
+Tensor Tensor::eq(const Tensor& o, Loc where) const try {
+  return ne(o, where).logical_not(where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "eq", where);
 }
-Tensor Tensor::ge(const Tensor& o, Loc where) const { return o.le(*this, where); }
+
+namespace {
+
+// with NaN every comparison but != is false, so a <= b is (a < b or a == b) for floats; for the rest not(b < a)
+Tensor less_or_equal(const Tensor& a, const Tensor& b, const char* op, SourceLocation where) try {
+  if (least_upper_dtype({a.dtype(), b.dtype()}).is_float()) return a.lt(b, where).bitwise_or(a.eq(b, where), where);
+  return b.lt(a, where).logical_not(where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, op, where);
+}
+
+}  // namespace
+
+Tensor Tensor::le(const Tensor& o, Loc where) const { return less_or_equal(*this, o, "le", where); }
+Tensor Tensor::ge(const Tensor& o, Loc where) const { return less_or_equal(o, *this, "ge", where); }
 
 Tensor Tensor::where(const Tensor& x, const Tensor& y, Loc where) const {
   check_same_device({this, &x, &y}, "where", where);

@@ -5,6 +5,7 @@
 // The rules are a switch over the op rather than a PatternMatcher table: each primitive has exactly one rule and
 // no rule needs to match a pattern deeper than the node itself.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numbers>
 #include <unordered_map>
@@ -165,6 +166,7 @@ std::vector<Tensor> custom_gradient(const UOp& u, const Tensor& g) {
     case GradRule::stored_permuted: return stored_permuted_gradient(u, g, params);
     case GradRule::matmul: return matmul_gradient(u, g, params);
     case GradRule::bce: return bce_gradient(u, g, params);
+    case GradRule::softmax: return softmax_gradient(u, g, params);
   }
   throw InternalError("gradient", "unknown gradient rule " + std::to_string(arg[0]));
 }
@@ -226,6 +228,12 @@ Tensor& Tensor::requires_grad_(bool on, Loc where) {
     if (std::none_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.op() == Ops::BUFFER; })) {
       std::vector<uint8_t> bytes = to_bytes();
       impl_->set_uop(from_host(bytes.data(), static_cast<size_t>(numel()), dtype(), shape(), device(), where).uop());
+    } else if (uop().op() == Ops::DETACH && uop().arg().empty()) {
+      // x.detach().requires_grad_() is PyTorch's way to make a new leaf of x's value: a DETACH numbered apart, a node
+      // of its own. Else the leaves of two such calls are one node, and one's gradient reaches the other (x.detach()
+      // again, or x.detach().shard(devices), holds the first leaf's node)
+      static std::atomic<int64_t> leaves{0};
+      impl_->set_uop(UOp::make(Ops::DETACH, dtype(), {uop().src(0)}, uop::Arg(++leaves)));
     }
   }
   impl_->requires_grad = on;

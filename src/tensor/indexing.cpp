@@ -375,14 +375,18 @@ Tensor Tensor::nonzero(int64_t size, int64_t fill_value, Loc where) const try {
   tensor::rethrow_in(e, "nonzero", where);
 }
 
-Tensor Tensor::one_hot(int64_t num_classes, Loc where) const {
+Tensor Tensor::one_hot(int64_t num_classes, Loc where) const try {
   if (!dtype().is_int()) throw DTypeError("one_hot", "needs an integer tensor, not " + dtype().name(), where);
+  if (num_classes < -1)
+    throw ArgumentError("one_hot", "num_classes must be non-negative (or -1: one more than the largest value), got " +
+                                       std::to_string(num_classes), where);
   if (num_classes == -1) num_classes = numel() == 0 ? 0 : max().cast(dtypes::int64).item<int64_t>() + 1;
-  if (num_classes < 0) throw ArgumentError("one_hot", "num_classes must be positive, got " + std::to_string(num_classes), where);
   Shape s(ndim(), 1);
   s.push_back(num_classes);
   Tensor classes = Tensor::arange(0, static_cast<double>(num_classes), 1, dtype(), device(), where).reshape(s, where);
   return (unsqueeze(-1, where) == classes).cast(dtypes::int32, where);
+} catch (const Error& e) {
+  tensor::rethrow_in(e, "one_hot", where);
 }
 
 }  // namespace tg

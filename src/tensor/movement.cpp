@@ -142,6 +142,9 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, doub
     std::vector<std::pair<Dim, Dim>> cut, grow;
     for (size_t i = 0; i < s.size(); i++) {
       auto [b, a] = padding[i];
+      if (b == INT64_MIN || a == INT64_MIN)  // (its negation, the amount cut, is not an int64)
+        throw ShapeError("pad", "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") removes more than axis " +
+                                    std::to_string(i) + " of " + uop::dims_str(s) + " holds", where);
       cut.push_back({Dim(std::max<int64_t>(-b, 0)), s[i] - Dim(std::max<int64_t>(-a, 0))});
       grow.push_back({Dim(std::max<int64_t>(b, 0)), Dim(std::max<int64_t>(a, 0))});
     }

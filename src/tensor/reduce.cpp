@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "multi/multi.h"
+#include "tensor/custom_grad.h"
 #include "tensor/tensor_impl.h"
 #include "tg/context.h"
 #include "uop/reduce_arg.h"
@@ -321,10 +322,20 @@ Tensor Tensor::softmax(int64_t axis, Loc where) const try {
   // nothing to normalize (no max to take)
   if (!is_symbolic() && numel() == 0) return tensor::normalize_axis(axis, ndim(), "softmax", where), x;
   Tensor e = (x - x.max(axis, true, where)).exp(where);
-  return e.div(e.sum(axis, true, where), where);
+  Tensor y = e.div(e.sum(axis, true, where), where);
+  return tensor::with_gradient_rule(y, tensor::GradRule::softmax, {x}, {tensor::normalize_axis(axis, ndim(), "softmax", where)});
 } catch (const Error& e) {
   tensor::rethrow_in(e, "softmax", where);
 }
+
+namespace tensor {
+
+std::vector<Tensor> softmax_gradient(const uop::UOp& u, const Tensor& g, const std::vector<int64_t>& params) {
+  Tensor y = source_of(u, 0);
+  return {Tensor(), y * (g - (g * y).sum(params[0], true))};
+}
+
+}  // namespace tensor
 
 Tensor Tensor::log_softmax(int64_t axis, Loc where) const try {
   Tensor x = cast(least_upper_float(dtype()), where);

@@ -38,6 +38,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Loc where) const {
 Tensor Tensor::unflatten(int64_t dim, const Shape& sizes, Loc where) const try {
   int64_t d = normalize_axis(dim, ndim(), "unflatten", where);
   if (ndim() == 0) throw ShapeError("unflatten", "a 0-d tensor has no dimension to unflatten", where);
+  if (sizes.empty()) throw ShapeError("unflatten", "needs at least one size for dimension " + std::to_string(d) + " of " + shape_str(shape()), where);
   Shape inner = Tensor::empty({shape()[d]}).reshape(sizes, where).shape();  // checks sizes and infers -1 (no data)
   Shape out(shape().begin(), shape().begin() + d);
   out.insert(out.end(), inner.begin(), inner.end());
@@ -104,11 +105,12 @@ Tensor crop(const Tensor& x, const Pads& padding, const char* name, SourceLocati
   Pads keep;
   for (int64_t d = 0; d < x.ndim(); d++) {
     auto [b, a] = padding[d];
-    int64_t lo = b < 0 ? -b : 0, hi = x.shape()[d] - (a < 0 ? -a : 0);
+    // in 128 bits: -INT64_MIN is not an int64
+    __int128 lo = b < 0 ? -static_cast<__int128>(b) : 0, hi = x.shape()[d] - (a < 0 ? -static_cast<__int128>(a) : 0);
     if (hi < lo)
       throw ArgumentError(name, "padding (" + std::to_string(b) + ", " + std::to_string(a) + ") removes more than the " +
                                     std::to_string(x.shape()[d]) + " elements of axis " + std::to_string(d), where);
-    keep.push_back({lo, hi});
+    keep.push_back({static_cast<int64_t>(lo), static_cast<int64_t>(hi)});
   }
   return x.shrink(keep, where);
 }

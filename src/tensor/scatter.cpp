@@ -17,11 +17,14 @@ void check_index(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   if (index.ndim() != x.ndim())
     throw ShapeError(op, "index " + shape_str(index.shape()) + " needs the " + std::to_string(x.ndim()) + " dimensions of " +
                              shape_str(x.shape()), where);
+  if (src && src->ndim() != x.ndim())
+    throw ShapeError(op, "src " + shape_str(src->shape()) + " needs the " + std::to_string(x.ndim()) + " dimensions of " +
+                             shape_str(x.shape()), where);
   for (int64_t d = 0; d < x.ndim(); d++) {
     if (d != dim && index.shape()[d] > x.shape()[d])
       throw ShapeError(op, "index " + shape_str(index.shape()) + " is larger than " + shape_str(x.shape()) + " outside dimension " +
                                std::to_string(dim), where);
-    if (src && (src->ndim() != x.ndim() || index.shape()[d] > src->shape()[d]))
+    if (src && index.shape()[d] > src->shape()[d])
       throw ShapeError(op, "index " + shape_str(index.shape()) + " is larger than src " + shape_str(src->shape()), where);
   }
 }
@@ -59,8 +62,8 @@ Scattered scattered(const Tensor& self, int64_t dim, const Tensor& index, const 
 
 Tensor Tensor::gather(int64_t dim, const Tensor& index, Loc where) const try {
   int64_t d = tensor::normalize_axis(dim, ndim(), "gather", where);
-  if (ndim() == 0) return index.ndim() == 0 ? *this : throw ShapeError("gather", "index must be 0-d for a 0-d tensor", where);
   check_index(*this, d, index, nullptr, "gather", where);
+  if (ndim() == 0) return *this;
   // x restricted to index's sizes outside dim, then out[..., i, ...] = sum_m x[..., m, ...] * (index == m)
   Ranges keep = box_of(index.shape());
   keep[d] = {0, shape()[d]};
@@ -114,6 +117,7 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   int64_t d = tensor::normalize_axis(dim, ndim(), "scatter_reduce", where);
   check_index(*this, d, index, &src, "scatter_reduce", where);
   if (ndim() == 0) throw ShapeError("scatter_reduce", "needs at least one dimension", where);
+  if (index.numel() == 0) return *this;  // nothing is scattered (amin and amax would reduce an empty axis)
   Scattered s = scattered(*this, d, index, src, where);
   Tensor hits = s.hit.any(-1, false, where).pad_to(shape(), where);
   Tensor r, self = *this;

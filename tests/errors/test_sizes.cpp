@@ -24,11 +24,11 @@ constexpr int64_t k21 = int64_t{1} << 21, k31 = int64_t{1} << 31, k62 = int64_t{
 
 TEST(Sizes, CreationPastTheElementLimitRaises) {
   unsigned line = __LINE__ + 1;
-  expect_error<ArgumentError>([] { Tensor::zeros({k62}); }, "full", {"(4611686018427387904,)", "2^60"}, line);
+  expect_error<ArgumentError>([] { Tensor::zeros({k62}); }, "zeros", {"(4611686018427387904,)", "2^60"}, line);
   line = __LINE__ + 1;
   expect_error<ArgumentError>([] { Tensor::empty({INT64_MAX}); }, "empty", {"(9223372036854775807,)"}, line);
   line = __LINE__ + 1;  // the product wraps to 0 in int64: must not pass as an empty tensor
-  expect_error<ArgumentError>([] { Tensor::ones({k21, k21, k21 * 2}); }, "full", {"(2097152, 2097152, 4194304)"}, line);
+  expect_error<ArgumentError>([] { Tensor::ones({k21, k21, k21 * 2}); }, "ones", {"(2097152, 2097152, 4194304)"}, line);
   line = __LINE__ + 1;
   expect_error<ArgumentError>([] { Tensor(std::vector<float>(5), {k21, k21, k21 * 2}); }, "Tensor", {"(2097152, 2097152, 4194304)"}, line);
   line = __LINE__ + 1;

@@ -80,7 +80,7 @@ TEST(TensorErrors, CreationAndReading) {
   line = __LINE__ + 1;
   expect_error<ShapeError>([] { Tensor(std::vector<float>{1, 2, 3}, {2, 2}); }, "Tensor", {"3 values", "(2, 2)"}, line);
   line = __LINE__ + 1;
-  expect_error<ShapeError>([] { Tensor::zeros({2, -1}); }, "full", {"negative"}, line);
+  expect_error<ShapeError>([] { Tensor::zeros({2, -1}); }, "zeros", {"negative"}, line);
   line = __LINE__ + 1;
   expect_error<ArgumentError>([] { a.item<float>(); }, "item", {"(2, 3)"}, line);
   line = __LINE__ + 1;

@@ -200,6 +200,22 @@ TEST(NN, BadInputRaisesTheLayersError) {
   raises("LSTMCell", [] { nn::LSTMCell(4, 5)(Tensor(1.0f)); });
   raises("LSTMCell", [] { nn::LSTMCell(4, 5)(Tensor::zeros({2, 3})); });
   EXPECT_THROW(nn::Embedding(5, 2)(Tensor::zeros({3})), DTypeError);
+  // a stride, dilation or padding list that does not fit the layer's dimensions, when the layer is made
+  auto refused = [](const char* layer, const char* what, const std::function<void()>& f) {
+    try {
+      f();
+      ADD_FAILURE() << layer << " " << what << ": no error";
+    } catch (const ArgumentError& e) {
+      EXPECT_EQ(e.op(), layer) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  refused("Conv", "stride", [] { nn::Conv2d(2, 2, 3, std::vector<int64_t>{}); });
+  refused("Conv", "stride", [] { nn::Conv2d(2, 2, 3, 0); });
+  refused("Conv", "dilation", [] { nn::Conv2d(2, 2, 3, 1, 0, {1, 1, 1}); });
+  refused("Conv", "padding", [] { nn::Conv2d(2, 2, 3, 1, {1, 1, 1}); });
+  refused("ConvTranspose", "output_padding", [] { nn::ConvTranspose2d(2, 2, 3, 2, 0, {1, 1, 1}); });
+  EXPECT_EQ(nn::Conv2d(1, 1, 3, 1, {1, 1, 0, 0})(Tensor::zeros({1, 1, 4, 4})).shape(), (Shape{1, 1, 2, 4}));  // flat pairs
 }
 
 TEST(NN, DefaultInitializationAsTinygrad) {

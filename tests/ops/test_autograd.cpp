@@ -54,6 +54,33 @@ TEST(Autograd, TwoClonesOfOneTensorAreTwoLeaves) {
   EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 4, 6}));
 }
 
+// PyTorch's x.detach().requires_grad_() makes a new leaf each time: two of them, and a tensor made from x.detach()
+// again (moved to several devices, here), take no gradient from one another
+TEST(Autograd, TwoDetachedCopiesOfOneTensorAreTwoLeaves) {
+  Tensor x = Tensor::randn({3}).realize();
+  Tensor a = x.detach().requires_grad_(), b = x.detach().requires_grad_();
+  (a * 2).sum().backward();
+  (b * 3).sum().backward();
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  EXPECT_EQ(b.grad().to_vector<float>(), (std::vector<float>{3, 3, 3}));
+  Tensor c = x.detach().to("CPU,CPU:1").requires_grad_();
+  (c * 5).sum().backward();
+  EXPECT_EQ(c.grad().to("CPU").to_vector<float>(), (std::vector<float>{5, 5, 5}));
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  EXPECT_THROW((x.detach() * 4).sum().backward(), ArgumentError);  // nothing in it requires a gradient
+}
+
+// The softmaxes of a row sum to 1, so the gradient of their sum is 0: within 1e-7 (tinygrad's tolerance against
+// PyTorch, whose y (g - sum(g y)) gives that), where the chain through exp and the division left 4e-7
+TEST(Autograd, TheSumOfASoftmaxHasNoGradient) {
+  Tensor::manual_seed(3);
+  for (int64_t axis : {0, 1}) {
+    Tensor x = Tensor::randn({45, 65}).realize().requires_grad_();
+    x.softmax(axis).sum().backward();
+    for (float g : x.grad().to_vector<float>()) ASSERT_LE(std::fabs(g), 1e-7f) << "axis " << axis;
+  }
+}
+
 TEST(Autograd, GradientsAccumulateUntilZeroed) {
   Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
   (w * 3).sum().backward();

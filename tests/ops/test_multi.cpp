@@ -253,6 +253,46 @@ TEST(Multi, GradientsOfReplicatedWeightsOnASplitBatch) {
   expect_close(x.grad(), x1.grad(), 1e-5);
 }
 
+// The gradients of a sharded computation equal one device's, for every reduction of the loss, every split axis
+// and 2 to 4 devices, through a matmul and a convolution: the weight replicated, the input split; leaves made from
+// one tensor with detach() (PyTorch's idiom), each its own leaf
+TEST(Multi, ShardedGradientsMatchOneDeviceForEveryReductionAxisAndCount) {
+  Tensor::manual_seed(5);
+  Tensor X = Tensor::randn({12, 24}).realize(), W = Tensor::randn({24, 8}).realize();
+  Tensor I = Tensor::randn({4, 3, 6, 6}).realize(), K = Tensor::randn({5, 3, 3, 3}).realize();
+  const std::vector<std::string> all{"CPU", "CPU:1", "CPU:2", "CPU:3"};
+  using Reduce = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<const char*, Reduce>> reductions = {
+      {"sum", [](const Tensor& t) { return t.relu().sum(); }},
+      {"mean", [](const Tensor& t) { return t.mean(); }},
+      {"max", [](const Tensor& t) { return t.max(); }},
+  };
+  for (size_t k = 2; k <= 4; k++) {
+    std::vector<std::string> d(all.begin(), all.begin() + static_cast<int64_t>(k));
+    for (const auto& [name, reduce] : reductions) {
+      for (int64_t axis = 0; axis < 2; axis++) {
+        SCOPED_TRACE(std::string(name) + " over " + std::to_string(k) + " devices, split axis " + std::to_string(axis));
+        Tensor x1 = X.detach().requires_grad_(), w1 = W.detach().requires_grad_();
+        Tensor x2 = X.detach().requires_grad_(), w2 = W.detach().shard(d).requires_grad_();
+        Tensor l1 = reduce(x1.matmul(w1)), l2 = reduce(x2.shard(d, axis).matmul(w2));
+        l1.backward(), l2.backward();
+        expect_close(l2.to("CPU"), l1, 1e-5);
+        expect_close(w2.grad().to("CPU"), w1.grad(), 1e-5);
+        expect_close(x2.grad(), x1.grad(), 1e-5);
+        if (k != 3 || (axis == 1 && std::string(name) != "sum")) continue;  // (the conv's kernels are slow to compile)
+        // conv2d with the batch or the channels split
+        Tensor i1 = I.detach().requires_grad_(), k1 = K.detach().requires_grad_();
+        Tensor i2 = I.detach().requires_grad_(), k2 = K.detach().shard(d).requires_grad_();
+        Tensor c1 = reduce(i1.conv2d(k1, std::nullopt, 1, 1, 1, 1)), c2 = reduce(i2.shard(d, axis).conv2d(k2, std::nullopt, 1, 1, 1, 1));
+        c1.backward(), c2.backward();
+        expect_close(c2.to("CPU"), c1, 1e-5);
+        expect_close(k2.grad().to("CPU"), k1.grad(), 1e-4);
+        expect_close(i2.grad(), i1.grad(), 1e-4);
+      }
+    }
+  }
+}
+
 struct Net : nn::Module {
   nn::Linear l1{6, 16}, l2{16, 3};
   nn::BatchNorm bn{16};
@@ -262,7 +302,7 @@ struct Net : nn::Module {
 
 // data-parallel training: the batch split, the model replicated; the loss curve of one device within float
 // tolerance, and the replicas of every parameter identical after every step
-std::vector<float> train(const std::vector<std::string>& devices, bool jit, Net& model) {
+std::vector<float> train(const std::vector<std::string>& devices, bool jit, Net& model, Reduction reduction = Reduction::mean) {
   Tensor::manual_seed(11);
   Tensor X = Tensor::randn({24, 6}).realize(), Y = Tensor::randint({24}, 0, 3).realize();
   model.state(nn::StateVisitor([&](const std::string&, Tensor& t) {
@@ -276,7 +316,7 @@ std::vector<float> train(const std::vector<std::string>& devices, bool jit, Net&
     opt.zero_grad();
     Tensor x = in[0], y = in[1];
     if (devices.size() > 1) x = x.shard(devices, 0), y = y.shard(devices, 0);
-    Tensor loss = model(x).sparse_categorical_crossentropy(y).backward();
+    Tensor loss = model(x).sparse_categorical_crossentropy(y, -1, 0, reduction).backward();
     std::vector<Tensor> outs = opt.schedule_step();
     outs.push_back(loss);
     Tensor::realize(outs);
@@ -311,6 +351,23 @@ TEST(Multi, DataParallelTrainingFollowsOneDevice) {
     expect_replicas_identical(c.at(name));
     expect_close(t, a.at(name), 1e-4);
     EXPECT_EQ(bits(c.at(name)), bits(t)) << name;
+  }
+}
+
+// the same with a summed loss, whose gradients are not scaled down by the batch: parameters equal one device's
+TEST(Multi, DataParallelTrainingWithASummedLossFollowsOneDevice) {
+  for (const std::vector<std::string>& devices : {two, three}) {
+    Tensor::manual_seed(1);
+    Net one;
+    Tensor::manual_seed(1);
+    Net many;
+    std::vector<float> want = train({"CPU"}, false, one, Reduction::sum), got = train(devices, false, many, Reduction::sum);
+    for (size_t i = 0; i < want.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << "step " << i;
+    StateDict a = get_state_dict(one), b = get_state_dict(many);
+    for (const auto& [name, t] : b) {
+      expect_replicas_identical(t);
+      expect_close(t, a.at(name), 1e-4);
+    }
   }
 }
 
