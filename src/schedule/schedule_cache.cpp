@@ -34,7 +34,8 @@ struct FormNode {
 // graph's BUFFERs (-1 for other nodes), the BUFFERs in order of first appearance, and a hash of its form. The form
 // itself is written out only when a schedule is remembered; a lookup compares the nodes with it in place.
 // The form is unbound: a symbolic size's bound values are not part of it (one schedule serves every value, as its
-// kernels do), they are the graph's var_vals. `unbound` holds the args of the nodes with symbolic sizes, unbound.
+// kernels do), they are the graph's var_vals. `unbound` holds the args of the nodes with symbolic sizes, unbound,
+// and an empty arg for each numbered DETACH.
 struct Graph {
   std::vector<UOp> nodes, buffers;
   std::vector<int64_t> slot;
@@ -67,6 +68,8 @@ Graph read_graph(const std::vector<UOp>& outputs) {
       }
       g.unbound.emplace(static_cast<uint32_t>(g.index.size()), Arg(std::move(free)));
     }
+    // a leaf's DETACH number (Tensor::requires_grad_) tells leaves apart for autograd; it is not part of a form
+    if (u.op() == Ops::DETACH && !u.arg().empty()) g.unbound.emplace(static_cast<uint32_t>(g.index.size()), Arg());
     uint64_t h = uop::hash_mix(uop::hash_mix(static_cast<uint64_t>(u.op()), static_cast<uint64_t>(u.dtype().count())),
                                static_cast<uint64_t>(u.dtype().scalar_type()));
     h = uop::hash_mix(h, buffer ? uop::hash_mix(static_cast<uint64_t>(g.slot.back()), static_cast<uint64_t>(uop::get_buffer_arg(u).size))
