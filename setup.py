@@ -11,9 +11,12 @@ class CMakeExtension(Extension):
 class CMakeBuild(build_ext):
   def build_extension(self, ext: Extension):
     src = pathlib.Path(__file__).parent.resolve()
-    build = pathlib.Path(os.environ.get("TG_CMAKE_BUILD_DIR", src / "build-pip")).resolve()
-    subprocess.check_call(["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DTG_BUILD_TESTS=OFF",
-                           "-DTG_BUILD_PROGRAMS=OFF", "-DTG_BUILD_PYTHON=ON", f"-DTG_PYTHON_EXECUTABLE={sys.executable}"])
+    given = os.environ.get("TG_CMAKE_BUILD_DIR")
+    build = pathlib.Path(given or src / "build-pip").resolve()
+    # our own folder builds only what the module needs; a given one (a developer's build) keeps its other settings
+    only_module = [] if given else ["-DCMAKE_BUILD_TYPE=Release", "-DTG_BUILD_TESTS=OFF", "-DTG_BUILD_PROGRAMS=OFF"]
+    subprocess.check_call(["cmake", "-S", str(src), "-B", str(build), *only_module, "-DTG_BUILD_PYTHON=ON",
+                           f"-DTG_PYTHON_EXECUTABLE={sys.executable}"])
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
     subprocess.check_call(["cmake", "--build", str(build), "--target", "tg_python_core", "-j", jobs])
     built = sorted((build / "python" / "tinygrad").glob("_core*.so"))
