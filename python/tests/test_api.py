@@ -1,0 +1,91 @@
+# The Python protocol: operators, in-place forms, hash identity, reading values, repr, and errors as Python exceptions.
+import math
+import numpy as np
+import pytest
+from tinygrad import Tensor, dtypes, Device, Context, getenv, GlobalCounters
+
+def test_in_place_operators_assign():
+  x = Tensor([1.0, 2.0]).realize()
+  alias = x
+  x += 1
+  assert x is alias and alias.tolist() == [2.0, 3.0]
+  x *= Tensor([2.0, 3.0]); x -= 1; x /= 2
+  assert x.tolist() == [1.5, 4.0]
+
+def test_comparisons_return_tensors_and_hash_is_identity():
+  a, b = Tensor([1, 2]), Tensor([1, 3])
+  assert isinstance(a == b, Tensor) and (a == b).tolist() == [True, False] and (a != b).tolist() == [False, True]
+  assert (a < b).tolist() == [False, True] and (a >= 2).tolist() == [False, True]
+  d = {a: "a", b: "b"}
+  assert d[a] == "a" and d[b] == "b" and hash(a) != hash(b)
+  assert (a == None) is False and a in [a]  # noqa: E711 (no tensor comparison for foreign types)
+
+def test_item_tolist_numpy_types():
+  assert isinstance(Tensor(2.0).item(), float) and isinstance(Tensor(2).item(), int) and isinstance(Tensor(False).item(), bool)
+  assert Tensor([[1.5]]).item() == 1.5
+  assert Tensor([[1, 2], [3, 4]], dtype=dtypes.int64).tolist() == [[1, 2], [3, 4]]
+  assert Tensor([1.5], dtype=dtypes.float16).tolist() == [1.5] and Tensor([1.5], dtype=dtypes.bfloat16).tolist() == [1.5]
+  assert Tensor.zeros(2, 0).tolist() == [[], []] and Tensor(3).tolist() == 3
+  assert np.asarray(Tensor([1, 2])).tolist() == [1, 2]
+  assert float(Tensor(2.5)) == 2.5 and int(Tensor(3)) == 3 and [1, 2, 3][Tensor(1)] == 2
+  assert [t.tolist() for t in Tensor([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+  assert Tensor([1.0, 2.0]).data().tolist() == [1.0, 2.0]
+  with pytest.raises(ValueError): Tensor([1, 2]).item()
+
+def test_properties_and_repr():
+  t = Tensor.ones(2, 3, 4)
+  assert t.shape == (2, 3, 4) and t.ndim == 3 and t.numel() == 24 and len(t) == 2 and t.dtype is dtypes.float32
+  assert t.device == Device.DEFAULT == "CPU" and t.size(1) == 3 and t.size() == (2, 3, 4) and t.element_size() == 4
+  assert "shape=(2, 3, 4)" in repr(t) and "dtypes.float" in repr(t)
+  assert repr(dtypes.float32) == "dtypes.float" and dtypes.float32.itemsize == 4 and dtypes.int8.name == "signed char"
+  assert dtypes.is_float(dtypes.half) and dtypes.is_int(dtypes.uint8) and not dtypes.is_float(dtypes.int32)
+  assert Tensor([1]).to("cpu").device == "CPU"
+  with pytest.raises(TypeError): len(Tensor(1.0))
+  assert bool(Tensor(1)) is True
+  with pytest.raises(ValueError): bool(Tensor([1, 2]))
+
+def test_errors_are_python_exceptions_with_the_op_name():
+  with pytest.raises(RuntimeError, match="reshape"): Tensor.ones(2, 3).reshape(4, 2)
+  with pytest.raises(ValueError): Tensor.ones(2, 3).reshape(4, 2)
+  with pytest.raises(RuntimeError): Tensor.ones(2, 3) @ Tensor.ones(2, 3)
+  with pytest.raises(RuntimeError): Tensor.ones(3, 4).permute(0, 2)
+  with pytest.raises(IndexError): Tensor.ones(3)[5]
+  with pytest.raises(IndexError): Tensor.ones(3)[0, 0]
+  with pytest.raises(IndexError): Tensor.ones(3)["a"]
+  with pytest.raises(RuntimeError): Tensor([1.0]) << 2
+  with pytest.raises(TypeError): Tensor([1.0]) + "a"
+  with pytest.raises(TypeError): Tensor([1.0]).add(object())
+  with pytest.raises(ValueError): Tensor([1.0]).pad((1, 1), mode="typo")
+  with pytest.raises(RuntimeError): Tensor([1.0]).div(Tensor([1.0]), rounding_mode="typo")
+  with pytest.raises(RuntimeError): Tensor([1, 2]).backward()
+  with pytest.raises(TypeError): Tensor.ones(2).sum(axis="x")
+
+def test_context_reaches_the_core():
+  from tinygrad.helpers import DEBUG, NOOPT
+  assert DEBUG.value == getenv("DEBUG", 0)
+  with Context(NOOPT=1, DEBUG=0):
+    assert NOOPT.value == 1 and DEBUG.value == 0
+    assert (Tensor([1.0, 2.0]) * 3).tolist() == [3.0, 6.0]
+    with Context(NOOPT=0): assert NOOPT.value == 0
+    assert NOOPT.value == 1
+  assert NOOPT.value == getenv("NOOPT", 0)
+
+def test_training_switches():
+  assert Tensor.training is False
+  with Tensor.train(): assert Tensor.training is True
+  assert Tensor.training is False
+  @Tensor.train()
+  def f(): return Tensor.training
+  assert f() is True and Tensor.training is False
+  with Context(TRAINING=1): assert Tensor.training is True
+  assert Tensor.training is False
+  Tensor.training = True
+  assert Tensor.training is True
+  Tensor.training = False
+
+def test_global_counters_count_kernels():
+  GlobalCounters.reset()
+  (Tensor.rand(16) + 1).realize()
+  assert GlobalCounters.kernel_count >= 1
+  GlobalCounters.reset()
+  assert GlobalCounters.kernel_count == 0

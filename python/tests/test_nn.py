@@ -1,0 +1,95 @@
+# nn layers, state dicts and optimizers against PyTorch with the same weights.
+import numpy as np
+import pytest
+import torch
+from tinygrad import Tensor, nn, dtypes
+from tinygrad.nn.state import get_parameters, get_state_dict, load_state_dict, safe_save, safe_load
+from tinygrad.nn.optim import SGD, Adam, AdamW
+
+def copy_to_torch(ours, theirs):
+  with torch.no_grad():
+    for k, v in theirs.state_dict().items():
+      if k in get_state_dict(ours) and v.dtype.is_floating_point: v.copy_(torch.tensor(get_state_dict(ours)[k].numpy()))
+
+def test_linear_conv_matches_torch():
+  x = np.random.randn(2, 3, 8, 8).astype(np.float32)
+  conv, tconv = nn.Conv2d(3, 4, 3, padding=1), torch.nn.Conv2d(3, 4, 3, padding=1)
+  copy_to_torch(conv, tconv)
+  np.testing.assert_allclose(conv(Tensor(x)).numpy(), tconv(torch.tensor(x)).detach().numpy(), atol=1e-5)
+  lin, tlin = nn.Linear(5, 3), torch.nn.Linear(5, 3)
+  copy_to_torch(lin, tlin)
+  v = np.random.randn(4, 5).astype(np.float32)
+  np.testing.assert_allclose(lin(Tensor(v)).numpy(), tlin(torch.tensor(v)).detach().numpy(), atol=1e-6)
+  assert lin.weight.shape == (3, 5) and lin.bias.shape == (3,)
+
+def test_batchnorm_training_and_eval_match_torch():
+  bn, tbn = nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3)
+  bn.weight.assign(Tensor([1.0, 2.0, 0.5])); bn.bias.assign(Tensor([0.0, 1.0, -1.0]))
+  copy_to_torch(bn, tbn)
+  x = np.random.randn(4, 3, 5, 5).astype(np.float32)
+  with Tensor.train():
+    out = bn(Tensor(x))
+    out.realize()
+  tout = tbn.train()(torch.tensor(x))
+  np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), atol=1e-5)
+  np.testing.assert_allclose(bn.running_mean.numpy(), tbn.running_mean.numpy(), atol=1e-6)
+  np.testing.assert_allclose(bn.running_var.numpy(), tbn.running_var.numpy(), atol=1e-5)
+  np.testing.assert_allclose(bn(Tensor(x)).numpy(), tbn.eval()(torch.tensor(x)).detach().numpy(), atol=1e-5)
+
+def test_layernorm_embedding_match_torch():
+  ln, tln = nn.LayerNorm(6), torch.nn.LayerNorm(6)
+  x = np.random.randn(2, 3, 6).astype(np.float32)
+  np.testing.assert_allclose(ln(Tensor(x)).numpy(), tln(torch.tensor(x)).detach().numpy(), atol=1e-5)
+  emb = nn.Embedding(10, 4)
+  idx = np.array([[1, 9], [0, 3]])
+  np.testing.assert_array_equal(emb(Tensor(idx)).numpy(), emb.weight.numpy()[idx])
+
+class Net:
+  def __init__(self):
+    self.l1, self.bn = nn.Linear(4, 8), nn.BatchNorm(8)
+    self.blocks = [nn.Linear(8, 8), {"head": nn.Linear(8, 2)}]
+  def __call__(self, x): return self.blocks[1]["head"](self.blocks[0](self.bn(self.l1(x)).relu()))
+
+def test_state_dict_keys_walk_objects_lists_and_dicts():
+  keys = set(get_state_dict(Net()).keys())
+  assert keys == {"l1.weight", "l1.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked",
+                  "blocks.0.weight", "blocks.0.bias", "blocks.1.head.weight", "blocks.1.head.bias"}
+  assert len(get_parameters(Net())) == 11
+  assert set(get_state_dict(nn.BatchNorm2d(3)).keys()) == set(torch.nn.BatchNorm2d(3).state_dict().keys())
+
+def test_safetensors_round_trip_and_load_state_dict(tmp_path):
+  a, b = Net(), Net()
+  safe_save(get_state_dict(a), tmp_path / "m.safetensors")
+  loaded = safe_load(str(tmp_path / "m.safetensors"))
+  assert set(loaded) == set(get_state_dict(a))
+  load_state_dict(b, loaded)
+  for k, v in get_state_dict(a).items(): np.testing.assert_array_equal(get_state_dict(b)[k].numpy(), v.numpy())
+  with pytest.raises(KeyError): load_state_dict(b, {"l1.weight": loaded["l1.weight"]})
+  bad = dict(loaded); bad["l1.bias"] = Tensor.zeros(3)
+  with pytest.raises(ValueError): load_state_dict(b, bad)
+
+@pytest.mark.parametrize("name", ["SGD", "SGD_momentum", "Adam", "AdamW"])
+def test_optimizers_match_torch(name):
+  w0 = np.random.randn(4, 3).astype(np.float32)
+  x = np.random.randn(5, 4).astype(np.float32)
+  w, tw = Tensor(w0), torch.tensor(w0, requires_grad=True)
+  ours = {"SGD": lambda p: SGD(p, lr=0.1), "SGD_momentum": lambda p: SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+          "Adam": lambda p: Adam(p, lr=0.01), "AdamW": lambda p: AdamW(p, lr=0.01, weight_decay=0.1)}[name]([w])
+  theirs = {"SGD": lambda p: torch.optim.SGD(p, lr=0.1),
+            "SGD_momentum": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+            "Adam": lambda p: torch.optim.Adam(p, lr=0.01), "AdamW": lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1)}[name]([tw])
+  assert w.requires_grad is True  # the optimizer trains a parameter whose requires_grad was unset
+  for _ in range(3):
+    ours.zero_grad(); theirs.zero_grad()
+    (Tensor(x) @ w).relu().sum().backward(); (torch.tensor(x) @ tw).relu().sum().backward()
+    ours.step(); theirs.step()
+  np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), atol=1e-5, rtol=1e-5)
+
+def test_optimizer_leaves_requires_grad_false_alone():
+  frozen, w = Tensor([1.0], requires_grad=False), Tensor([1.0])
+  opt = SGD([frozen, w], lr=0.5)
+  (frozen * w * 2).sum().backward()
+  opt.step()
+  assert frozen.tolist() == [1.0] and w.tolist() == [0.0]
+  assert len(opt.params) == 1
+  with pytest.raises(ValueError): SGD([Tensor([1.0], requires_grad=False)])

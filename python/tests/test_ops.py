@@ -1,0 +1,147 @@
+# Forward values and gradients against PyTorch.
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from tinygrad import Tensor
+from helpers import check
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "square",
+                                  "reciprocal", "rsqrt", "floor", "ceil", "trunc", "round", "sign", "atan", "sinh", "cosh"])
+def test_unary(name):
+  positive = name in ("log", "sqrt", "rsqrt", "reciprocal")
+  fwd_only = name in ("floor", "ceil", "trunc", "round", "sign")
+  check([(3, 4)], lambda x: getattr(x, name)(), low=0.5 if positive else -2, high=3 if positive else 2, forward_only=fwd_only)
+
+def test_activations():
+  check([(5, 6)], lambda x: F.gelu(x, approximate="tanh"), lambda x: x.gelu())
+  check([(5, 6)], lambda x: F.silu(x), lambda x: x.silu())
+  check([(5, 6)], lambda x: F.leaky_relu(x, 0.2), lambda x: x.leaky_relu(0.2))
+  check([(5, 6)], lambda x: F.elu(x), lambda x: x.elu())
+  check([(5, 6)], lambda x: F.softplus(x), lambda x: x.softplus())
+  check([(5, 6)], lambda x: F.hardtanh(x), lambda x: x.hardtanh())
+  check([(5, 6)], lambda x: x.clamp(-0.5, 0.7), lambda x: x.clip(-0.5, 0.7))
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv", "pow", "max", "min"])
+def test_binary_broadcast(op):
+  fns = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "truediv": lambda a, b: a / b,
+         "pow": lambda a, b: a ** b, "max": lambda a, b: a.maximum(b) if isinstance(a, Tensor) else torch.maximum(a, b),
+         "min": lambda a, b: a.minimum(b) if isinstance(a, Tensor) else torch.minimum(a, b)}
+  low = 0.5 if op in ("pow", "truediv") else -2
+  check([(3, 4), (1, 4)], fns[op], low=low, high=2)
+
+def test_scalar_operands_and_reflected():
+  check([(2, 3)], lambda x: 2 - x * 3 + 1 / (x + 4) - (x ** 2) / 5 + 2 ** x)
+  x = Tensor([1, 2, 3])
+  assert (x + 1).tolist() == [2, 3, 4] and (10 - x).tolist() == [9, 8, 7] and (x * 2.5).tolist() == [2.5, 5.0, 7.5]
+  assert (7 // x).tolist() == [7, 3, 2] and (x % 2).tolist() == [1, 0, 1] and (-x).tolist() == [-1, -2, -3]
+  assert (x << 1).tolist() == [2, 4, 6] and (x & 1).tolist() == [1, 0, 1] and (~Tensor([0], dtype="int8")).tolist() == [-1]
+
+def test_reductions():
+  check([(3, 4, 5)], lambda x: x.sum())
+  check([(3, 4, 5)], lambda x: x.sum(axis=1), lambda x: x.sum(axis=1))
+  check([(3, 4, 5)], lambda x: x.sum(dim=(0, 2), keepdim=True), lambda x: x.sum(axis=(0, 2), keepdim=True))
+  check([(3, 4, 5)], lambda x: x.mean(dim=-1), lambda x: x.mean(axis=-1))
+  check([(3, 4, 5)], lambda x: x.amax(dim=1), lambda x: x.max(axis=1))
+  check([(3, 4, 5)], lambda x: x.amin(dim=(0, 1)), lambda x: x.min(axis=(0, 1)))
+  check([(3, 4, 5)], lambda x: x.std(dim=2), lambda x: x.std(axis=2))
+  check([(3, 4, 5)], lambda x: x.var(dim=0, unbiased=False), lambda x: x.var(axis=0, correction=0))
+  check([(4, 6)], lambda x: x.softmax(-1), lambda x: x.softmax())
+  check([(4, 6)], lambda x: x.log_softmax(0), lambda x: x.log_softmax(0))
+  check([(4, 6)], lambda x: x.logsumexp(1), lambda x: x.logsumexp(1))
+  check([(4, 6)], lambda x: x.cumsum(1), lambda x: x.cumsum(1))
+  v = np.random.randn(4, 6).astype(np.float32)
+  np.testing.assert_array_equal(Tensor(v).argmax(axis=1).numpy(), v.argmax(1))
+  np.testing.assert_array_equal(Tensor(v).argmin().numpy(), v.argmin())
+
+def test_movement():
+  check([(2, 3, 4)], lambda x: x.reshape(4, 6))
+  check([(2, 3, 4)], lambda x: x.reshape((6, -1)), lambda x: x.reshape((6, -1)))
+  check([(2, 3, 4)], lambda x: x.permute(2, 0, 1))
+  check([(2, 3, 4)], lambda x: x.transpose(0, 2))
+  check([(2, 3, 4)], lambda x: x.flatten(1))
+  check([(2, 1, 4)], lambda x: x.expand(2, 3, 4))
+  check([(2, 1, 4)], lambda x: x.squeeze(1).unsqueeze(0))
+  check([(2, 3, 4)], lambda x: x.flip(1) if isinstance(x, Tensor) else x.flip((1,)))
+  check([(2, 3, 4)], lambda x: F.pad(x, (1, 2, 0, 1)), lambda x: x.pad((1, 2, 0, 1)))
+  check([(2, 3, 4)], lambda x: F.pad(x, (1, 1), value=2.0), lambda x: x.pad(((0, 0), (0, 0), (1, 1)), value=2.0))
+  check([(2, 3, 4)], lambda x: x[:, 1:3, :2], lambda x: x.shrink(((0, 2), (1, 3), (0, 2))))
+  check([(2, 3), (2, 3)], lambda a, b: torch.cat([a, b], 1), lambda a, b: a.cat(b, dim=1))
+  check([(2, 3), (2, 3)], lambda a, b: torch.stack([a, b], 0), lambda a, b: Tensor.stack(a, b))
+  check([(2, 3)], lambda x: x.repeat(2, 3))
+  x = Tensor.arange(12).reshape(3, 4)
+  assert [t.shape for t in x.split(2, dim=1)] == [(3, 2), (3, 2)] and len(x.chunk(3)) == 3
+  assert x.view(4, 3).shape == (4, 3) and x.T.shape == (4, 3) and x.reshape(None, 2, 2).shape == (3, 2, 2)
+
+@pytest.mark.parametrize("idx", [
+  (1,), (-1,), (slice(None, None, 2),), (slice(1, None), 2), (Ellipsis, 1), (None, 0), (slice(None, None, -1),),
+  (slice(None), None, slice(3, 0, -2)), (0, Ellipsis, None), ([0, 2],), (slice(None), [1, 3, 3]),
+])
+def test_getitem_against_numpy(idx):
+  a = np.arange(3 * 4 * 5).reshape(3, 4, 5).astype(np.float32)
+  key = idx if len(idx) > 1 else idx[0]
+  np.testing.assert_array_equal(Tensor(a)[key].numpy(), a[key])
+
+def test_getitem_with_tensor_index_and_grad():
+  idx = np.array([[0, 2], [1, 1]])
+  check([(3, 4)], lambda x: x[torch.tensor(idx)], lambda x: x[Tensor(idx)])
+  check([(3, 4)], lambda x: x[1:, ::2])
+
+def test_setitem():
+  t = Tensor.zeros(3, 4).contiguous()
+  t[1] = 5.0
+  t[:, 2] = Tensor([1.0, 2.0, 3.0])
+  ref = np.zeros((3, 4), np.float32); ref[1] = 5; ref[:, 2] = [1, 2, 3]
+  np.testing.assert_array_equal(t.numpy(), ref)
+
+def test_matmul_and_linear():
+  check([(3, 4), (4, 5)], lambda a, b: a @ b)
+  check([(2, 3, 4), (4,)], lambda a, b: a.matmul(b))
+  check([(3, 4), (4, 5)], lambda a, b: a.dot(b) if isinstance(a, Tensor) else a @ b)
+  check([(2, 4), (5, 4), (5,)], lambda x, w, b: F.linear(x, w, b), lambda x, w, b: x.linear(w.T, b))
+
+def test_conv_and_pool():
+  check([(2, 3, 9, 9), (4, 3, 3, 3), (4,)], lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+        lambda x, w, b: x.conv2d(w, b, stride=2, padding=1), atol=1e-4)
+  check([(2, 4, 8, 8), (4, 2, 3, 3)], lambda x, w: F.conv2d(x, w, groups=2, dilation=2),
+        lambda x, w: x.conv2d(w, groups=2, dilation=2), atol=1e-4)
+  check([(2, 3, 8, 8)], lambda x: F.max_pool2d(x, 2), lambda x: x.max_pool2d())
+  check([(2, 3, 9, 9)], lambda x: F.max_pool2d(x, 3, stride=2, padding=1), lambda x: x.max_pool2d(3, stride=2, padding=1))
+  check([(2, 3, 8, 8)], lambda x: F.avg_pool2d(x, (2, 4)), lambda x: x.avg_pool2d((2, 4)))
+
+def test_losses():
+  y = np.array([1, 0, 3, 2])
+  check([(4, 5)], lambda x: F.cross_entropy(x, torch.tensor(y)), lambda x: x.sparse_categorical_crossentropy(Tensor(y)))
+  check([(4, 5)], lambda x: F.cross_entropy(x, torch.tensor(y), label_smoothing=0.1),
+        lambda x: x.sparse_categorical_crossentropy(Tensor(y), label_smoothing=0.1))
+  check([(4, 5)], lambda x: F.cross_entropy(x, torch.tensor(y), reduction="sum"), lambda x: x.cross_entropy(Tensor(y), reduction="sum"))
+  p = np.random.uniform(0.1, 0.9, (4, 5)).astype(np.float32)
+  check([(4, 5)], lambda x: F.binary_cross_entropy_with_logits(x, torch.tensor(p)), lambda x: x.binary_crossentropy_logits(Tensor(p)))
+
+def test_where_cast_and_comparisons():
+  a = np.array([1.0, -2.0, 3.0], np.float32)
+  t = Tensor(a)
+  assert (t > 0).tolist() == [True, False, True] and (t == -2).tolist() == [False, True, False]
+  assert (t > 0).where(t, 0.0).tolist() == [1.0, 0.0, 3.0]
+  assert t.cast("int32").tolist() == [1, -2, 3] and t.int().dtype == Tensor([1]).dtype
+  check([(3, 4), (3, 4)], lambda a, b: torch.where(a > b, a * 2, b), lambda a, b: (a > b).where(a * 2, b))
+
+def test_dropout_only_in_training():
+  x = Tensor.ones(1000)
+  assert (x.dropout(0.5) == 1).all().item()
+  with Tensor.train():
+    y = x.dropout(0.5).numpy()
+  assert 350 < (y == 0).sum() < 650 and set(np.unique(y)) <= {0.0, 2.0}
+
+def test_backward_accumulates_and_detach():
+  x = Tensor([1.0, 2.0], requires_grad=True)
+  (x * x).sum().backward()
+  (x * 3).sum().backward()
+  assert x.grad.tolist() == [5.0, 7.0]
+  y = Tensor([2.0], requires_grad=True)
+  (y.detach() * y).sum().backward()
+  assert y.grad.tolist() == [2.0]
+  y.grad = None
+  assert y.grad is None
+  y.grad = Tensor([4.0])
+  assert y.grad.tolist() == [4.0]

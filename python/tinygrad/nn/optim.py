@@ -1,0 +1,60 @@
+"""tinygrad's optimizers over the C++ core's (tg::optim): the update is built as lazy tensors and realized with
+step() (or returned by schedule_step() to realize with the loss). lr is a 0-d tensor: opt.lr.assign(...) changes it
+without compiling anything again."""
+from __future__ import annotations
+from tinygrad import _core
+from tinygrad.tensor import Tensor
+from tinygrad.dtype import dtypes
+
+def _prepare(params: list[Tensor]) -> list[Tensor]:
+  # tinygrad's rule: a parameter whose requires_grad is None (not said) is trained; False ones are only realized
+  params = list({id(p): p for p in params}.values())
+  for p in params:
+    if not isinstance(p, Tensor): raise TypeError(f"optimizer params must be Tensors, got {type(p).__name__}")
+    if p.requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
+  if not any(p.requires_grad for p in params): raise ValueError("optimizer must have at least one param that requires grad")
+  return params
+
+class Optimizer:
+  """The base of SGD, LARS, Adam, AdamW and LAMB: params (trained), buffers (only realized with each step), lr."""
+  def __init__(self, core):
+    self._core = core
+  @property
+  def params(self) -> list[Tensor]: return self._core.params
+  @property
+  def buffers(self) -> list[Tensor]: return self._core.buffers
+  @property
+  def lr(self) -> Tensor: return self._core.lr
+  @lr.setter
+  def lr(self, v):
+    if isinstance(v, Tensor): self._core.lr = v
+    else: self._core.lr.assign(Tensor(float(v), device=self._core.lr.device)).realize()
+  def zero_grad(self): self._core.zero_grad()
+  def step(self): self._core.step()
+  def schedule_step(self) -> list[Tensor]: return self._core.schedule_step()
+
+class LARS(Optimizer):
+  """SGD with momentum and LARS's trust ratio tcoef * |w| / (|g| + weight_decay * |w|)."""
+  def __init__(self, params: list[Tensor], lr=0.001, momentum=0.9, weight_decay=1e-4, nesterov=False, classic=True, pre_wd=True,
+               tcoef=0.001, fused=False):
+    if lr < 0 or momentum < 0 or weight_decay < 0: raise ValueError(f"invalid LARS arguments {lr=} {momentum=} {weight_decay=}")
+    super().__init__(_core._LARS(_prepare(params), lr, momentum, weight_decay, nesterov, classic, tcoef))
+
+class LAMB(Optimizer):
+  """Adam's moments with LAMB's layer-wise trust ratio (adam=True: none, i.e. Adam/AdamW)."""
+  def __init__(self, params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False, fused=False):
+    if lr < 0 or eps < 0 or not 0 <= b1 < 1 or not 0 <= b2 < 1: raise ValueError(f"invalid LAMB arguments {lr=} {b1=} {b2=} {eps=}")
+    super().__init__(_core._LAMB(_prepare(params), lr, b1, b2, eps, weight_decay, adam))
+    self.b1, self.b2, self.eps, self.wd = b1, b2, eps, weight_decay
+
+def SGD(params: list[Tensor], lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False, fused=False) -> LARS:
+  """PyTorch's SGD: the momentum buffer b = momentum * b + g (nesterov: g + momentum * b)."""
+  return LARS(params, lr, momentum, weight_decay, nesterov, classic, tcoef=0.0)
+
+def Adam(params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, fused=False) -> LAMB:
+  """Adam as PyTorch's: eps outside the square root, bias-corrected moments."""
+  return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
+
+def AdamW(params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01, fused=False) -> LAMB:
+  """Adam with decoupled weight decay."""
+  return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
