@@ -1,6 +1,6 @@
 // The CUDA device. The driver API is declared here (the types, attributes and ~25 functions used, from NVIDIA's
 // cuda.h) and loaded with dlopen: nothing of CUDA is needed to build, and the library runs where it is absent.
-// Written against the driver API's documentation; see docs/ARCHITECTURE.md for what a machine with a GPU has checked.
+// Written against the driver API's documentation; see bench/results/ for what a machine with a GPU has checked.
 #include "runtime/cuda.h"
 
 #include <algorithm>
