@@ -232,8 +232,8 @@ double tc_padding(const LoweredKernel& k, const Opt& o) {
 std::vector<Opt> tc_opts(const LoweredKernel& k) {
   std::vector<Opt> out;
   // the heuristic's order: warps of 64 x 64 (4 x 8 tiles: each A fragment feeds 8 mmas, each B 4) in blocks of 2,
-  // the fastest BEAM found for a 4096 float16 matmul on an H200 (2.01 ms: 68 TFLOP/s, against 2.75 ms with 2822 and
-  // 3.57 with 2422), then smaller where the sizes do not divide
+  // BEAM's pick for a large float16 matmul (DEV=CUDA ./build/bin/tg_bench matmul 4096 --half, with and without
+  // BEAM=2), then smaller where the sizes do not divide
   for (int64_t amount : {4812, 2822, 2422, 2421, 2412, 2411, 2222, 1411, 1211, 1111, 4422, 4222, 4211, 2442, 2224,
                          4441, 2842, 2824, 4822, 2882, 4442, 2444})
     if (tc_legal(k, {OptOp::TC, 0, amount})) out.push_back({OptOp::TC, 0, amount});
@@ -310,10 +310,9 @@ namespace {
 
 // CPU, an elementwise kernel that transposes: its loads are contiguous along `vector_axis` (width `width`) and its
 // stores along another axis, along which some load jumps. Loop by loop, one side of the copy touches a new cache
-// line (and, a row or more apart, a new page) per element: x.T.contiguous() of 4096 x 4096 floats ran at 2.5 GB/s.
-// A block of 8 vectors (VECTOR on the loads' axis, UPCAST(8) on the stores') reads 8 runs of 16 and writes 16 runs
-// of 8: 8x faster there, and a (5632, 2048) weight laid out in panels of 32 rows 2x (the other way round, vectors
-// along the stores, took 3x as long as this; 16 copies spilled).
+// line (and, a row or more apart, a new page) per element. A block of 8 vectors (VECTOR on the loads' axis,
+// UPCAST(8) on the stores') reads 8 runs of 16 and writes 16 runs of 8; vectors along the stores instead would need
+// 16 copies, which spill. Measured by ./build/bin/tg_bench elementwise (its transpose line).
 std::vector<Opt> transpose_opts(const LoweredKernel& k, const KernelFacts& f, int64_t vector_axis, int64_t width) {
   if (k.caps.grid || vector_axis < 0 || f.stores.empty()) return {};
   for (int64_t s : f.globals) {
@@ -339,12 +338,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   int64_t vector_axis = -1, width = 0, best = 0;
   bool pad_vector = false;  // the vector axis is padded to a multiple of the width (PADTO; its padded lanes read nothing)
   // the loop's largest read, when it is larger than a core's L2 (2^18 elements and more) and used by few outputs
-  // (fewer than 64 copies along the global axes it does not depend on): a weight streamed from memory, as in the
-  // last 1x1 convs of a batch-1 resnet50, 4 MB each over 16 pixels. A vector along its contiguous axis reads it in
-  // whole cache lines, once; a vector along the pixels read it a scalar at a time, 32 bytes of each 2 KB row per
-  // block of 8 channels, and resnet50 at batch 1 ran 5-9% slower (alternated runs). Not a read that many outputs
-  // share: mobilenet_v2's 1x1 conv from 16 to 96 channels at 56x56 reads its input once per output channel, and
-  // with the vector along the pixels instead of the channels ran 1.6x slower
+  // (fewer than 64 copies along the global axes it does not depend on): a weight streamed from memory, as in a 1x1
+  // conv over few pixels. A vector along its contiguous axis reads it in whole cache lines, once; along the pixels
+  // it would be read a scalar at a time. A read that many outputs share gets no such preference. Both limits:
+  // bench/onnx_models.sh resnet50 mobilenet_v2 (batches 1 and 8)
   int64_t big = -1, most = 0;
   for (size_t i = 0; i < f.loads.size(); i++) {
     if (!f.in_loop(i)) continue;
@@ -363,10 +360,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
       bool strided = false, padded = false;
       int64_t n = vector_width(k, f, a, &strided);
       // a wider vector over the axis padded to a multiple of it, where that adds at most 1/waste of the axis (an
-      // eighth in the first pass: 1000 output channels as 63 vectors of 16, not 125 of 8; shufflenet's 116: 8 of
-      // 16, not 29 of 4; a stride-2 max pool's 27 output columns: 7 of 4, not 27 scalars; a half in the second,
-      // which only a kernel with no vector at all gets) and no stack of Views reads the axis
-      // (LoweredKernel::stacked). Reduce kernels only: the C compiler vectorizes elementwise loops itself
+      // eighth in the first pass: 1000 output channels as 63 vectors of 16, not 125 of 8; a stride-2 max pool's 27
+      // output columns as 7 of 4, not 27 scalars; a half in the second, which only a kernel with no vector at all
+      // gets) and no stack of Views reads the axis (LoweredKernel::stacked). Reduce kernels only: the C compiler
+      // vectorizes elementwise loops itself
       bool stacked = static_cast<size_t>(a) < k.stacked.size() && k.stacked[a];
       for (int64_t m = k.caps.max_vector; m > std::max<int64_t>(n, 1) && !f.reduced.empty() && !stacked; m /= 2) {
         int64_t size = k.full_shape[a], rounded = round_up(size, m);
@@ -383,9 +380,9 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
       bool stores_unit = stores_contiguous(f, a);
       bool ungated = std::none_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, a); });
       bool streams = big >= 0 && stride(f, f.loads[big], a) == 1;
-      // a padded vector ranks below every unpadded one as wide (resnet50's 1x1 convs at 14x14: 512 channels of
-      // 16, not 196 pixels padded to 208, which ran 1.3x slower) and above every narrower one; among as wide ones,
-      // the axis along which the largest read streams wins over contiguous stores
+      // a padded vector ranks below every unpadded one as wide (its padded lanes are wasted work: a 1x1 conv at
+      // 14x14 takes 512 channels in vectors of 16, not 196 pixels padded to 208) and above every narrower one; among
+      // as wide ones, the axis along which the largest read streams wins over contiguous stores
       int64_t score = 8 * n - 8 * padded + 4 * !strided + 2 * stores_unit + ungated + 3 * streams;
       if (n > 0 && score >= best) vector_axis = a, width = n, best = score, pad_vector = padded;
     }
@@ -393,8 +390,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   choose_vector_axis(8);
   if (f.n_reduces == 0) {
     // elementwise: the C compiler's loop vectorizer does well on these, except on exp2 and log2 and on loads under
-    // a gate (a cat's halves, a pad: each a select per element; one of two (64, 27, 27) halves ran 3x slower
-    // than an add of the same size)
+    // a gate (a cat's halves, a pad), which it turns into slow masked loads
     bool gated = vector_axis >= 0 && std::any_of(f.loads.begin(), f.loads.end(), [&](const UOp& l) { return gated_along(f, l, vector_axis); });
     if ((f.libm || gated) && vector_axis >= 0) return {{OptOp::VECTOR, vector_axis, width}};
     return transpose_opts(k, f, vector_axis, width);
@@ -405,8 +401,8 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // loop has a symbolic size (attention over a KV cache of start_pos + 1 positions): the global axes are blocked
   int64_t r = f.reduced.empty() ? -1 : f.reduced.back();
   if (vector_axis < 0 && r >= 0 && vector_width(k, f, r) > 0) vector_axis = r, width = vector_width(k, f, r);
-  // else a vector padded by up to half of its axis: squeezenet's later stride-2 max pools, 13 and 6 output
-  // columns, ran as scalars at 4-8 GB/s (a NaN-propagating max per window element)
+  // else a vector padded by up to half of its axis: a stride-2 max pool's 13 or 6 output columns would otherwise
+  // run as scalars, a NaN-propagating max per window element (bench/onnx_models.sh squeezenet1_1)
   if (vector_axis < 0) choose_vector_axis(2);
   if (pad_vector) opts.push_back({OptOp::PADTO, vector_axis, width});
   if (vector_axis >= 0) opts.push_back({OptOp::VECTOR, vector_axis, width});
@@ -414,8 +410,7 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
   // no block over the weight's rows. Row after row, the weight is read as one sequential stream; a block of 8 rows
   // reads 8 streams a row apart, each too short for the prefetcher to catch up with, and 8 rows of a K-quant's
   // scale and minimum bytes spill. The row's one accumulator is no wait: the renderer gives the unrolled sum partial
-  // accumulators. LLaMA 1B, rows one by one against blocks of 8: K=2048 Q4_0 and Q8_0 1.5x faster, F16 1.1x; the
-  // down projection (K=5632, x of 22 KB re-read from the L2 per row) Q4_0 1.25x, Q8_0 1.15x, Q4_K 1.35x, F16 even
+  // accumulators. Measured by bench/gguf.sh (decode)
   bool narrow = false;
   for (size_t i = 0; i < f.loads.size(); i++) narrow |= f.in_loop(i) && f.loads[i].dtype().base().itemsize() < 4;
   bool matvec = r >= 0 && r == vector_axis && f.globals.size() == 1 && f.reduced.size() == 1;
@@ -432,15 +427,14 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     return a != vector_axis && !row_by_row && loop_load_invariant_along(a, [](const UOp&) { return true; });
   };
   // with something to block for, two vectors along the vector axis first: each broadcast value then feeds two FMAs
-  // per copy, and the block grows to 20 vectors (beautiful_mnist's convolutions: forward 2-12% faster, weight
-  // gradients 6-20%, a transposed convolution's dx, whose broadcast reads are padded, 20%; interleaved A/B)
+  // per copy, and the block grows to 20 vectors (./build/bin/tg_bench conv, ./build/bin/tg_bench matmul 1024)
   bool pair = vector_axis >= 0 && contains(f.globals, vector_axis) && k.full_shape[vector_axis] % (2 * width) == 0 &&
               std::any_of(f.globals.begin(), f.globals.end(), reuse);
   if (pair) opts.push_back({OptOp::UPCAST, vector_axis, 2}), upcast = 2;
   // innermost first, except that an axis along which the loop's bytes are invariant comes first: the rows of x
   // reusing a quantized weight's blocks, whose dequantization then runs once per 8 rows, not once per 2 (a prompt
-  // chunk's products, 32 and 128 rows of LLaMA 1B: Q4_0 1.5-1.8x, Q8_0 1.3x, Q4_K 3.5x faster). Not for a float16
-  // weight (one conversion per value): at 32 rows the usual order was as fast or faster
+  // chunk's products: PROMPT=128 bench/gguf.sh). Not for a float16 weight, whose conversion is one per value and
+  // gains nothing from it
   std::vector<int64_t> order(f.globals.rbegin(), f.globals.rend());
   auto reuses_bytes = [&](int64_t a) {
     return loop_load_invariant_along(a, [](const UOp& l) {
@@ -461,19 +455,19 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
     // without a vector, up to 16 x 4 scalar accumulators; with one, up to 8 x 2 vectors (10 x 2 after a pair).
     // With a vector, a short axis (a 5x5 kernel's) may be copied whole
     // Several reductions over the loop (silu(x @ W1) * (x @ W2) in one kernel) keep an accumulator each per copy:
-    // the budget is shared (two quantized matmuls at 128 x 5632 x 2048: 32 vector accumulators spilled)
+    // the budget is shared (two quantized matmuls with 16 vector accumulators each spill)
     int64_t sums = std::max<int64_t>(static_cast<int64_t>(f.n_reduces), 1);
     int64_t vectors = (pair ? 20 : 16) / sums, first = std::max<int64_t>((pair ? 10 : 8) / sums, 2);
     int64_t most = vector_axis >= 0 ? (blocked == 0 ? first : vectors / upcast) : (blocked == 0 ? 16 / sums : 4), size = k.full_shape[a];
     // the largest divisor that fits (10 output columns: 5 copies of a vector, not 2); scalar copies by powers of 2
     // or up to 8 (a depthwise conv's 7 output columns at 7x7 or 14x14: 7 accumulators that share each weight and
-    // the overlapping input columns; with powers of 2 only, those rows had no block at all, and efficientnet_b0 and
-    // mobilenet_v2 ran 1.2-1.3x slower). At most 8 x 4 accumulators then: 14 x 4 spilled
+    // the overlapping input columns; with powers of 2 only, those rows get no block at all: bench/onnx_models.sh
+    // efficientnet_b0 mobilenet_v2). At most 8 x 4 accumulators then: 14 x 4 spill
     int64_t n = std::min(most, size);
     auto scalar_ok = [&](int64_t c) { return (c & (c - 1)) == 0 || c <= 8; };
     while (n >= 2 && (size % n != 0 || (vector_axis < 0 && !scalar_ok(n)))) n--;
     // none near `most` (197 tokens, a prime; 13 output columns): the axis padded up to a multiple of the largest
-    // block that adds at most an eighth to it (200 = 20 x 10; 14 = 2 x 7: squeezenet's 3x3 convs at 13x13)
+    // block that adds at most an eighth to it (200 = 20 x 10; 14 = 2 x 7: a 3x3 conv at 13x13)
     for (int64_t m = most; 2 * n <= most && m > 2 * n && size > m; m--)
       if ((vector_axis >= 0 || scalar_ok(m)) && 8 * (round_up(size, m) - size) <= size) {
         opts.push_back({OptOp::PADTO, a, m});
@@ -503,12 +497,10 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
         break;
       }
   // a vector along the reduce axis: unrolled by 2 where the loop reads elements narrower than float32, so that the
-  // two halves of a 32-element block of a quantized weight share its byte loads and the conversion of its scale
-  // (Q4_0 and Q8_0 GGUF matrix-vector products ran 10-15% faster; float32's the same either way). A matrix-vector
-  // product by 4 (two blocks per step; LLaMA 1B's Q4_0 and Q8_0 products 1.1-1.15x faster again, F16 the same), and
-  // a product blocked over x's rows first (Q4_0 and Q4_K at 32 rows 1.2-1.3x). Streamed row by row, by 16: a step
-  // covers a K-quant's whole block of 256, so its scale bytes are read and unpacked once per block, with no
-  // branches (LLaMA 1B's 5632 x 2048 products: Q6_K 1.2x, Q4_K 1.1x, F16 1.05x, Q4_0 and Q8_0 the same)
+  // two halves of a 32-element block of a quantized weight share its byte loads and the conversion of its scale. A
+  // matrix-vector product, or one blocked over x's rows first, by 4 (two blocks per step). Streamed row by row, by
+  // 16: a step covers a K-quant's whole block of 256, so its scale bytes are read and unpacked once per block, with
+  // no branches. Measured by bench/gguf.sh (decode; PROMPT=32 for the blocked products)
   if (r >= 0 && r == vector_axis) {
     std::vector<int64_t> unrolls = row_by_row ? std::vector<int64_t>{16, 8, 4, 2}
                                    : matvec || narrow_first ? std::vector<int64_t>{4, 2} : std::vector<int64_t>{2};
@@ -531,8 +523,8 @@ std::vector<Opt> blocking_opts(const LoweredKernel& k) {
 // Grid devices: the innermost global axis (what is left of it after the other opts) cut into work-groups of up to
 // 32 work-items, a warp or wavefront's worth of neighbouring outputs; the driver picks the groups when no divisor
 // of 2 or more is left. An elementwise kernel on a GPU takes groups of up to 64: an NVIDIA GPU keeps at most 32
-// groups in flight per multiprocessor, so groups of 32 fill only half of its 2048 threads (a + b over 2^26 floats
-// ran at 628 GB/s on an H200, PyTorch's at 3967).
+// groups in flight per multiprocessor, so groups of 32 fill only half of its 2048 threads (DEV=CUDA
+// ./build/bin/tg_bench elementwise).
 void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
   KernelFacts f = facts(k);
   if (!k.caps.grid || f.globals.empty()) return;
@@ -552,7 +544,7 @@ void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
     }
   if (!k.caps.gpu || (group == 1 && left > 1)) return;  // the driver picks the groups: no outer axis in them
   // A GPU runs a group as warps of 32 work-items: a smaller group leaves lanes idle (a 5x5 convolution's weight
-  // gradient, groups of 5 along its innermost axis, took 9.9 ms on an H200; groups of 100, 2.0). The next axes out
+  // gradient, in groups of 5 along its innermost axis: DEV=CUDA ./build/bin/tg_bench conv). The next axes out
   // join the group while it has fewer than 32, up to 128 work-items. Only the three innermost axes: to_grid merges
   // the axes outside them into one grid dimension, whose work-groups could then outgrow it.
   for (size_t i = f.globals.size() - 1; i-- > 0 && i + 3 >= f.globals.size() && group < 32;) {
@@ -574,8 +566,9 @@ void add_local(const LoweredKernel& k, std::vector<Opt>& opts) {
 // GPUs: a reduction whose loads jump between neighbouring work-items (no load in its loop moves by 0 or 1 along the
 // innermost global axis) while one is contiguous along the innermost reduce axis r: that axis shared by the
 // group's work-items instead (GROUP by its largest divisor up to 32), so a warp's loads read neighbouring memory,
-// and the innermost global axis' work-items beside them up to 64 per group. beautiful_mnist's batchnorm gradients
-// (1024 outputs, each a sum over 16 x 20 x 20 with the 32 channels 400 floats apart) read a cache line per work-item.
+// and the innermost global axis' work-items beside them up to 64 per group. Else a batchnorm's gradients
+// (beautiful_mnist's: 1024 outputs, each a sum over 16 x 20 x 20 with the 32 channels 400 floats apart) read a
+// cache line per work-item (DEV=CUDA ./build/bin/tg_bench mnist_step).
 std::vector<Opt> coalescing_group(const LoweredKernel& k, const KernelFacts& f, int64_t r) {
   int64_t terms = 1;  // a short sum (log_softmax's 10 classes) is not worth a group's barrier
   for (int64_t a : f.reduced) terms *= k.full_shape[a];
@@ -604,8 +597,8 @@ std::vector<Opt> coalescing_group(const LoweredKernel& k, const KernelFacts& f, 
 
 // GPUs: a reduction with few outputs (fewer than 1024: not enough work-items to fill the device) and a long
 // innermost reduce axis (>= 256) shares that axis between the work-items of a group instead, GROUP by the largest
-// power of 2 up to 64 that divides it; empty when the kernel is not such a one. Not on CPUs behind OpenCL (PoCL):
-// there the full sum of 2^24 floats took 20 ms with it against 1.9 ms without.
+// power of 2 up to 64 that divides it; empty when the kernel is not such a one. Not on CPUs behind OpenCL (PoCL),
+// where it made a full sum many times slower (DEV=OPENCL ./build/bin/tg_bench reduce).
 std::vector<Opt> group_opts(const LoweredKernel& k) {
   KernelFacts f = facts(k);
   if (!k.caps.gpu || f.reduced.empty()) return {};
@@ -649,10 +642,8 @@ std::vector<int64_t> loop_trips(const LoweredKernel& k, const std::vector<Opt>& 
 // axis (its neighbouring work-items read neighbouring memory: copies there spread a warp's reads apart) and
 // kOuter along the others (their loads are shared by the warp, and each copy reuses the inner axis' loads), then
 // fewer, last block first, while fewer than kGpuWorkItems work-items would be left (a 64 x 64 matmul keeps none:
-// 1024 work-items of one float4 each). On an H200 (2026-11-28, one run of the variants side by side, with test
-// processes sharing the GPU), 4 x 8 against tinygrad's 4 x 4: a 4096 float32 matmul 12.8 -> 19.0 TFLOP/s,
-// beautiful_mnist's step 10.3 -> 9.6 ms; 16 on the outer axes, or 2 on the inner one, were slower. UNROLLs and
-// VECTORs (float4 on a GPU) stay.
+// 1024 work-items of one float4 each). UNROLLs and VECTORs (float4 on a GPU) stay. kInner and kOuter: DEV=CUDA
+// ./build/bin/tg_bench matmul 4096 and DEV=CUDA ./build/bin/tg_bench mnist_step.
 void fit_blocks_to_gpu(const LoweredKernel& k, std::vector<Opt>& opts) {
   if (!k.caps.gpu) return;
   constexpr int64_t kGpuWorkItems = 16384;
@@ -732,7 +723,7 @@ double loop_traffic(const LoweredKernel& k, const std::vector<int64_t>& order, c
 // CPU: each reduce axis that runs beside the global vector axis (a row reduce's loop, Grouping::row_reduces) a
 // vector of its own where its loads allow one: a softmax's max, its sum of exponentials and its stores are three
 // vector loops over a row. Each unrolled by 4 where the row allows: four accumulators, not one chain of dependent
-// compares (softmax of 1024 x 1024 in cache 0.32 -> 0.28 ms, log_softmax 0.25 -> 0.21).
+// compares (./build/bin/tg_bench softmax --rows 1024 --cols 1024).
 void add_row_vectors(const LoweredKernel& k, std::vector<Opt>& opts) {
   if (k.caps.grid) return;
   KernelFacts f = facts(k);

@@ -119,8 +119,9 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
     return 1;
   }
   // the outermost loop cut into kChunksPerThread ranges per thread, when there is enough work to pay for the
-  // threads (the elements moved, not the buffers' sizes: writing 256 values into a large KV cache took 13-15 us on
-  // two threads, 1.3-3 us on one): a thread that starts late or is slowed by another process then takes fewer ranges
+  // threads (the elements moved, not the buffers' sizes: a KV cache's row write is a small job in a large buffer,
+  // faster on one thread; bench/llm.sh's decode): a thread that starts late or is slowed by another process then
+  // takes fewer ranges
   int64_t p = k.parallel_end ? uop::eval(k.parallel_end, values_of(k, vals)) : k.parallel_size;  // a symbolic outermost loop's trips
   bool enough = ops_of(k, vals) + moves_of(k, vals) >= kMinParallelWork;
   size_t threads = p > 1 && enough ? std::min<size_t>(runtime::cpu_threads(), static_cast<size_t>(p)) : 1;
@@ -176,8 +177,8 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, 
 namespace {
 // The capture keeps every item, so the items would hold every buffer to the capture's end: a buffer past its last
 // item in this schedule that nothing but the capture holds (an intermediate) gives its memory back as a plain
-// realize would; the capture's peak is then a plain call's, not the sum of every intermediate (1.66 GB more for
-// beautiful_mnist's 10000-image evaluation). TinyJit plans memory for such buffers, or runs their steps again.
+// realize would; the capture's peak is then a plain call's, not the sum of every intermediate. TinyJit plans memory
+// for such buffers, or runs their steps again.
 void capture_item(ScheduleItem item, size_t i, std::unordered_map<const uop::UOpNode*, size_t>& last_use) {
   std::vector<uop::UOp> done;
   if (!item.bufs.empty()) (*capture_holds)[item.bufs[0].get()].written = true;

@@ -1,10 +1,9 @@
 // Models from GGUF files (llama.cpp's format): the architecture's metadata as a Config, and the tensors under the
 // Hugging Face names the modules use. llama.cpp's converter changes two things. LLaMA's q and k projections have the
 // rows of each head interleaved for its rotary convention (pairs (2i, 2i+1) where HF rotates halves): they stay so,
-// and the model rotates pairs (Config::rope_interleaved). Undoing the permutation in the kernels that read them made
-// those kernels read every other row, and a Q4_0 q projection ran 2x slower than the same-sized o projection in a
-// decode step. GPT-2's projections are stored transposed, undone lazily (a movement op, fused into the kernels that
-// read them). Quantized weights stay quantized (tg::gguf_load).
+// and the model rotates pairs (Config::rope_interleaved): undoing the permutation in the kernels that read them would
+// make those kernels read every other row. GPT-2's projections are stored transposed, undone lazily (a movement op,
+// fused into the kernels that read them). Quantized weights stay quantized (tg::gguf_load).
 #include <map>
 
 #include "models/models.h"

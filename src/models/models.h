@@ -20,7 +20,7 @@ inline Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = Tensor(
 
 // How a new model's weights start: drawn as make_model describes, or empty (a buffer of the shape, no kernel) for a
 // loader that replaces every one. Drawn, each weight realized the device's random state, and each realize walked
-// the graphs of every weight drawn before it: 2 s of a LLaMA 1B GGUF's 7-s load.
+// the graphs of every weight drawn before it: a large part of a GGUF model's load.
 enum class Init { Random, Empty };
 
 // make_model's weights: normal(0, 0.02) matrices, constant vectors (norm weights 1, biases 0), float32

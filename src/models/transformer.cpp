@@ -150,7 +150,7 @@ Tensor Transformer::attention(const Tensor& q, Tensor keys, Tensor values, const
   Tensor e = (scores - scores.max(-1, true)).exp().contiguous();
   Tensor out = (e / e.sum(-1, true)).matmul(values).reshape({B, H, T, D});
   // stored as (B, T, H, D): the output projection then reads each row's values as one run (read through the
-  // transposed view, its K loop jumped T * D floats per head: 128 tokens of LLaMA 1B, that kernel 1.6x slower)
+  // transposed view, its K loop would jump T * D floats per head; PROMPT=128 bench/gguf.sh)
   return out.transpose(1, 2).contiguous().reshape({B, T, H * D});
 }
 

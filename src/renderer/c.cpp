@@ -31,8 +31,8 @@ const std::string contract = "#pragma clang fp contract(fast)\n";
 
 // p * 2^r in one AVX-512 vscalefps for 4, 8 or 16 lanes (the compilers' builtin, under the #if of the feature
 // -march=native turns on; "" for other widths): it gives 0, subnormals and inf where the exponent fields would need
-// two multiplies. With the FMAs, 13 instructions per exp2 of 16 lanes instead of 28: exp of 1024 x 1024 0.22 ->
-// 0.12 ms, softmax 0.50 -> 0.32
+// two multiplies. With the FMAs, 13 instructions per exp2 of 16 lanes instead of 28 (./build/bin/tg_bench softmax
+// --rows 1024 --cols 1024)
 std::string scalef(int lanes) {
   std::string feature = lanes == 16 ? "defined(__AVX512F__)" : "defined(__AVX512F__) && defined(__AVX512VL__)";
   std::string call = lanes == 16 ? "__builtin_ia32_scalefps512_mask(p, r, p, (unsigned short)0xffff, 4)"
@@ -46,7 +46,7 @@ std::string scalef(int lanes) {
 // adding 1.5 * 2^23) and |f| <= 1/2; 2^f by its Taylor polynomial of degree 7 (error 5e-9 relative); 2^r as two
 // exponent fields, so results in the subnormal range come out right. x is clamped to [-150, 128] first (0 and inf
 // beyond; NaN passes through the compares unchanged and makes the polynomial NaN). The scalar form calls no libm,
-// so clang vectorizes a loop of it that the opts could not (a symbolic length: attention's softmax 6.8x faster).
+// so clang vectorizes a loop of it that the opts could not (a symbolic length: attention's softmax over a KV cache).
 std::string exp2_helper(const std::string& name, const std::string& t, const std::string& i, int lanes = 1) {
   bool scalar = i.empty();
   std::string clamp = scalar ? "  x = x < -150.0f ? -150.0f : x;\n  x = x > 128.0f ? 128.0f : x;\n"
@@ -98,11 +98,11 @@ std::string per_lane_helper(const std::string& name, const std::string& t, int l
 }
 
 // The x86 instruction that widens 1, 4, 8 or 16 float16 values `x` (F16C; AVX-512 for 16), called through the
-// compilers' builtin (gcc and clang name it alike; <immintrin.h> would add 0.25 s to every compile), under the #if of
-// the feature -march=native turns on; "" for other widths. It is exact, as the integer ops are, but it quiets a
-// signaling NaN (the payload kept, as IEEE 754's conversions do). A float16 matrix-vector product out of cache:
-// 28 GB/s with the integer ops, the conversion their bottleneck; bfloat16 (a shift) 37 at the same size. The
-// scalar form decodes the scales of quantized blocks: Q4_0 GGUF decode 11 -> 16 tok/s.
+// compilers' builtin (gcc and clang name it alike; <immintrin.h> would slow every compile: ./build/bin/tg_bench
+// compile), under the #if of the feature -march=native turns on; "" for other widths. It is exact, as the integer
+// ops are, but it quiets a signaling NaN (the payload kept, as IEEE 754's conversions do). In integer ops the
+// conversion is a float16 matrix-vector product's bottleneck; the scalar form decodes the scales of quantized
+// blocks (TYPES="F16 Q4_0" bench/gguf.sh).
 std::string f16c_widen(int lanes, const std::string& t, const std::string& x = "x") {
   std::string s8 = "short __attribute__((vector_size(16)))";
   if (lanes == 1) return "#if defined(__F16C__)\n  return __builtin_ia32_vcvtph2ps((" + s8 + "){(short)" + x + "})[0];\n#else\n";
@@ -164,7 +164,7 @@ std::string fma_helper(const std::string& name, const std::string& t) {
 
 // acc + a[0] * b0 + a[1] * b1 per lane, `a` pointing at two consecutive bfloat16 values. With AVX512-BF16
 // (-march=native says: Zen 4, Sapphire Rapids, Cooper Lake) one vdpbf16ps for the 32 products, through an asm
-// statement (its intrinsic's header costs 0.25 s per compile, and gcc and clang name its builtin apart): b0 and b1
+// statement (its intrinsic's header slows every compile, and gcc and clang name its builtin apart): b0 and b1
 // interleaved lane by lane, a's pair in every lane. The instruction adds a[1] * b1 first, then a[0] * b0, each
 // product exact and each sum rounded, subnormals read and written as 0; without it, the same sums in the same
 // order (a product of two bfloat16 values is exact in float32, so a multiply and an add are an FMA's value).

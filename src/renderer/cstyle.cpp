@@ -314,7 +314,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
       return w;
     };
     // a table where it saves three instructions or more per 16 values: the permute costs about two (Q4_0's
-    // (code - 8) * scale: decode 1.2x faster; Q4_K's scale * code - min, a convert and an FMA, ran 4% slower)
+    // (code - 8) * scale gains; Q4_K's scale * code - min, a convert and an FMA, does not: TYPES="Q4_0 Q4_K"
+    // bench/gguf.sh)
     for (const UOp& u : uops)
       for (const UOp& s : u.src()) {
         auto it = through.find(s.get()), mine = through.find(u.get());
@@ -383,8 +384,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         std::string v = "ridx" + std::to_string(u.arg().get<int64_t>());
         bool split = parallel && *parallel == u;
         // the thread split's bounds in the counter's own type: an int counter compared with an int64 end may wrap
-        // under -fwrapv, so the compiler cannot count the trips and vectorized no such loop (an add of 2^20 floats
-        // ran 3.4x slower)
+        // under -fwrapv, so the compiler cannot count the trips and vectorizes no such loop (./build/bin/tg_bench
+        // elementwise: its add)
         std::string t = ctype(u.dtype()), cast = u.dtype().itemsize() < 8 ? "(" + t + ")" : "";
         line("for (" + t + " " + v + " = " + (split ? cast + "core_start" : "0") + "; " + v + " < " +
              (split ? cast + "core_end" : val(u.src(0))) + "; " + v + "++) {");

@@ -86,9 +86,9 @@ size_t Allocator::cached_bytes() const {
 
 // A buffer of 2 MiB or more starts on a 2 MiB boundary and asks for transparent huge pages (where the kernel's
 // setting is `madvise`, the common default): its first touch then faults once per 2 MiB, not once per 4 KiB. On a
-// virtual machine each fault exits to the hypervisor: an 8 MiB buffer's first write ran at 0.24 GB/s in 4 KiB
-// pages and at 12-18 GB/s in huge ones (AMD EPYC VM), and every new activation of a training step or a prompt
-// chunk is such a first write.
+// virtual machine each fault exits to the hypervisor, which makes a first write in 4 KiB pages far slower than one
+// in huge pages, and every new activation of a training step or a prompt chunk is such a first write
+// (./build/bin/tg_bench mnist_step, bench/llm.sh).
 constexpr size_t kHugePage = size_t{2} << 20;
 
 void* MallocAllocator::raw_alloc(size_t nbytes) {

@@ -88,7 +88,7 @@ namespace {
 // The deadline of the collective in progress, watched by a thread of its own: past it the rank says which collective
 // waited and leaves the job (_exit: MPI may not be called from a second thread while the first is inside it), and
 // Open MPI's runtime then ends every other rank. The collective itself is the blocking MPI_Allreduce: its
-// non-blocking form, polled, took twice as long from 256 KB on (tg_bench mpi_allreduce).
+// non-blocking form, polled, is slower at large sizes (mpirun -np 2 ./build/bin/tg_bench mpi_allreduce).
 class Watchdog {
  public:
   void arm(std::string what, double seconds, int rank, int size) {

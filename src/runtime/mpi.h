@@ -1,4 +1,4 @@
-// MPI across processes (issue 25), loaded at run time like a device driver: Open MPI's libmpi.so.40 by dlopen
+// MPI across processes, loaded at run time like a device driver: Open MPI's libmpi.so.40 by dlopen
 // ($TG_MPI_LIBRARY overrides), so the library builds and runs without it. A process counts as launched by MPI when Open MPI's launcher says so
 // (OMPI_COMM_WORLD_SIZE in the environment); otherwise it is rank 0 of 1 and no library is opened.
 // Collectives work on host memory and wait with a deadline (TG_MPI_TIMEOUT seconds, 60 by default): a rank that

@@ -67,15 +67,15 @@ constexpr int64_t kMaxRecomputedOps = 32, kPadCost = kMaxRecomputedOps / 2;
 // work its copies add, counted once per block of kBlockCopies (a matmul's register block shares one computed value
 // between its columns), passes kMaxAddedOps. A matmul operand is expanded along the other operand's columns: a
 // LayerNorm's normalization fused into it, 5 ops once its statistics are stored, runs in the inner loop once per
-// block of columns (vit_b_16's MLP matmul with its 3072 columns ran 4x slower than with the operand stored), while
-// a relu on a small operand is cheaper fused than a kernel of its own. A value computed from positions (an IOTA:
-// the one-hot of an embedding lookup) is left to fuse: codegen folds it into a gated read.
+// block of columns, while a relu on a small operand is cheaper fused than a kernel of its own. A value computed from
+// positions (an IOTA: the one-hot of an embedding lookup) is left to fuse: codegen folds it into a gated read. The
+// constants: bench/onnx_models.sh vit_b_16 (LayerNorm into the MLP's matmuls) beside the other models.
 constexpr int64_t kMaxBroadcastOps = 8, kManyCopies = 64, kBlockCopies = 32, kMaxAddedOps = int64_t{1} << 20;
 bool expensive_to_broadcast(const UOp& e, int64_t cost, bool from_positions, bool widened) {
   // never a value wider than what it reads: a quantized weight's dequantization stays fused into the matmul, which
   // then reads the packed bytes instead of a float32 copy four to eight times their size. Stored, it would become
-  // the weight tensor's value for good: a Q8_0 LLaMA 1B held float32 weights after its first prompt of 128 tokens
-  // (their broadcast along the prompt's rows made it 9 ops over 128 copies), and decoded 2.5x slower from them
+  // the weight tensor's value for good, and every later decode step would read float32 weights (a prompt chunk's
+  // broadcast along its rows would store it: TYPES=Q8_0 PROMPT=128 bench/gguf.sh)
   if (widened) return false;
   if (cost > kMaxRecomputedOps) return true;
   if (cost == 0 || from_positions) return false;
@@ -220,10 +220,10 @@ void realize_shared_work(Grouping& g, const Users& users, const OnCpu& on_cpu) {
 
 // A stored cat written in place. Tensor::cat sums its pieces zero-padded to the full length of one dim; stored, that
 // sum is a kernel that copies every piece into the cat's buffer, after the kernels that stored the pieces (the two
-// expand convs of each squeezenet fire module: 8% of its time). When some piece is stored anyway and each piece is
-// read by the cat alone, each piece's kernel stores it into its slice of the cat's buffer instead (a piece not
-// stored before gets a kernel that copies it there), and the cat has no kernel. Its values are then the pieces'
-// exactly (the sum made -0.0 into 0.0).
+// expand convs of a squeezenet fire module: bench/onnx_models.sh squeezenet1_1). When some piece is stored anyway
+// and each piece is read by the cat alone, each piece's kernel stores it into its slice of the cat's buffer instead
+// (a piece not stored before gets a kernel that copies it there), and the cat has no kernel. Its values are then the
+// pieces' exactly (the sum made -0.0 into 0.0).
 void fill_cats_in_place(Grouping& g, const Users& users) {
   auto only_user = [&](const UOp& u, const UOp& user) {
     auto it = users.find(u.get());

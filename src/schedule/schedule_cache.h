@@ -1,7 +1,7 @@
 // The schedule cache: a graph that differs from one scheduled before only in its buffers (the same ops, args and
 // shapes over other buffers of the same sizes, dtypes and devices, in the same pattern of sharing), as every call
 // of an eager training step or of a layer builds, gets that schedule again over its own buffers, without grouping
-// or building kernel ASTs (a conv2d gradient: ~260 us of scheduling per call). SCHEDULE_CACHE=0 turns it off.
+// or building kernel ASTs. SCHEDULE_CACHE=0 turns it off.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -198,13 +198,11 @@ Tensor stored_with_dim_innermost(const Tensor& t, int64_t d, SourceLocation wher
 // A conv weight (C_out, ...) read through a small copy laid out with the output channel innermost (same shape)
 Tensor output_channel_innermost(const Tensor& weight, SourceLocation where) { return stored_with_dim_innermost(weight, 0, where); }
 
-// A conv weight of kStreamedWeight elements or more that few output pixels share (fewer than kFewPixels over the
-// batch) is streamed from memory: laid out with the output channel innermost, each block of 32 output channels
-// reads 128 bytes of every C_out * 4-byte row (resnet50's last convs at batch 1 streamed their weights at 13-17
-// GB/s). Stored as (C_out/32, ..., 32) instead, each block's weights are one contiguous run, read at the machine's
-// bandwidth (2.1x in a kernel alone, weights cold). Shape (C_out/32, 32, ...): the kernel loops over blocks and
-// the 32 channels of a block as two dims. With many pixels the conv is bound by its FMAs, and the split channel
-// dim blocked its registers worse (mobilenet_v2's last 1x1 convs at batch 8, 128 pixels: 1.7x slower).
+// A conv weight of kStreamedWeight elements or more that fewer than kFewPixels output pixels share (over the batch)
+// is streamed from memory: stored as (C_out/32, ..., 32), each block of kChannelBlock output channels reads one
+// contiguous run instead of 128 bytes of every row. The kernel then loops over blocks and a block's channels as two
+// dims, which blocks its registers worse: with many pixels the conv is bound by its FMAs, hence kFewPixels. The
+// constants: bench/onnx_models.sh resnet50 mobilenet_v2 (batches 1 and 8).
 constexpr int64_t kChannelBlock = 32, kStreamedWeight = int64_t{1} << 18, kFewPixels = 64;
 Tensor output_channel_blocks(const Tensor& weight, SourceLocation where) {
   Shape split{weight.shape()[0] / kChannelBlock, kChannelBlock};
@@ -232,7 +230,7 @@ Tensor channels_last_windows(const Tensor& x, const std::vector<int64_t>& k, con
 }
 
 // A depthwise convolution (one input and one output channel per group: weight (C, 1, k...)) over channels-last
-// windows: mobilenet_v2's depthwise convs ran 3-5x slower over NCHW.
+// windows, so that its kernel has a vector of channels (bench/onnx_models.sh mobilenet_v2).
 Tensor depthwise_channels_last(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& k,
                                const std::vector<int64_t>& s, const std::vector<int64_t>& d, const Pairs& p,
                                SourceLocation where) {
@@ -269,7 +267,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Pairs p = pads_of(padding, n, "conv2d", where);
   check_windows(shape(), k, d, p, "conv2d", where);
   // a computed input (relu(x + b), a normalized and pooled activation) is stored first: the conv reads each element
-  // once per window position, and scalar math per read competes with the FMAs for the same ports (2x slower)
+  // once per window position, and scalar math per read competes with the FMAs (./build/bin/tg_bench conv)
   bool window = std::any_of(k.begin(), k.end(), [](int64_t v) { return v > 1; });
   if (window && cin == 1 && cout == groups && groups > 1)
     return add_bias(depthwise_channels_last(*this, weight, k, s, d, p, where), bias, where);

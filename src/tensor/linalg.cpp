@@ -14,19 +14,13 @@ using tensor::shape_str;
 
 namespace {
 
-// A CPU matmul's kernel keeps a block of 8 rows x 32 columns of the result in registers and, per step of k, reads
-// 32 consecutive values of each row of w: past the caches, a large w streams from memory once per block of rows,
-// each of its rows (a page or more apart) read 128 bytes at a time. Laid out in panels of kPanel columns, (N/32, K,
-// 32), each block's part of w is one contiguous run instead, read whole by the prefetchers: fp32 1024^3 1.7x,
-// 2048^3 2.2x, 4096^3 2.8x faster, the copy included (it costs 1-3% of the product). Only where it pays: w of
-// kPackedElems or more (a 768^2 one fits the L2 and ran as fast either way) shared by kPackRows rows or more (the
-// copy is a pass over w; at 32 rows the product ran 1.2-1.5x slower with it). The kernel sees w's usual (..., K, N)
-// shape through the panels' view, so the heuristic blocks it as before. Not on grid devices (GPUs tile through
-// their work-groups' memory), not for symbolic sizes, not where N is no multiple of 32 (a partial last panel makes
-// the view a stack the heuristic cannot pad: 1000^3 ran 1.6x slower through zero-padded panels), and only for a
-// stored w (a buffer, or a view of one): a computed one, a dequantized weight, would become a float32 copy as large
-// as the model's weights, which a TinyJit replay then keeps (a Q4_0 LLaMA 1B's prefill held 35 GB), and the copy
-// redid the dequantization per element across its rows (68 ms for a (5632, 2048) Q4_0 weight).
+// A CPU matmul's register block reads 32 consecutive values of each row of w per step of k, so a large w streams
+// from memory 128 bytes of a row at a time; laid out in panels of kPanel columns, (N/32, K, 32), each block's part
+// of w is one contiguous run that the prefetchers read whole, and the kernel still sees w's (..., K, N) shape
+// through the panels' view. Only where the copy pays (w of kPackedElems or more shared by kPackRows rows or more:
+// bench/compare.sh matmul 4096, ./build/bin/tg_bench matmul 4096 --m 32), not on grid devices (GPUs tile through
+// local memory), not for symbolic sizes or an N that is no multiple of 32 (views the heuristic cannot pad), and only
+// for a stored w: a computed one (a dequantized weight) would become a float32 copy that a TinyJit replay keeps.
 constexpr int64_t kPanel = 32, kPackedElems = int64_t{1} << 19, kPackRows = 128;
 
 Tensor packed_in_panels(const Tensor& x, const Tensor& w, bool stored_only, SourceLocation where) {
@@ -56,7 +50,7 @@ Tensor packed_in_panels(const Tensor& x, const Tensor& w, bool stored_only, Sour
 // x (..., M, K) @ w (..., K, N), both at least 2-d: x (..., M, 1, K) * w^T (..., 1, N, K) summed over K, w read
 // from panels where that pays (`stored_only` false: a computed w too, as a gradient is: no TinyJit replay keeps it).
 // A product on panels with a 2-d w differentiates as two such products (tensor::matmul_gradient): through the
-// broadcast multiply, its gradients' kernels ran at a third of its own speed (2048^3: 110-120 GFLOP/s, against 350).
+// broadcast multiply, its gradients' kernels ran far slower than the product itself.
 Tensor product(const Tensor& x, const Tensor& w, bool stored_only, SourceLocation where) {
   DType dt = least_upper_dtype({x.dtype(), w.dtype()});
   Tensor y = packed_in_panels(x, w, stored_only, where);
@@ -70,8 +64,8 @@ Tensor product(const Tensor& x, const Tensor& w, bool stored_only, SourceLocatio
 
 namespace tensor {
 
-// (the kernel converts the 16-bit values as it loads them; float32 products of a float16 matmul ran 100x faster on
-// a CPU than products rounded to 16 bits one by one, which had no vector form)
+// (the kernel converts the 16-bit values as it loads them; products rounded to 16 bits one by one have no vector
+// form on a CPU: ./build/bin/tg_bench matmul 1024 --half)
 Tensor exact_products(const Tensor& x, const Tensor& y, SourceLocation where) {
   if (!x.dtype().is_half() || !y.dtype().is_half()) return x.mul(y, where);
   return x.cast(dtypes::float32, where).mul(y.cast(dtypes::float32, where), where);

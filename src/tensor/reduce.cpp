@@ -75,8 +75,8 @@ std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const std::vector<in
                                    SourceLocation where) {
   int64_t in_size = tensor::prod(x.shape()), out_size = tensor::prod(out);
   // a tensor on several devices reduces each device's part and then combines the parts (an allreduce): two stages
-  // already, and chunks would cut across the parts (a batch of 511 split 256/255 in chunks of 7 had every part
-  // gathered onto every device: 10 GB for beautiful_mnist's step)
+  // already, and chunks that cut across the parts (a batch of 511 split 256/255, in chunks of 7) would gather every
+  // part onto every device
   if (multi::is_multi(x.device())) return {};
   // max stays whole: the gradient of a split max would share ties per chunk first, not equally among all of them
   if (!getenv_int("SPLIT_REDUCEOP", 1) || op == Ops::MAX || out_size == 0 ||

@@ -55,8 +55,8 @@ SavedGraphs apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
   std::vector<TensorImpl*> lazy;
   std::vector<UOp> graphs;
   // only graphs that may contain a replaced node (every buffer it reads is in their Bloom filter): a GGUF model's
-  // weights stay lazy dequantizations, and walking them at each of a prompt's 44 cache writes cost a Q4_K LLaMA 1B
-  // about 1/3 of its first prompt chunk
+  // weights stay lazy dequantizations, and walking them at each of a prompt's cache writes would cost a large part
+  // of its first prompt chunk
   std::vector<uint64_t> keys;
   for (const auto& [from, to] : becomes) keys.push_back(from.buffer_bloom());
   auto may_contain = [&](const UOp& g) {
