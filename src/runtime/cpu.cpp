@@ -27,7 +27,7 @@ namespace tg::runtime {
 
 namespace {
 
-constexpr const char* kInstall = "the CPU device needs clang or gcc (apt-get install clang), or CC pointing at one";
+constexpr const char* kNeedCompiler = "the CPU device needs clang or gcc (apt-get install clang), or CC pointing at one";
 constexpr size_t kMaxBinaryBytes = size_t{1} << 30;
 
 int64_t cc_timeout_s() { return std::max<int64_t>(0, getenv_int("CC_TIMEOUT", 120)); }
@@ -90,12 +90,12 @@ std::string CPUCompiler::resolve(std::string* error) {
     resolve_error_.clear();
     if (!cc.empty()) {
       resolved_ = find_executable(cc, path);
-      if (resolved_.empty()) resolve_error_ = "CC=" + cc + " is not an executable on PATH: " + kInstall;
+      if (resolved_.empty()) resolve_error_ = "CC=" + cc + " is not an executable on PATH: " + kNeedCompiler;
     } else {
       resolved_.clear();
       for (const char* c : {"clang", "gcc", "cc"})
         if (!(resolved_ = find_executable(c, path)).empty()) break;
-      if (resolved_.empty()) resolve_error_ = std::string("no C compiler on PATH: ") + kInstall;
+      if (resolved_.empty()) resolve_error_ = std::string("no C compiler on PATH: ") + kNeedCompiler;
     }
   }
   if (error) *error = resolve_error_;

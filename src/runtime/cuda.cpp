@@ -32,7 +32,7 @@ constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO
 constexpr int kMaxThreadsPerBlock = 1, kMaxBlockDimX = 2, kMaxGridDimX = 5, kMaxSharedPerBlock = 8, kCcMajor = 75, kCcMinor = 76;
 constexpr int kFuncMaxThreadsPerBlock = 0, kFuncSharedSizeBytes = 1;  // CU_FUNC_ATTRIBUTE_*
 constexpr unsigned kEventDisableTiming = 2;                            // CU_EVENT_DISABLE_TIMING
-constexpr const char* kInstall = "CUDA needs an NVIDIA GPU with its driver (libcuda.so.1, from the NVIDIA driver package)";
+constexpr const char* kNeedDriver = "CUDA needs an NVIDIA GPU with its driver (libcuda.so.1, from the NVIDIA driver package)";
 
 std::vector<std::string> library_names() {
   if (const char* lib = std::getenv("TG_CUDA_LIBRARY")) return {lib};  // another driver library (tests name a missing one)
@@ -40,7 +40,7 @@ std::vector<std::string> library_names() {
 }
 
 struct Cuda {
-  DynLib lib{"CUDA", library_names(), kInstall};
+  DynLib lib{"CUDA", library_names(), kNeedDriver};
   CUresult (*Init)(unsigned);
   CUresult (*DriverGetVersion)(int*);
   CUresult (*DeviceGetCount)(int*);
@@ -111,11 +111,11 @@ struct Cuda {
 };
 
 // Loaded on the first device opened (load_api: a failure is raised and tried again)
-const Cuda& api() { return load_api<Cuda>(); }
+const Cuda& cuda_api() { return load_api<Cuda>(); }
 
 std::string err_str(CUresult e) {
   const char* s = nullptr;
-  api().GetErrorString(e, &s);
+  cuda_api().GetErrorString(e, &s);
   return (s ? s : "unknown CUDA error") + std::string(" (") + std::to_string(e) + ")";
 }
 
@@ -166,7 +166,7 @@ struct CudaDevice::State {
   // every driver call runs with the device's context current on the calling thread
   void use() {
     if (!lost.empty()) throw DeviceError(name, "the GPU cannot be used after an earlier error (" + lost + "): restart the process");
-    check(api().CtxSetCurrent(context), "cuCtxSetCurrent");
+    check(cuda_api().CtxSetCurrent(context), "cuCtxSetCurrent");
   }
   // raises `what` failed with e; an error that loses the context says so, and names the kernel that caused it
   void check(CUresult e, const std::string& what) {
@@ -186,7 +186,7 @@ struct CudaDevice::State {
     void* raw_alloc(size_t nbytes) override {
       s->use();
       CUdeviceptr p = 0;
-      CUresult e = api().MemAlloc(&p, std::max<size_t>(nbytes, 1));
+      CUresult e = cuda_api().MemAlloc(&p, std::max<size_t>(nbytes, 1));
       if (e == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;  // Allocator raises "out of memory: N bytes on CUDA"
       s->check(e, "cuMemAlloc of " + std::to_string(nbytes) + " bytes");
       return reinterpret_cast<void*>(p);
@@ -194,9 +194,9 @@ struct CudaDevice::State {
     // the free waits for the kernels and copies that may still use the block; it never throws (destructors call it,
     // also at exit, when the driver may be gone: its errors are ignored)
     void raw_free(void* ptr, size_t) override {
-      if (api().CtxSetCurrent(s->context) != CUDA_SUCCESS) return;
-      api().CtxSynchronize();
-      api().MemFree(reinterpret_cast<CUdeviceptr>(ptr));
+      if (cuda_api().CtxSetCurrent(s->context) != CUDA_SUCCESS) return;
+      cuda_api().CtxSynchronize();
+      cuda_api().MemFree(reinterpret_cast<CUdeviceptr>(ptr));
     }
     // Small copies go straight from the user's (pageable) memory on the legacy stream, which waits for the device's
     // blocking stream: in order with the kernels. Larger ones go through two pinned staging buffers on the device's
@@ -206,15 +206,15 @@ struct CudaDevice::State {
       if (nbytes == 0) return;
       s->use();
       std::string what = "copying " + std::to_string(nbytes) + " bytes to the GPU";
-      if (nbytes < kStageMin) return s->check(api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), what);
+      if (nbytes < kStageMin) return s->check(cuda_api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, nbytes), what);
       std::lock_guard<std::mutex> lock(stage_mu);
       stage(what);
       for (size_t off = 0, i = 0; off < nbytes; off += kStageBytes, i ^= 1) {
         size_t n = std::min(kStageBytes, nbytes - off);
-        s->check(api().EventSynchronize(staged[i]), what);  // the GPU has finished reading this buffer's last chunk
+        s->check(cuda_api().EventSynchronize(staged[i]), what);  // the GPU has finished reading this buffer's last chunk
         std::memcpy(staging[i], static_cast<const char*>(src) + off, n);
-        s->check(api().MemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst) + off, staging[i], n, s->stream), what);
-        s->check(api().EventRecord(staged[i], s->stream), what);
+        s->check(cuda_api().MemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst) + off, staging[i], n, s->stream), what);
+        s->check(cuda_api().EventRecord(staged[i], s->stream), what);
       }
       // returns with the last chunks maybe still in flight: `src` is no longer needed, and kernels queue behind them
     }
@@ -222,17 +222,17 @@ struct CudaDevice::State {
       if (nbytes == 0) return;
       s->use();
       std::string what = "copying " + std::to_string(nbytes) + " bytes from the GPU";
-      if (nbytes < kStageMin) return s->check(api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), what);
+      if (nbytes < kStageMin) return s->check(cuda_api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), nbytes), what);
       std::lock_guard<std::mutex> lock(stage_mu);
       stage(what);
       auto start = [&](size_t off, size_t i) {  // the GPU copies the chunk at `off` into buffer i
-        s->check(api().MemcpyDtoHAsync(staging[i], reinterpret_cast<CUdeviceptr>(src) + off, std::min(kStageBytes, nbytes - off), s->stream), what);
-        s->check(api().EventRecord(staged[i], s->stream), what);
+        s->check(cuda_api().MemcpyDtoHAsync(staging[i], reinterpret_cast<CUdeviceptr>(src) + off, std::min(kStageBytes, nbytes - off), s->stream), what);
+        s->check(cuda_api().EventRecord(staged[i], s->stream), what);
       };
       start(0, 0);
       for (size_t off = 0, i = 0; off < nbytes; off += kStageBytes, i ^= 1) {
         if (off + kStageBytes < nbytes) start(off + kStageBytes, i ^ 1);
-        s->check(api().EventSynchronize(staged[i]), what);
+        s->check(cuda_api().EventSynchronize(staged[i]), what);
         std::memcpy(static_cast<char*>(dst) + off, staging[i], std::min(kStageBytes, nbytes - off));
       }
     }
@@ -244,8 +244,8 @@ struct CudaDevice::State {
     CUevent staged[2] = {nullptr, nullptr};  // recorded after each buffer's last copy
     void stage(const std::string& what) {
       for (int i = 0; i < 2 && !staging[i]; i++) {
-        s->check(api().MemAllocHost(&staging[i], kStageBytes), what + ": allocating pinned host memory");
-        s->check(api().EventCreate(&staged[i], kEventDisableTiming), what);
+        s->check(cuda_api().MemAllocHost(&staging[i], kStageBytes), what + ": allocating pinned host memory");
+        s->check(cuda_api().EventCreate(&staged[i], kEventDisableTiming), what);
       }
     }
   } alloc;
@@ -258,14 +258,14 @@ class CudaProgram : public Program {
  public:
   CudaProgram(CudaDevice::State& s, const std::string& function, const std::string& binary) : s_(s), name_(function) {
     s.use();
-    CUresult e = api().ModuleLoadData(&module_, binary.data());
-    if (e == CUDA_SUCCESS) e = api().ModuleGetFunction(&function_, module_, function.c_str());
+    CUresult e = cuda_api().ModuleLoadData(&module_, binary.data());
+    if (e == CUDA_SUCCESS) e = cuda_api().ModuleGetFunction(&function_, module_, function.c_str());
     s.check(e, "loading kernel " + function);
     int shared = 0, threads = 0;
-    api().FuncGetAttribute(&shared, kFuncSharedSizeBytes, function_);
+    cuda_api().FuncGetAttribute(&shared, kFuncSharedSizeBytes, function_);
     // a kernel that uses many registers allows fewer threads per block than the GPU
     caps_ = s.caps;
-    if (api().FuncGetAttribute(&threads, kFuncMaxThreadsPerBlock, function_) == CUDA_SUCCESS && threads > 0)
+    if (cuda_api().FuncGetAttribute(&threads, kFuncMaxThreadsPerBlock, function_) == CUDA_SUCCESS && threads > 0)
       caps_.max_local_size = std::min<int64_t>(caps_.max_local_size, threads);
     if (shared > s.caps.local_memory)
       throw DeviceError(s.name, "kernel " + function + " needs " + std::to_string(shared) + " bytes of shared memory; the GPU has " +
@@ -284,22 +284,22 @@ class CudaProgram : public Program {
                                      std::to_string(int64_t(l.threads[0]) * l.threads[1] * l.threads[2]));
     CUevent start = nullptr, end = nullptr;
     if (timed) {
-      api().EventCreate(&start, 0), api().EventCreate(&end, 0);
-      api().EventRecord(start, s_.stream);
+      cuda_api().EventCreate(&start, 0), cuda_api().EventCreate(&end, 0);
+      cuda_api().EventRecord(start, s_.stream);
     }
-    CUresult e = api().LaunchKernel(function_, l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], 0,
+    CUresult e = cuda_api().LaunchKernel(function_, l.blocks[0], l.blocks[1], l.blocks[2], l.threads[0], l.threads[1], l.threads[2], 0,
                                     s_.stream, args.data(), nullptr);
-    if (e != CUDA_SUCCESS && timed) api().EventDestroy(start), api().EventDestroy(end);
+    if (e != CUDA_SUCCESS && timed) cuda_api().EventDestroy(start), cuda_api().EventDestroy(end);
     s_.check(e, "launching kernel " + name_ + " over blocks (" + std::to_string(l.blocks[0]) + ", " + std::to_string(l.blocks[1]) + ", " +
                     std::to_string(l.blocks[2]) + ") of (" + std::to_string(l.threads[0]) + ", " + std::to_string(l.threads[1]) + ", " +
                     std::to_string(l.threads[2]) + ") threads");
     s_.last_kernel = name_;
     if (!timed) return 0;
-    api().EventRecord(end, s_.stream);
-    e = api().EventSynchronize(end);
+    cuda_api().EventRecord(end, s_.stream);
+    e = cuda_api().EventSynchronize(end);
     float ms = 0;
-    if (e == CUDA_SUCCESS) api().EventElapsedTime(&ms, start, end);
-    api().EventDestroy(start), api().EventDestroy(end);
+    if (e == CUDA_SUCCESS) cuda_api().EventElapsedTime(&ms, start, end);
+    cuda_api().EventDestroy(start), cuda_api().EventDestroy(end);
     s_.check(e, "running kernel " + name_);
     return ms * 1e-3;
   }
@@ -318,11 +318,11 @@ class CudaProgram : public Program {
 CudaDevice::CudaDevice(std::string name) : Device(std::move(name)), s_(std::make_unique<State>()) {
   State& s = *s_;
   s.name = this->name();
-  const Cuda& cu = api();
+  const Cuda& cu = cuda_api();
   size_t colon = s.name.find(':');
   int index = colon == std::string::npos ? 0 : std::stoi(s.name.substr(colon + 1));
   CUresult e = cu.Init(0);
-  if (e == CUDA_ERROR_NO_DEVICE) throw DeviceError(s.name, std::string("the NVIDIA driver finds no GPU: ") + kInstall);
+  if (e == CUDA_ERROR_NO_DEVICE) throw DeviceError(s.name, std::string("the NVIDIA driver finds no GPU: ") + kNeedDriver);
   s.check(e, "cuInit");
   int count = 0;
   s.check(cu.DeviceGetCount(&count), "cuDeviceGetCount");
@@ -379,7 +379,7 @@ std::unique_ptr<Program> CudaDevice::load(const std::string& function, const std
 
 void CudaDevice::wait() {
   s_->use();
-  s_->check(api().StreamSynchronize(s_->stream), "waiting for the GPU's kernels");
+  s_->check(cuda_api().StreamSynchronize(s_->stream), "waiting for the GPU's kernels");
 }
 
 }  // namespace tg::runtime

@@ -72,7 +72,7 @@ struct Nvrtc {
 };
 
 // Loaded on first use (load_api: a failure is raised and tried again; a test may change TG_NVRTC_LIBRARY)
-const Nvrtc& api() { return load_api<Nvrtc>(); }
+const Nvrtc& nvrtc_api() { return load_api<Nvrtc>(); }
 
 void check(const Nvrtc& n, nvrtcResult r, const char* what) {
   if (r != 0) throw DeviceError("NVRTC", std::string(what) + " failed: " + n.GetErrorString(r));
@@ -81,10 +81,10 @@ void check(const Nvrtc& n, nvrtcResult r, const char* what) {
 }  // namespace
 
 std::string nvrtc_compile(const std::string& src, const std::string& arch) {
-  const Nvrtc& n = api();
+  const Nvrtc& n = nvrtc_api();
   nvrtcProgram prog = nullptr;
   check(n, n.CreateProgram(&prog, src.c_str(), "kernel.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
-  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> destroy(&prog, [](nvrtcProgram* p) { api().DestroyProgram(p); });
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> destroy(&prog, [](nvrtcProgram* p) { nvrtc_api().DestroyProgram(p); });
   std::string gpu = "--gpu-architecture=" + arch;
   // IEEE float math (no fast math, no contraction: sums of products round as on the CPU, fmaf where one rounding
   // is meant), C++17
@@ -109,12 +109,12 @@ std::string nvrtc_compile(const std::string& src, const std::string& arch) {
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  check(api(), api().Version(&major, &minor), "nvrtcVersion");
+  check(nvrtc_api(), nvrtc_api().Version(&major, &minor), "nvrtcVersion");
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
 std::string nvrtc_target(const std::string& arch) {
-  const Nvrtc& n = api();
+  const Nvrtc& n = nvrtc_api();
   int count = 0;
   if (arch.rfind("sm_", 0) != 0 || !n.GetNumSupportedArchs || n.GetNumSupportedArchs(&count) != 0 || count <= 0) return arch;
   std::vector<int> archs(static_cast<size_t>(count));
@@ -130,7 +130,7 @@ std::string nvrtc_target(const std::string& arch) {
 
 bool nvrtc_available() {
   try {
-    api();
+    nvrtc_api();
     return true;
   } catch (const DeviceError&) {
     return false;

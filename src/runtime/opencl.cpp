@@ -39,7 +39,7 @@ constexpr cl_uint CL_TRUE = 1, CL_DEVICE_TYPE = 0x1000, CL_PLATFORM_VERSION = 0x
 
 // OpenCL's float division and sqrt may be 2.5 ulp off unless asked; ours must match the CPU's IEEE results
 constexpr const char* kBuildOptions = "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt";
-constexpr const char* kInstall =
+constexpr const char* kNeedOpenCL =
     "OpenCL needs the ICD loader and a driver: apt-get install ocl-icd-libopencl1 pocl-opencl-icd (PoCL runs OpenCL on "
     "the CPU), or your GPU vendor's OpenCL driver";
 
@@ -114,7 +114,7 @@ struct CL {
     if (lib && *lib) return {lib};
     return {"libOpenCL.so.1", "libOpenCL.so"};
   }
-  CL() : lib("OPENCL", names(), kInstall) {
+  CL() : lib("OPENCL", names(), kNeedOpenCL) {
 #define TG_CL_LOAD(f) f = lib.get<decltype(f)>("cl" #f)
     TG_CL_LOAD(GetPlatformIDs), TG_CL_LOAD(GetPlatformInfo), TG_CL_LOAD(GetDeviceIDs), TG_CL_LOAD(GetDeviceInfo);
     TG_CL_LOAD(CreateContext), TG_CL_LOAD(CreateCommandQueue), TG_CL_LOAD(CreateBuffer), TG_CL_LOAD(ReleaseMemObject);
@@ -130,7 +130,7 @@ struct CL {
 
 // Loaded on the first device opened; a failure is raised to every caller (and tried again: TG_OPENCL_LIBRARY may
 // change between tests).
-const CL& api() { return load_api<CL>(); }
+const CL& cl_api() { return load_api<CL>(); }
 
 void check(cl_int e, const std::string& device, const std::string& what) {
   if (e != CL_SUCCESS) throw DeviceError(device, what + " failed: " + err_str(e));
@@ -138,20 +138,20 @@ void check(cl_int e, const std::string& device, const std::string& what) {
 
 std::string device_string(cl_device_id d, cl_uint param) {
   size_t n = 0;
-  if (api().GetDeviceInfo(d, param, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+  if (cl_api().GetDeviceInfo(d, param, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
   std::string s(n, '\0');
-  api().GetDeviceInfo(d, param, n, s.data(), nullptr);
+  cl_api().GetDeviceInfo(d, param, n, s.data(), nullptr);
   return s.substr(0, s.find('\0'));
 }
 template <typename T>
 T device_value(cl_device_id d, cl_uint param) {
   T v{};
-  api().GetDeviceInfo(d, param, sizeof v, &v, nullptr);
+  cl_api().GetDeviceInfo(d, param, sizeof v, &v, nullptr);
   return v;
 }
 std::string platform_string(cl_platform_id p, cl_uint param) {
   char buf[512] = {};
-  api().GetPlatformInfo(p, param, sizeof buf - 1, buf, nullptr);
+  cl_api().GetPlatformInfo(p, param, sizeof buf - 1, buf, nullptr);
   return buf;
 }
 
@@ -176,23 +176,23 @@ struct OpenCLDevice::State {
     size_t capacity() const override { return max_alloc; }
     void* raw_alloc(size_t nbytes) override {
       cl_int e = CL_SUCCESS;
-      cl_mem m = api().CreateBuffer(s->context, CL_MEM_READ_WRITE, std::max<size_t>(nbytes, 1), nullptr, &e);
+      cl_mem m = cl_api().CreateBuffer(s->context, CL_MEM_READ_WRITE, std::max<size_t>(nbytes, 1), nullptr, &e);
       if (e == CL_SUCCESS) return m;
       if (out_of_memory(e)) return nullptr;  // Allocator raises "out of memory: N bytes on OPENCL"
       throw DeviceError(s->name, "clCreateBuffer of " + std::to_string(nbytes) + " bytes failed: " + err_str(e));
     }
-    void raw_free(void* ptr, size_t) override { api().ReleaseMemObject(static_cast<cl_mem>(ptr)); }
+    void raw_free(void* ptr, size_t) override { cl_api().ReleaseMemObject(static_cast<cl_mem>(ptr)); }
     // the driver may allocate a buffer only when it is first written: running out shows up here
     void copyin(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
-      cl_int e = api().EnqueueWriteBuffer(s->queue, static_cast<cl_mem>(dst), CL_TRUE, 0, nbytes, src, 0, nullptr, nullptr);
+      cl_int e = cl_api().EnqueueWriteBuffer(s->queue, static_cast<cl_mem>(dst), CL_TRUE, 0, nbytes, src, 0, nullptr, nullptr);
       if (e != CL_SUCCESS)
         throw DeviceError(s->name, std::string(out_of_memory(e) ? "out of memory: " : "") + "copying " + std::to_string(nbytes) +
                                        " bytes to the device failed: " + err_str(e));
     }
     void copyout(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
-      cl_int e = api().EnqueueReadBuffer(s->queue, static_cast<cl_mem>(const_cast<void*>(src)), CL_TRUE, 0, nbytes, dst, 0, nullptr, nullptr);
+      cl_int e = cl_api().EnqueueReadBuffer(s->queue, static_cast<cl_mem>(const_cast<void*>(src)), CL_TRUE, 0, nbytes, dst, 0, nullptr, nullptr);
       if (e != CL_SUCCESS)
         throw DeviceError(s->name, "copying " + std::to_string(nbytes) + " bytes from the device failed: " + err_str(e) +
                                        " (a kernel before it may have failed)");
@@ -207,30 +207,30 @@ struct OpenCLDevice::State {
       cl_int e = CL_SUCCESS;
       const char* text = src.c_str();
       size_t len = src.size();
-      cl_program p = api().CreateProgramWithSource(s->context, 1, &text, &len, &e);
+      cl_program p = cl_api().CreateProgramWithSource(s->context, 1, &text, &len, &e);
       check(e, s->name, "clCreateProgramWithSource");
-      e = api().BuildProgram(p, 1, &s->device, kBuildOptions, nullptr, nullptr);
+      e = cl_api().BuildProgram(p, 1, &s->device, kBuildOptions, nullptr, nullptr);
       if (e != CL_SUCCESS) {
         std::string log = build_log(p);
-        api().ReleaseProgram(p);
+        cl_api().ReleaseProgram(p);
         if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
         throw CompileError(s->name, "the OpenCL build failed (" + err_str(e) + "):\n" + log + "\nsource:\n" + src);
       }
       size_t size = 0;
-      e = api().GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+      e = cl_api().GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
       std::string binary(size, '\0');
       unsigned char* out = reinterpret_cast<unsigned char*>(binary.data());
-      if (e == CL_SUCCESS && size) e = api().GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr);
-      api().ReleaseProgram(p);
+      if (e == CL_SUCCESS && size) e = cl_api().GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr);
+      cl_api().ReleaseProgram(p);
       check(e, s->name, "reading the program binary");
       if (binary.empty()) throw CompileError(s->name, "the driver returned an empty program binary");
       return binary;
     }
     std::string build_log(cl_program p) {
       size_t n = 0;
-      api().GetProgramBuildInfo(p, s->device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+      cl_api().GetProgramBuildInfo(p, s->device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
       std::string log(n, '\0');
-      if (n) api().GetProgramBuildInfo(p, s->device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      if (n) cl_api().GetProgramBuildInfo(p, s->device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
       return log.substr(0, log.find('\0'));
     }
   } build;
@@ -244,20 +244,20 @@ class CLProgram : public Program {
     const unsigned char* data = reinterpret_cast<const unsigned char*>(binary.data());
     size_t size = binary.size();
     cl_int status = CL_SUCCESS, e = CL_SUCCESS;
-    program_ = api().CreateProgramWithBinary(s.context, 1, &s.device, &size, &data, &status, &e);
+    program_ = cl_api().CreateProgramWithBinary(s.context, 1, &s.device, &size, &data, &status, &e);
     if (e == CL_SUCCESS) e = status;
     check(e, s.name, "loading the binary of kernel " + function);
-    e = api().BuildProgram(program_, 1, &s.device, kBuildOptions, nullptr, nullptr);
-    if (e == CL_SUCCESS) kernel_ = api().CreateKernel(program_, function.c_str(), &e);
-    if (e == CL_SUCCESS) e = api().GetKernelInfo(kernel_, CL_KERNEL_NUM_ARGS, sizeof n_args_, &n_args_, nullptr);
+    e = cl_api().BuildProgram(program_, 1, &s.device, kBuildOptions, nullptr, nullptr);
+    if (e == CL_SUCCESS) kernel_ = cl_api().CreateKernel(program_, function.c_str(), &e);
+    if (e == CL_SUCCESS) e = cl_api().GetKernelInfo(kernel_, CL_KERNEL_NUM_ARGS, sizeof n_args_, &n_args_, nullptr);
     if (e != CL_SUCCESS) {
-      api().ReleaseProgram(program_);
+      cl_api().ReleaseProgram(program_);
       throw DeviceError(s.name, "loading kernel " + function + " failed: " + err_str(e));
     }
     // a driver may take a kernel that needs more local memory than the device has (PoCL does) and fail or
     // corrupt memory at launch: refused here
     cl_ulong local = 0;
-    api().GetKernelWorkGroupInfo(kernel_, s.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+    cl_api().GetKernelWorkGroupInfo(kernel_, s.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
     if (static_cast<int64_t>(local) > s.caps.local_memory)
       throw DeviceError(s.name, "kernel " + function + " needs " + std::to_string(local) + " bytes of local memory; the device has " +
                                     std::to_string(s.caps.local_memory));
@@ -268,9 +268,9 @@ class CLProgram : public Program {
     std::lock_guard<std::mutex> lock(mu_);  // arguments and launch are one step per kernel object
     size_t n_bufs = n_args_ - std::min<size_t>(n_args_, dims.n_vars);
     cl_int e = CL_SUCCESS;
-    for (size_t i = 0; i < n_bufs && e == CL_SUCCESS; i++) e = api().SetKernelArg(kernel_, static_cast<cl_uint>(i), sizeof(cl_mem), &bufs[i]);
+    for (size_t i = 0; i < n_bufs && e == CL_SUCCESS; i++) e = cl_api().SetKernelArg(kernel_, static_cast<cl_uint>(i), sizeof(cl_mem), &bufs[i]);
     for (size_t i = 0; i < dims.n_vars && e == CL_SUCCESS; i++)
-      e = api().SetKernelArg(kernel_, static_cast<cl_uint>(n_bufs + i), sizeof(int64_t), &vars[i]);
+      e = cl_api().SetKernelArg(kernel_, static_cast<cl_uint>(n_bufs + i), sizeof(int64_t), &vars[i]);
     size_t global[3], local[3];
     bool has_local = false;
     for (int d = 0; d < 3; d++) {
@@ -279,14 +279,14 @@ class CLProgram : public Program {
     }
     cl_event ev = nullptr;
     if (e == CL_SUCCESS)
-      e = api().EnqueueNDRangeKernel(s_.queue, kernel_, 3, nullptr, global, has_local ? local : nullptr, 0, nullptr, timed ? &ev : nullptr);
+      e = cl_api().EnqueueNDRangeKernel(s_.queue, kernel_, 3, nullptr, global, has_local ? local : nullptr, 0, nullptr, timed ? &ev : nullptr);
     if (e != CL_SUCCESS) throw DeviceError(s_.name, "launching kernel " + name_ + " over " + sizes(dims) + " failed: " + err_str(e));
     if (!timed) return 0;
-    e = api().WaitForEvents(1, &ev);
+    e = cl_api().WaitForEvents(1, &ev);
     cl_ulong start = 0, end = 0;
-    if (e == CL_SUCCESS) api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
-    if (e == CL_SUCCESS) api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
-    api().ReleaseEvent(ev);
+    if (e == CL_SUCCESS) cl_api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
+    if (e == CL_SUCCESS) cl_api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+    cl_api().ReleaseEvent(ev);
     if (e != CL_SUCCESS) throw DeviceError(s_.name, "kernel " + name_ + " failed while running: " + err_str(e));
     return end > start ? static_cast<double>(end - start) * 1e-9 : 0;
   }
@@ -311,7 +311,7 @@ class CLProgram : public Program {
 // yet compiled crashed in that compile at exit (finish_at_exit below waits for it). A tiny kernel run to its end
 // when the device opens makes those objects first. Best effort: a device that cannot run it says so later.
 void warm_up(cl_context context, cl_device_id device, cl_command_queue queue) {
-  const CL& cl = api();
+  const CL& cl = cl_api();
   const char* src = "__kernel void tg_warm_up(__global int* x) { x[get_global_id(0)] = 1; }";
   cl_int e = CL_SUCCESS;
   cl_program p = cl.CreateProgramWithSource(context, 1, &src, nullptr, &e);
@@ -337,7 +337,7 @@ void finish_at_exit(cl_command_queue queue) {
   if (queues->empty())
     std::atexit([] {
       std::lock_guard<std::mutex> lock(mu);
-      for (cl_command_queue q : *queues) api().Finish(q);  // errors: nothing is left to report them to
+      for (cl_command_queue q : *queues) cl_api().Finish(q);  // errors: nothing is left to report them to
     });
   queues->push_back(queue);
 }
@@ -347,14 +347,14 @@ void finish_at_exit(cl_command_queue queue) {
 OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::make_unique<State>()) {
   State& s = *s_;
   s.name = this->name();
-  const CL& cl = api();
+  const CL& cl = cl_api();
   size_t colon = s.name.find(':');
   size_t index = colon == std::string::npos ? 0 : std::stoul(s.name.substr(colon + 1));
   // every device of every platform, in order
   cl_uint n_platforms = 0;
   cl_int e = cl.GetPlatformIDs(0, nullptr, &n_platforms);
   if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && n_platforms == 0))
-    throw DeviceError(s.name, std::string("no OpenCL platform is installed: ") + kInstall);
+    throw DeviceError(s.name, std::string("no OpenCL platform is installed: ") + kNeedOpenCL);
   check(e, s.name, "clGetPlatformIDs");
   std::vector<cl_platform_id> platforms(n_platforms);
   check(cl.GetPlatformIDs(n_platforms, platforms.data(), nullptr), s.name, "clGetPlatformIDs");
@@ -369,7 +369,7 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   }
   if (!s.device)
     throw DeviceError(s.name, "no such device: this machine has " + std::to_string(count) + " OpenCL device" + (count == 1 ? "" : "s") +
-                                  (count ? " (OPENCL is the first, OPENCL:1 the second, ...)" : std::string(": ") + kInstall));
+                                  (count ? " (OPENCL is the first, OPENCL:1 the second, ...)" : std::string(": ") + kNeedOpenCL));
   s.context = cl.CreateContext(nullptr, 1, &s.device, nullptr, nullptr, &e);
   check(e, s.name, "clCreateContext");
   s.queue = cl.CreateCommandQueue(s.context, s.device, CL_QUEUE_PROFILING_ENABLE, &e);
@@ -421,7 +421,7 @@ std::unique_ptr<Program> OpenCLDevice::load(const std::string& function, const s
 }
 
 void OpenCLDevice::wait() {
-  cl_int e = api().Finish(s_->queue);
+  cl_int e = cl_api().Finish(s_->queue);
   if (e != CL_SUCCESS) throw DeviceError(name(), "a kernel failed while running: " + err_str(e));
 }
 

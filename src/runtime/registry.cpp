@@ -15,14 +15,14 @@ namespace tg::runtime {
 
 namespace {
 
-struct Entry {
+struct DeviceEntry {
   const char* name;
   std::vector<const char*> aliases;
   std::function<std::unique_ptr<Device>(const std::string& name)> make;
 };
 
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> r = {
+const std::vector<DeviceEntry>& registry() {
+  static const std::vector<DeviceEntry> r = {
       {"CPU", {"CLANG"}, [](const std::string& n) { return std::make_unique<CPUDevice>(n); }},
       {"OPENCL", {"CL", "GPU"}, [](const std::string& n) { return std::make_unique<OpenCLDevice>(n); }},
       {"CUDA", {}, [](const std::string& n) { return std::make_unique<CudaDevice>(n); }},
@@ -47,13 +47,13 @@ std::string canonical_device(const std::string& name) {
     if (!digits) throw DeviceError("device", "bad device index in '" + name + "' (expected NAME or NAME:N)");
     if (std::stoi(index) == 0) index.clear();
   }
-  for (const Entry& e : registry()) {
+  for (const DeviceEntry& e : registry()) {
     bool match = u == e.name;
     for (const char* a : e.aliases) match = match || u == a;
     if (match) return index.empty() ? std::string(e.name) : std::string(e.name) + ":" + index;
   }
   std::string known;
-  for (const Entry& e : registry()) known += std::string(known.empty() ? "" : ", ") + e.name;
+  for (const DeviceEntry& e : registry()) known += std::string(known.empty() ? "" : ", ") + e.name;
   throw DeviceError("device", "unknown device '" + name + "' (known: " + known + ")");
 }
 
@@ -65,7 +65,7 @@ Device& get_device(const std::string& name) {
   auto& d = devices[canon];
   if (!d) {
     std::string base = canon.substr(0, canon.find(':'));
-    for (const Entry& e : registry())
+    for (const DeviceEntry& e : registry())
       if (base == e.name) d = e.make(canon);
     if (getenv_int("DEBUG") >= 1) std::fprintf(stderr, "opened device %s\n", canon.c_str());
   }
@@ -79,7 +79,7 @@ std::string default_device() {
 
 std::vector<std::string> device_names() {
   std::vector<std::string> out;
-  for (const Entry& e : registry()) out.push_back(e.name);
+  for (const DeviceEntry& e : registry()) out.push_back(e.name);
   return out;
 }
 

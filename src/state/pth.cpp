@@ -38,11 +38,11 @@ template <class T> T le(const unsigned char* p) {
   return v;
 }
 
-struct Entry {
+struct ZipEntry {
   uint64_t offset, size;  // of the entry's data in the file
 };
 
-std::map<std::string, Entry> read_zip(const unsigned char* f, size_t size, const Bad& bad) {
+std::map<std::string, ZipEntry> read_zip(const unsigned char* f, size_t size, const Bad& bad) {
   // the end of central directory record: its signature within the last 64 KiB + 22 bytes (the comment's limit)
   if (size < 22) throw bad("too short for a ZIP archive (torch.save's format)");
   size_t eocd = std::string::npos;
@@ -57,7 +57,7 @@ std::map<std::string, Entry> read_zip(const unsigned char* f, size_t size, const
     count = le<uint64_t>(f + z + 32), dir_size = le<uint64_t>(f + z + 40), dir_at = le<uint64_t>(f + z + 48);
   }
   if (dir_at > size || dir_size > size - dir_at || count > dir_size / 46) throw bad("the central directory lies outside the file");
-  std::map<std::string, Entry> out;
+  std::map<std::string, ZipEntry> out;
   for (uint64_t k = 0, at = dir_at; k < count; k++) {
     if (dir_at + dir_size - at < 46 || le<uint32_t>(f + at) != 0x02014b50) throw bad("a damaged central directory entry");
     uint16_t method = le<uint16_t>(f + at + 10), name_len = le<uint16_t>(f + at + 28), extra_len = le<uint16_t>(f + at + 30);
@@ -85,7 +85,7 @@ std::map<std::string, Entry> read_zip(const unsigned char* f, size_t size, const
     if (local > size || size - local < 30 || le<uint32_t>(f + local) != 0x04034b50) throw bad(name + ": no local header at its offset");
     uint64_t data = local + 30 + uint64_t{le<uint16_t>(f + local + 26)} + le<uint16_t>(f + local + 28);
     if (data > size || usize > size - data) throw bad(name + ": its data lies past the end of the file");
-    if (!out.emplace(name, Entry{data, usize}).second) throw bad(name + " appears twice");
+    if (!out.emplace(name, ZipEntry{data, usize}).second) throw bad(name + " appears twice");
     at = next;
   }
   return out;
@@ -434,7 +434,7 @@ StateDict torch_load(const std::string& path, const std::string& device, SourceL
   Bad bad{path, where};
   size_t size = 0;
   std::shared_ptr<const unsigned char> map = state::map_file(path, size, kOp, where);
-  std::map<std::string, Entry> entries = read_zip(map.get(), size, bad);
+  std::map<std::string, ZipEntry> entries = read_zip(map.get(), size, bad);
   std::string pkl;  // "<archive name>/data.pkl"
   for (const auto& [name, e] : entries)
     if (name.ends_with("/data.pkl") && name.find('/') == name.size() - 9) pkl = name;
@@ -456,7 +456,7 @@ StateDict torch_load(const std::string& path, const std::string& device, SourceL
     if (s.numel) schedule::buffer_of(buf).fill_lazily(map.get() + it->second.offset, map);
     return Tensor(buf);
   };
-  const Entry& p = entries.at(pkl);
+  const ZipEntry& p = entries.at(pkl);
   Ref root = Unpickler(map.get() + p.offset, p.size, bad, storage_tensor).run();
   if (root->kind != Obj::Kind::Dict) throw bad("the checkpoint is not a dict of tensors");
   StateDict out;

@@ -38,7 +38,7 @@ const char* dtype_code(DType dt, const std::string& name, SourceLocation where) 
   throw DTypeError("safe_save", "tensor '" + name + "' has dtype " + dt.name() + ", which safetensors cannot hold", where);
 }
 
-struct Entry {
+struct TensorEntry {
   std::string name;
   DType dtype;
   Shape shape;
@@ -48,7 +48,7 @@ struct Entry {
 struct SafetensorsFile {
   std::shared_ptr<const unsigned char> map;
   const unsigned char* data = nullptr;  // the data section
-  std::vector<Entry> entries;
+  std::vector<TensorEntry> entries;
   std::map<std::string, std::string> metadata;
 };
 
@@ -88,7 +88,7 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
           if (k == key && x.kind == kind) return x;
       throw bad("tensor '" + name + "' has no valid \"" + key + "\"");
     };
-    Entry e{name, dtypes::void_, {}, 0, 0};
+    TensorEntry e{name, dtypes::void_, {}, 0, 0};
     const std::string& code = field("dtype", K::String).str;
     for (const auto& [c, d] : kDTypes)
       if (code == c) e.dtype = d;
@@ -122,13 +122,13 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
     f.entries.push_back(std::move(e));
   }
   // the tensors, ordered by offsets, must tile the data section: no hole, no overlap, no byte left over
-  std::vector<const Entry*> order;
-  for (const Entry& e : f.entries) order.push_back(&e);
+  std::vector<const TensorEntry*> order;
+  for (const TensorEntry& e : f.entries) order.push_back(&e);
   std::sort(order.begin(), order.end(),
-            [](const Entry* a, const Entry* b) { return std::pair(a->begin, a->end) < std::pair(b->begin, b->end); });
+            [](const TensorEntry* a, const TensorEntry* b) { return std::pair(a->begin, a->end) < std::pair(b->begin, b->end); });
   uint64_t covered = 0;
   for (size_t i = 0; i < order.size(); i++) {
-    const Entry& e = *order[i];
+    const TensorEntry& e = *order[i];
     std::string span = "tensor '" + e.name + "' at bytes [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ")";
     if (e.begin > covered)
       throw bad(span + " leaves a hole: " + (i ? "the tensor before it ends at byte " + std::to_string(covered)
@@ -187,7 +187,7 @@ StateDict safe_load(const std::string& path, const std::string& device, SourceLo
   SafetensorsFile f = read_file(path, where);
   std::string dev = tensor::resolve_device(device);
   StateDict out;
-  for (const Entry& e : f.entries) {
+  for (const TensorEntry& e : f.entries) {
     int64_t n = 1;
     for (int64_t d : e.shape) n *= d;
     uop::UOp buf = schedule::new_buffer(dev, e.dtype, n);
