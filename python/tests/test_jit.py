@@ -44,7 +44,7 @@ def test_training_step_under_jit_matches_plain_steps():
     def step():
       opt.zero_grad()
       loss = (lin(X) - Y).square().mean().backward()
-      opt.step()
+      with Tensor.train(): opt.step()
       return loss
     return step
   plain, jitted = make(), TinyJit(make())
@@ -59,3 +59,34 @@ def test_fashion_mnist():
   X_train, Y_train, X_test, Y_test = mnist(fashion=True)
   assert X_train.shape == (60000, 1, 28, 28) and Y_train.shape == (60000,) and X_test.shape == (10000, 1, 28, 28)
   assert str(X_train.dtype) == "dtypes.uchar" and 0 <= Y_test[:100].min().item() and Y_test[:100].max().item() <= 9
+
+def test_function_decorated_model_trains_as_in_tinygrads_beautiful_mnist():
+  from tinygrad import function, Context
+  xn = np.random.randn(32, 4).astype(np.float32)
+  X, Y = Tensor(xn), Tensor((xn @ np.random.randn(4, 1)).astype(np.float32))
+  def model(wrap: bool):  # a class each: a TinyJit on a method is one for the whole class, as tinygrad's
+    class Model:
+      def __init__(self):
+        self.l1, self.l2 = nn.Linear(4, 8), nn.Linear(8, 1)
+        self.l1.weight.assign(Tensor(np.linspace(-1, 1, 32, dtype=np.float32).reshape(8, 4)))
+        self.l2.weight.assign(Tensor(np.linspace(-0.5, 0.5, 8, dtype=np.float32).reshape(1, 8)))
+        self.l1.bias.assign(Tensor.full((8,), 0.1)); self.l2.bias.assign(Tensor([0.2]))
+        self.opt = nn.optim.SGD(nn.state.get_parameters(self), lr=0.05)
+        self.call = function(self.forward) if wrap else self.forward
+      def forward(self, x: Tensor) -> Tensor: return self.l2(self.l1(x).relu())
+      @TinyJit
+      @Context(TRAINING=1)
+      def train_step(self) -> Tensor:
+        self.opt.zero_grad()
+        loss = (self.call(X) - Y).square().mean().backward()
+        return loss.realize(*self.opt.schedule_step())
+    return Model()
+  plain, wrapped = model(False), model(True)
+  a = [plain.train_step().item() for _ in range(8)]
+  b = [wrapped.train_step().item() for _ in range(8)]
+  np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+  assert a[-1] < a[0]
+  @function
+  def not_a_tensor(x: Tensor): return x.numpy()
+  with pytest.raises(RuntimeError): not_a_tensor(X)
+  with pytest.raises(NotImplementedError): function(lambda x: x, grad_fxn=lambda *g: g)

@@ -68,6 +68,18 @@ def test_safetensors_round_trip_and_load_state_dict(tmp_path):
   bad = dict(loaded); bad["l1.bias"] = Tensor.zeros(3)
   with pytest.raises(ValueError): load_state_dict(b, bad)
 
+def test_load_state_dict_takes_pytorchs_batchnorm():
+  # PyTorch's num_batches_tracked is 0-d where tinygrad's is (1,): loading either way works
+  tbn = torch.nn.BatchNorm2d(3)
+  tbn.train()(torch.randn(4, 3, 2, 2))
+  state = {k: Tensor(v.numpy()) for k, v in tbn.state_dict().items()}
+  assert state["num_batches_tracked"].shape == ()
+  bn = nn.BatchNorm2d(3)
+  load_state_dict(bn, state)
+  np.testing.assert_allclose(bn.running_mean.numpy(), tbn.running_mean.numpy(), atol=1e-7)
+  assert bn.num_batches_tracked.tolist() == [1]
+  with pytest.raises(ValueError): load_state_dict(bn, {**state, "running_mean": Tensor.zeros(3, 1)})
+
 @pytest.mark.parametrize("name", ["SGD", "SGD_momentum", "Adam", "AdamW"])
 def test_optimizers_match_torch(name):
   w0 = np.random.randn(4, 3).astype(np.float32)
@@ -82,14 +94,45 @@ def test_optimizers_match_torch(name):
   for _ in range(3):
     ours.zero_grad(); theirs.zero_grad()
     (Tensor(x) @ w).relu().sum().backward(); (torch.tensor(x) @ tw).relu().sum().backward()
-    ours.step(); theirs.step()
+    with Tensor.train(): ours.step()
+    theirs.step()
   np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), atol=1e-5, rtol=1e-5)
 
 def test_optimizer_leaves_requires_grad_false_alone():
   frozen, w = Tensor([1.0], requires_grad=False), Tensor([1.0])
   opt = SGD([frozen, w], lr=0.5)
   (frozen * w * 2).sum().backward()
-  opt.step()
+  with pytest.raises(RuntimeError, match="training"): opt.step()  # outside training mode, as tinygrad
+  assert w.tolist() == [1.0]
+  with Tensor.train(): opt.step()
   assert frozen.tolist() == [1.0] and w.tolist() == [0.0]
   assert len(opt.params) == 1
   with pytest.raises(ValueError): SGD([Tensor([1.0], requires_grad=False)])
+
+def test_lstm_cell_matches_torch_over_steps():
+  for bias in (True, False):
+    cell, tcell = nn.LSTMCell(5, 4, bias=bias), torch.nn.LSTMCell(5, 4, bias=bias)
+    if bias: cell.bias_ih.assign(Tensor.uniform(16, low=-1, high=1)); cell.bias_hh.assign(Tensor.uniform(16, low=-1, high=1))
+    copy_to_torch(cell, tcell)
+    assert set(get_state_dict(cell).keys()) == set(tcell.state_dict().keys())
+    xs = np.random.randn(3, 2, 5).astype(np.float32)
+    hc, thc = None, None
+    for x in xs:  # the state carried from step to step
+      hc, thc = cell(Tensor(x), hc), tcell(torch.tensor(x), thc)
+      for ours, theirs in zip(hc, thc): np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), atol=1e-6)
+
+def test_instancenorm_and_conv_transpose1d_match_torch():
+  norm, tnorm = nn.InstanceNorm(3), torch.nn.InstanceNorm2d(3, affine=True)
+  norm.weight.assign(Tensor([1.0, 2.0, 0.5])); norm.bias.assign(Tensor([0.0, 1.0, -1.0]))
+  copy_to_torch(norm, tnorm)
+  for shape in ((2, 3, 4, 4), (2, 3, 6)):
+    x = np.random.randn(*shape).astype(np.float32)
+    tnorm = torch.nn.InstanceNorm1d(3, affine=True) if len(shape) == 3 else tnorm
+    copy_to_torch(norm, tnorm)
+    np.testing.assert_allclose(norm(Tensor(x)).numpy(), tnorm(torch.tensor(x)).detach().numpy(), atol=1e-5)
+  conv, tconv = nn.ConvTranspose1d(2, 3, 3, stride=2, padding=1, output_padding=1), torch.nn.ConvTranspose1d(2, 3, 3, 2, 1, 1)
+  copy_to_torch(conv, tconv)
+  x = np.random.randn(2, 2, 7).astype(np.float32)
+  out, tout = conv(Tensor(x)), tconv(torch.tensor(x))
+  assert out.shape == tuple(tout.shape)
+  np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), atol=1e-5)

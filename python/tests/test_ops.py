@@ -68,6 +68,11 @@ def test_movement():
   check([(2, 3, 4)], lambda x: x[:, 1:3, :2], lambda x: x.shrink(((0, 2), (1, 3), (0, 2))))
   check([(2, 3), (2, 3)], lambda a, b: torch.cat([a, b], 1), lambda a, b: a.cat(b, dim=1))
   check([(2, 3), (2, 3)], lambda a, b: torch.stack([a, b], 0), lambda a, b: Tensor.stack(a, b))
+  # the tensors as one sequence, as tinygrad (and torch) take them too
+  check([(2, 3), (2, 3), (2, 3)], lambda a, b, c: torch.stack((a, b, c), 2), lambda a, b, c: Tensor.stack((a, b, c), dim=2))
+  check([(2, 3), (1, 3)], lambda a, b: torch.cat([a, b], 0), lambda a, b: Tensor.cat([a, b]))
+  with pytest.raises(ValueError): Tensor.stack((Tensor([1, 2]), Tensor([3, 4])), Tensor([5, 6]))
+  with pytest.raises(ValueError): Tensor.cat([])
   check([(2, 3)], lambda x: x.repeat(2, 3))
   x = Tensor.arange(12).reshape(3, 4)
   assert [t.shape for t in x.split(2, dim=1)] == [(3, 2), (3, 2)] and len(x.chunk(3)) == 3

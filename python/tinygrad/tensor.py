@@ -26,6 +26,14 @@ def _grad(t: Tensor, requires_grad: bool|None) -> Tensor:
 def _check_kwargs(op: str, kwargs: dict):
   if kwargs: raise TypeError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
 
+_core_cat, _core_stack = Tensor.cat, Tensor.stack
+
+def _tensors(op: str, first, rest: tuple) -> tuple:
+  if not isinstance(first, (tuple, list)): return (first, *rest)
+  if rest: raise ValueError(f"{op} takes its tensors as arguments or as one sequence, not both")
+  if not first: raise ValueError(f"{op} needs at least one tensor")
+  return tuple(first)
+
 class _TensorPy:
   """The Python half of Tensor; its members are copied onto the core class below."""
 
@@ -182,6 +190,10 @@ class _TensorPy:
   def __ilshift__(self, x) -> Tensor: return self.assign(self << x)
   def __irshift__(self, x) -> Tensor: return self.assign(self >> x)
   def __imatmul__(self, x) -> Tensor: return self.assign(self @ x)
+
+  # ***** cat and stack: the tensors as arguments (x.cat(y), Tensor.cat(x, y)) or as one sequence (Tensor.cat((x, y))) *****
+  def cat(self, *args, dim: int = 0) -> Tensor: return _core_cat(*_tensors("cat", self, args), dim=dim)
+  def stack(self, *args, dim: int = 0) -> Tensor: return _core_stack(*_tensors("stack", self, args), dim=dim)
 
   # ***** composed and convenience methods *****
   def sequential(self, ll: list[Callable[[Tensor], Tensor]]) -> Tensor:

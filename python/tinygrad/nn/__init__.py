@@ -45,6 +45,10 @@ class ConvTranspose2d(Conv2d):
   def __call__(self, x: Tensor) -> Tensor:
     return x.conv_transpose2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding, self.output_padding)
 
+def ConvTranspose1d(in_channels: int, out_channels: int, kernel_size: int, stride=1, padding=0, output_padding=0, dilation=1,
+                    groups=1, bias=True) -> ConvTranspose2d:
+  return ConvTranspose2d(in_channels, out_channels, (kernel_size,), stride, padding, output_padding, dilation, groups, bias)
+
 class BatchNorm:
   """Batch normalization over dim 1 (BatchNorm1d/2d/3d alike). In training (Tensor.training) it normalizes with the
   batch's statistics and moves running_mean/running_var (unbiased) by momentum; otherwise it uses the running ones."""
@@ -103,6 +107,17 @@ class GroupNorm:
     if self.weight is None or self.bias is None: return x
     return x * self.weight.reshape(1, -1, *[1] * (x.ndim-2)) + self.bias.reshape(1, -1, *[1] * (x.ndim-2))
 
+class InstanceNorm:
+  """Normalizes each channel of each sample over its spatial dims (N, C, ...); per-channel weight and bias."""
+  def __init__(self, num_features: int, eps=1e-5, affine=True):
+    self.num_features, self.eps = num_features, eps
+    self.weight: Tensor|None = Tensor.ones(num_features) if affine else None
+    self.bias: Tensor|None = Tensor.zeros(num_features) if affine else None
+  def __call__(self, x: Tensor) -> Tensor:
+    x = x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps).reshape(x.shape)
+    if self.weight is None or self.bias is None: return x
+    return x * self.weight.reshape(1, -1, *[1] * (x.ndim-2)) + self.bias.reshape(1, -1, *[1] * (x.ndim-2))
+
 class RMSNorm:
   """x / sqrt(mean(x^2) + eps) * weight over the last dim."""
   def __init__(self, dim: int, eps=1e-6, elementwise_affine=True):
@@ -120,3 +135,20 @@ class Embedding:
   def __call__(self, idx: Tensor) -> Tensor:
     if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding takes integer indices, not {idx.dtype}")
     return self.weight[idx]
+
+class LSTMCell:
+  """One step of an LSTM: (h, c) from the input x (batch, input_size) and the previous (h, c), zeros when None.
+  The gates (input, forget, cell, output) are stacked in weight_ih (4*hidden, input) and weight_hh (4*hidden, hidden)."""
+  def __init__(self, input_size: int, hidden_size: int, bias=True):
+    bound = 1 / math.sqrt(hidden_size)
+    self.weight_ih = Tensor.uniform(hidden_size*4, input_size, low=-bound, high=bound)
+    self.weight_hh = Tensor.uniform(hidden_size*4, hidden_size, low=-bound, high=bound)
+    self.bias_ih: Tensor|None = Tensor.zeros(hidden_size*4) if bias else None
+    self.bias_hh: Tensor|None = Tensor.zeros(hidden_size*4) if bias else None
+  def __call__(self, x: Tensor, hc: tuple[Tensor, Tensor]|None = None) -> tuple[Tensor, Tensor]:
+    if hc is None: hc = (Tensor.zeros(x.shape[0], self.weight_hh.shape[1], dtype=x.dtype),)*2
+    h, c = hc
+    gates = x.linear(self.weight_ih.T, self.bias_ih) + h.linear(self.weight_hh.T, self.bias_hh)
+    i, f, g, o = gates.chunk(4, dim=1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c

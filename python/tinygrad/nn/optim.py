@@ -30,8 +30,18 @@ class Optimizer:
     if isinstance(v, Tensor): self._core.lr = v
     else: self._core.lr.assign(Tensor(float(v), device=self._core.lr.device)).realize()
   def zero_grad(self): self._core.zero_grad()
-  def step(self): self._core.step()
-  def schedule_step(self) -> list[Tensor]: return self._core.schedule_step()
+  def step(self):
+    self._check_training()
+    self._core.step()
+  def schedule_step(self) -> list[Tensor]:
+    self._check_training()
+    return self._core.schedule_step()
+  @staticmethod
+  def _check_training():
+    # as tinygrad: an update outside training mode is a mistake (BatchNorm would have used its running statistics)
+    if not Tensor.training:
+      raise RuntimeError("Tensor.training is False: the optimizer updates only in training mode "
+                         "(with Context(TRAINING=1): or with Tensor.train():, or Tensor.training = True)")
 
 class LARS(Optimizer):
   """SGD with momentum and LARS's trust ratio tcoef * |w| / (|g| + weight_decay * |w|)."""

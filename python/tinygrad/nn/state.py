@@ -27,14 +27,17 @@ def get_parameters(obj) -> list[Tensor]:
 
 def load_state_dict(model, state_dict: dict[str, Tensor], strict=True, verbose=True, consume=False, realize=True) -> list[str]:
   """Assigns each of the model's tensors the state's tensor of the same name (moved to its device, cast to its dtype).
-  strict: a missing name raises KeyError. A shape that differs raises ValueError. Returns the names not loaded."""
+  strict: a missing name raises KeyError. A shape that differs raises ValueError (but () for (1,) and back, one value
+  either way). Returns the names not loaded."""
   model_state = get_state_dict(model)
   missing = [k for k in model_state if k not in state_dict]
   if strict and missing: raise KeyError(f"state dict is missing {missing}")
   for k, v in model_state.items():
     if k not in state_dict: continue
     src = state_dict[k]
-    if tuple(v.shape) != tuple(src.shape):
+    # () and (1,) are one value: PyTorch's BatchNorm saves num_batches_tracked as a 0-d tensor, tinygrad's as (1,)
+    if {tuple(v.shape), tuple(src.shape)} == {(), (1,)}: src = src.reshape(v.shape)
+    elif tuple(v.shape) != tuple(src.shape):
       raise ValueError(f"Shape mismatch in layer `{k}`: Expected shape {v.shape}, but found {src.shape} in state dict.")
     v.assign(src.to(v.device).cast(v.dtype))
     if consume: del state_dict[k]
