@@ -93,6 +93,10 @@ def test_requires_grad_keyword_and_states():
 def test_bad_creation_arguments_raise():
   with pytest.raises(TypeError): Tensor.zeros(2, "a")
   with pytest.raises(ValueError): Tensor.zeros(-1)
+  for make in (Tensor.kaiming_uniform, Tensor.kaiming_normal, Tensor.rand, Tensor.empty):  # as tinygrad's test_ops
+    with pytest.raises(ValueError): make(-3, 3)
+    with pytest.raises(ValueError): make((-3, 3), 3)
+    with pytest.raises(ValueError): make((3, 3), 3)
   with pytest.raises(AttributeError): Tensor([1], dtype="notadtype")
   with pytest.raises(TypeError): Tensor([1], dtype=3.5)
   with pytest.raises(TypeError): Tensor(object())

@@ -12,8 +12,10 @@ Tensor = _core.Tensor
 _core_init = Tensor.__init__
 
 def _shape(shape: tuple) -> tuple[int, ...]:
-  # f(2, 3), f((2, 3)) and f([2, 3]) are one shape
-  if len(shape) == 1 and isinstance(shape[0], (tuple, list)): shape = tuple(shape[0])
+  # f(2, 3), f((2, 3)) and f([2, 3]) are one shape; f((2, 3), 4) is neither (a ValueError, as tinygrad's argfix)
+  if shape and isinstance(shape[0], (tuple, list)):
+    if len(shape) != 1: raise ValueError(f"a shape is given as ints or as one tuple, not {shape}")
+    shape = tuple(shape[0])
   for s in shape:
     if not isinstance(s, int) or isinstance(s, bool): raise TypeError(f"shape entries must be ints, got {s!r}")
     if s < 0: raise ValueError(f"cannot create a tensor with a negative dimension: {shape}")
