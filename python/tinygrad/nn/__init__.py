@@ -107,16 +107,11 @@ class GroupNorm:
     if self.weight is None or self.bias is None: return x
     return x * self.weight.reshape(1, -1, *[1] * (x.ndim-2)) + self.bias.reshape(1, -1, *[1] * (x.ndim-2))
 
-class InstanceNorm:
-  """Normalizes each channel of each sample over its spatial dims (N, C, ...); per-channel weight and bias."""
+class InstanceNorm(GroupNorm):
+  """Normalizes each channel of each sample over its spatial dims (N, C, ...): a GroupNorm with a group per channel."""
   def __init__(self, num_features: int, eps=1e-5, affine=True):
-    self.num_features, self.eps = num_features, eps
-    self.weight: Tensor|None = Tensor.ones(num_features) if affine else None
-    self.bias: Tensor|None = Tensor.zeros(num_features) if affine else None
-  def __call__(self, x: Tensor) -> Tensor:
-    x = x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps).reshape(x.shape)
-    if self.weight is None or self.bias is None: return x
-    return x * self.weight.reshape(1, -1, *[1] * (x.ndim-2)) + self.bias.reshape(1, -1, *[1] * (x.ndim-2))
+    super().__init__(num_features, num_features, eps, affine)
+    self.num_features = num_features
 
 class RMSNorm:
   """x / sqrt(mean(x^2) + eps) * weight over the last dim."""
