@@ -3,9 +3,11 @@
 #include "runtime/opencl.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "runtime/dynlib.h"
@@ -238,6 +240,38 @@ struct OpenCLDevice::State {
 
 namespace {
 
+// Launches are queued: a program that ends without reading its last results leaves kernels in the queues, which
+// the driver must not be running while the process tears it down (PoCL aborts). At exit every device's queue is
+// finished, by the handler registered last: exit handlers run newest first, and PoCL compiles a kernel in its own
+// thread when the kernel first runs over some sizes, with LLVM objects made on first use whose destructors are
+// registered then. A handler registered before such a compile ran after them, and a kernel still compiling at exit
+// crashed in destroyed LLVM state. So each first launch is waited for (its compile is done) and the handler
+// registered again; the newest one finishes the queues, the older ones have nothing left to do.
+std::mutex& exit_queues_mutex() {
+  static auto* mu = new std::mutex();  // never destroyed: the handlers run at exit
+  return *mu;
+}
+std::vector<cl_command_queue>& exit_queues() {
+  static auto* queues = new std::vector<cl_command_queue>();
+  return *queues;
+}
+void finish_queues_at_exit() {
+  std::atexit([] {
+    static bool finished = false;  // by the newest handler: nothing is queued during exit
+    std::lock_guard<std::mutex> lock(exit_queues_mutex());
+    if (!finished)
+      for (cl_command_queue q : exit_queues()) cl_api().Finish(q);  // errors: nothing is left to report them to
+    finished = true;
+  });
+}
+void finish_at_exit(cl_command_queue queue) {
+  {
+    std::lock_guard<std::mutex> lock(exit_queues_mutex());
+    exit_queues().push_back(queue);
+  }
+  finish_queues_at_exit();
+}
+
 class CLProgram : public Program {
  public:
   CLProgram(OpenCLDevice::State& s, const std::string& function, const std::string& binary) : s_(s), name_(function) {
@@ -277,18 +311,22 @@ class CLProgram : public Program {
       global[d] = static_cast<size_t>(dims.global[d]), local[d] = static_cast<size_t>(dims.local[d]);
       has_local = has_local || dims.local[d] > 0;
     }
+    // the first launch over these sizes compiles the kernel for them (PoCL): waited for, see finish_queues_at_exit
+    bool first = launched_.insert({global[0], global[1], global[2], local[0], local[1], local[2]}).second;
     cl_event ev = nullptr;
     if (e == CL_SUCCESS)
-      e = cl_api().EnqueueNDRangeKernel(s_.queue, kernel_, 3, nullptr, global, has_local ? local : nullptr, 0, nullptr, timed ? &ev : nullptr);
+      e = cl_api().EnqueueNDRangeKernel(s_.queue, kernel_, 3, nullptr, global, has_local ? local : nullptr, 0, nullptr,
+                                        timed || first ? &ev : nullptr);
     if (e != CL_SUCCESS) throw DeviceError(s_.name, "launching kernel " + name_ + " over " + sizes(dims) + " failed: " + err_str(e));
-    if (!timed) return 0;
+    if (!timed && !first) return 0;
     e = cl_api().WaitForEvents(1, &ev);
+    if (first) finish_queues_at_exit();
     cl_ulong start = 0, end = 0;
     if (e == CL_SUCCESS) cl_api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
     if (e == CL_SUCCESS) cl_api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
     cl_api().ReleaseEvent(ev);
     if (e != CL_SUCCESS) throw DeviceError(s_.name, "kernel " + name_ + " failed while running: " + err_str(e));
-    return end > start ? static_cast<double>(end - start) * 1e-9 : 0;
+    return timed && end > start ? static_cast<double>(end - start) * 1e-9 : 0;
   }
 
  private:
@@ -303,44 +341,9 @@ class CLProgram : public Program {
   cl_program program_ = nullptr;
   cl_kernel kernel_ = nullptr;
   cl_uint n_args_ = 0;
+  std::set<std::array<size_t, 6>> launched_;  // global and local sizes
   std::mutex mu_;
 };
-
-// PoCL compiles a kernel when it first runs, with LLVM and Clang objects made on first use, whose destructors are
-// registered then and so run at exit before any handler registered earlier. A program that ended with a kernel not
-// yet compiled crashed in that compile at exit (finish_at_exit below waits for it). A tiny kernel run to its end
-// when the device opens makes those objects first. Best effort: a device that cannot run it says so later.
-void warm_up(cl_context context, cl_device_id device, cl_command_queue queue) {
-  const CL& cl = cl_api();
-  const char* src = "__kernel void tg_warm_up(__global int* x) { x[get_global_id(0)] = 1; }";
-  cl_int e = CL_SUCCESS;
-  cl_program p = cl.CreateProgramWithSource(context, 1, &src, nullptr, &e);
-  if (e != CL_SUCCESS) return;
-  cl_kernel k = cl.BuildProgram(p, 1, &device, nullptr, nullptr, nullptr) == CL_SUCCESS ? cl.CreateKernel(p, "tg_warm_up", &e) : nullptr;
-  cl_mem m = k ? cl.CreateBuffer(context, CL_MEM_READ_WRITE, 4 * sizeof(int), nullptr, &e) : nullptr;
-  size_t global = 4;
-  if (m && cl.SetKernelArg(k, 0, sizeof m, &m) == CL_SUCCESS &&
-      cl.EnqueueNDRangeKernel(queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS)
-    cl.Finish(queue);
-  if (m) cl.ReleaseMemObject(m);
-  if (k) cl.ReleaseKernel(k);
-  cl.ReleaseProgram(p);
-}
-
-// Launches are queued: a program that ends without reading its last results leaves kernels in the queues, which
-// the driver must not be running while the process tears it down (PoCL aborts). At exit, before the driver's own
-// exit handlers (registered earlier, so run later), every device's queue is finished.
-void finish_at_exit(cl_command_queue queue) {
-  static std::mutex mu;
-  static auto* queues = new std::vector<cl_command_queue>();
-  std::lock_guard<std::mutex> lock(mu);
-  if (queues->empty())
-    std::atexit([] {
-      std::lock_guard<std::mutex> lock(mu);
-      for (cl_command_queue q : *queues) cl_api().Finish(q);  // errors: nothing is left to report them to
-    });
-  queues->push_back(queue);
-}
 
 }  // namespace
 
@@ -374,7 +377,6 @@ OpenCLDevice::OpenCLDevice(std::string name) : Device(std::move(name)), s_(std::
   check(e, s.name, "clCreateContext");
   s.queue = cl.CreateCommandQueue(s.context, s.device, CL_QUEUE_PROFILING_ENABLE, &e);
   check(e, s.name, "clCreateCommandQueue");
-  warm_up(s.context, s.device, s.queue);
   finish_at_exit(s.queue);
 
   std::string extensions = device_string(s.device, CL_DEVICE_EXTENSIONS);
