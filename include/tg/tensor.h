@@ -578,6 +578,12 @@ class Tensor {
   // gradient this tensor must hold one element. Call it before realizing intermediates of the graph: realizing
   // a tensor replaces its graph by its buffer.
   Tensor& backward(std::optional<Tensor> gradient = std::nullopt, Loc where = Loc::current());
+  // tinygrad's backward: as backward(), for every live floating-point tensor in this graph (parameters, inputs and
+  // intermediates alike), whether it requires a gradient or not. Python's Tensor.backward is this one.
+  Tensor& backward_all(std::optional<Tensor> gradient = std::nullopt, Loc where = Loc::current());
+  // replaces the accumulated gradient (an undefined handle drops it), as assigning .grad in PyTorch and tinygrad;
+  // cast to this tensor's dtype and moved to its device
+  Tensor& set_grad(const Tensor& grad, Loc where = Loc::current());
   // tinygrad's functional form: the gradients of this tensor for each target, leaving .grad alone.
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient = std::nullopt,
                                Loc where = Loc::current()) const;

@@ -104,22 +104,18 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
         Tensor g = t.grad();
         return g.defined() ? py::cast(g) : py::none();
       }, [](Tensor& t, py::handle g) {
-        t.zero_grad();
-        if (g.is_none()) return;
+        if (g.is_none()) return void(t.zero_grad());
         Tensor gt = operand_or_throw(t, g, "grad");
         if (gt.shape() != t.shape())
           throw py::value_error("grad shape must match tensor shape, " + py::str(shape_tuple(gt.shape())).cast<std::string>() +
                                 " != " + py::str(shape_tuple(t.shape())).cast<std::string>());
-        // the core has no setter for an accumulated gradient: d/dt sum(t * g) = g puts exactly g there
-        bool had = t.requires_grad();
-        if (!had) t.requires_grad_(true);
-        (t * gt.cast(t.dtype()).detach()).sum().backward();
-        if (!had) t.requires_grad_(false);
+        t.set_grad(gt);
       })
+      // tinygrad's: every live float tensor in the graph gets its .grad, not only those that require one
       .def("backward", [](Tensor& t, py::handle gradient) -> Tensor& {
         std::optional<Tensor> g;
         if (!gradient.is_none()) g = operand_or_throw(t, gradient, "backward");
-        return t.backward(g);
+        return t.backward_all(g);
       }, py::arg("gradient") = py::none(), py::return_value_policy::reference_internal)
       .def("gradient", [](const Tensor& t, py::args targets, py::handle gradient) {
         std::vector<Tensor> ts;

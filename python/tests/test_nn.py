@@ -98,16 +98,26 @@ def test_optimizers_match_torch(name):
     theirs.step()
   np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), atol=1e-5, rtol=1e-5)
 
-def test_optimizer_leaves_requires_grad_false_alone():
-  frozen, w = Tensor([1.0], requires_grad=False), Tensor([1.0])
-  opt = SGD([frozen, w], lr=0.5)
-  (frozen * w * 2).sum().backward()
-  with pytest.raises(RuntimeError, match="training"): opt.step()  # outside training mode, as tinygrad
-  assert w.tolist() == [1.0]
-  with Tensor.train(): opt.step()
-  assert frozen.tolist() == [1.0] and w.tolist() == [0.0]
-  assert len(opt.params) == 1
-  with pytest.raises(ValueError): SGD([Tensor([1.0], requires_grad=False)])
+def test_optimizer_trains_params_and_realizes_buffers():
+  # is_param (tinygrad's) and requires_grad=False (older tinygrad's) both make a buffer: realized, never updated
+  for frozen in (Tensor([1.0]).is_param_(False), Tensor([1.0], requires_grad=False)):
+    w = Tensor([1.0])
+    opt = SGD([frozen, w], lr=0.5)
+    (frozen * w * 2).sum().backward()
+    assert frozen.grad is not None  # backward fills it all the same
+    with pytest.raises(RuntimeError, match="training"): opt.step()  # outside training mode, as tinygrad
+    assert w.tolist() == [1.0]
+    with Tensor.train(): opt.step()
+    assert frozen.tolist() == [1.0] and w.tolist() == [0.0]
+    assert len(opt.params) == 1 and len(opt.buffers) == 1
+  with pytest.raises(ValueError): SGD([Tensor([1.0]).is_param_(False)])
+
+def test_is_param_travels_with_the_tensor():
+  b = Tensor([1.0]).is_param_(False)
+  assert Tensor([1.0]).is_param and not b.is_param
+  assert not b.to(b.device).is_param and not b.clone().is_param
+  bn = nn.BatchNorm(3)
+  assert bn.weight.is_param and not bn.running_mean.is_param and not bn.num_batches_tracked.is_param
 
 def test_lstm_cell_matches_torch_over_steps():
   for bias in (True, False):

@@ -138,6 +138,27 @@ def test_dropout_only_in_training():
     y = x.dropout(0.5).numpy()
   assert 350 < (y == 0).sum() < 650 and set(np.unique(y)) <= {0.0, 2.0}
 
+def test_backward_fills_every_float_tensor_in_the_graph():
+  # tinygrad's backward: no requires_grad; leaves and live intermediates get .grad, integer tensors none
+  x, k, outside = Tensor([1.0, -2.0]), Tensor([2, 3]), Tensor([5.0])
+  y = x * 3 * k
+  z = (y * y).sum()
+  z.backward()
+  tx = torch.tensor([1.0, -2.0], requires_grad=True)
+  ty = tx * 3 * torch.tensor([2, 3]); ty.retain_grad()
+  (ty * ty).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+  np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy())
+  assert z.grad.tolist() == 1.0 and k.grad is None and outside.grad is None
+
+def test_grad_assignment_replaces_it():
+  w = Tensor([1.0, 2.0])
+  (w * 3).sum().backward()
+  w.grad = Tensor([10.0, 20.0])
+  (w * 3).sum().backward()
+  assert w.grad.tolist() == [13.0, 23.0]
+  with pytest.raises(ValueError): w.grad = Tensor([1.0])
+
 def test_backward_accumulates_and_detach():
   x = Tensor([1.0, 2.0], requires_grad=True)
   (x * x).sum().backward()

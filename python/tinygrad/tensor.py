@@ -1,7 +1,7 @@
 """Tensor: tinygrad's Tensor over the C++ core. The class is the core's (tinygrad._core.Tensor: operators, math,
 movement, reductions, nn functions and autograd bound in C++ with tinygrad's names and keywords); this module adds what
-reads better in Python: tinygrad's creation signatures (`*shape`, dtype=, device=, requires_grad=), requires_grad's
-None/False/True, reading values (numpy, tolist, data), in-place operators, iteration and the training switches."""
+reads better in Python: tinygrad's creation signatures (`*shape`, dtype=, device=), is_param (and older tinygrad's
+requires_grad), reading values (numpy, tolist, data), in-place operators, iteration and the training switches."""
 from __future__ import annotations
 import contextlib, math
 from typing import Any, Callable, Sequence
@@ -43,7 +43,17 @@ class _TensorPy:
     _core_init(self, data, device, dtype)
     if requires_grad is not None: self.requires_grad = requires_grad
 
-  # ***** requires_grad: None (an optimizer may train it), False, True *****
+  # ***** is_param: what an optimizer trains (True, the default) or only realizes with each step (False: a buffer such
+  # as batchnorm's running statistics). backward() fills .grad of every float tensor in the graph either way. *****
+  @property
+  def is_param(self) -> bool: return self.__dict__.get("_is_param", True)
+  @is_param.setter
+  def is_param(self, v: bool): self.__dict__["_is_param"] = bool(v)
+  def is_param_(self, is_param: bool = True) -> Tensor:
+    self.is_param = is_param
+    return self
+
+  # ***** requires_grad: older tinygrad's switch, kept for its code: False makes a buffer, True a parameter *****
   @property
   def requires_grad(self) -> bool|None:
     if self._requires_grad: return True
@@ -54,6 +64,7 @@ class _TensorPy:
     else:
       if self._requires_grad: self._set_requires_grad(False)
     self.__dict__["_rg"] = None if v is None else bool(v)
+    self.is_param = v is not False
   def requires_grad_(self, requires_grad: bool = True) -> Tensor:
     self.requires_grad = requires_grad
     return self
@@ -237,6 +248,15 @@ class _TrainMode(contextlib.ContextDecorator):
   def __exit__(self, *exc):
     Tensor.training = self.prev
     return False
+
+def _keeps_is_param(f):
+  def g(self, *args, **kwargs):
+    out = f(self, *args, **kwargs)
+    if not self.is_param: out.is_param = False
+    return out
+  g.__name__, g.__doc__ = f.__name__, f.__doc__
+  return g
+for _name in ("to", "clone", "shard"): setattr(_TensorPy, _name, _keeps_is_param(getattr(Tensor, _name)))
 
 for _name, _member in _TensorPy.__dict__.items():
   if _name in ("__module__", "__dict__", "__weakref__", "__doc__"): continue

@@ -295,26 +295,47 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   return grads;
 }
 
-Tensor& Tensor::backward(std::optional<Tensor> gradient, Loc where) {
-  Tensor seed = seed_gradient(*this, gradient, "backward", where);
-  UOp graph = detail::autograd_graph(*impl_);
-  // the tensors that require gradients and appear in this graph
+namespace {
+
+// d(root)/d(t) added to t.grad() for each live tensor t in root's graph that requires a gradient (or is float)
+void accumulate_gradients(const Tensor& root, const UOp& graph, const Tensor& seed, bool every_float, SourceLocation where) {
   std::unordered_set<const uop::UOpNode*> in_graph;
   for (const UOp& u : graph.toposort()) in_graph.insert(u.get());
-  std::vector<Tensor> leaves = detail::tensors_requiring_grad();
   std::vector<UOp> nodes;
   std::vector<Tensor> found;
-  for (const Tensor& t : leaves)
+  for (const Tensor& t : detail::tensors_requiring_grad(every_float))
     if (in_graph.count(t.uop().get())) found.push_back(t), nodes.push_back(t.uop());
   if (found.empty())
-    throw ArgumentError("backward", "nothing in the graph of this tensor (shape " + tensor::shape_str(shape()) +
+    throw ArgumentError("backward", "nothing in the graph of this tensor (shape " + tensor::shape_str(root.shape()) +
                                         ") requires a gradient (call requires_grad_() on the parameters)", where);
   std::vector<Tensor> grads = tensor::compute_gradients(graph, seed, nodes);
   draw(graph, grads);
   for (size_t i = 0; i < found.size(); i++) {
     Tensor g = grads[i].defined() ? grads[i] : found[i].zeros_like();
-    found[i].impl_->grad = found[i].impl_->grad.defined() ? found[i].impl_->grad + g : g;  // accumulates until zeroed
+    Tensor old = found[i].grad();
+    found[i].set_grad(old.defined() ? old + g : g, where);  // accumulates until zeroed
   }
+}
+
+}  // namespace
+
+Tensor& Tensor::backward(std::optional<Tensor> gradient, Loc where) {
+  Tensor seed = seed_gradient(*this, gradient, "backward", where);
+  accumulate_gradients(*this, detail::autograd_graph(*impl_), seed, false, where);
+  return *this;
+}
+
+Tensor& Tensor::backward_all(std::optional<Tensor> gradient, Loc where) {
+  Tensor seed = seed_gradient(*this, gradient, "backward", where);
+  accumulate_gradients(*this, detail::autograd_graph(*impl_), seed, true, where);
+  return *this;
+}
+
+Tensor& Tensor::set_grad(const Tensor& grad, Loc where) {
+  if (grad.defined() && grad.shape() != shape())
+    throw ShapeError("grad", "a gradient of shape " + tensor::shape_str(grad.shape()) + " for a tensor of shape " + tensor::shape_str(shape()),
+                     where);
+  impl_->grad = !grad.defined() ? Tensor() : grad.dtype() == dtype() && grad.device() == device() ? grad : grad.cast(dtype(), where).to(device(), where);
   return *this;
 }
 

@@ -92,6 +92,37 @@ TEST(Autograd, GradientsAccumulateUntilZeroed) {
   EXPECT_EQ(vec(w.grad()), (std::vector<float>{3, 3}));
 }
 
+// tinygrad's backward (Python's Tensor.backward): every live float tensor in the graph gets its gradient, leaves
+// and intermediates, without requires_grad; an integer one in the graph and a float one outside it get none
+TEST(Autograd, BackwardAllFillsEveryLiveFloatTensorInTheGraph) {
+  Tensor x = Tensor({1.0f, -2.0f});
+  Tensor k = Tensor({2, 3});  // int32
+  Tensor outside = Tensor({5.0f});
+  Tensor y = x * 3 * k;       // 3k x
+  Tensor z = (y * y).sum();   // 9 k^2 x^2
+  z.backward_all();
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{72, -324}));  // 18 k^2 x
+  EXPECT_EQ(vec(y.grad()), (std::vector<float>{12, -36}));   // 2y
+  EXPECT_EQ(vec(z.grad()), (std::vector<float>{1}));
+  EXPECT_FALSE(k.grad().defined());
+  EXPECT_FALSE(outside.grad().defined());
+  EXPECT_FALSE(x.requires_grad());
+  z.backward_all();  // accumulates, as backward()
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{144, -648}));
+}
+
+TEST(Autograd, SetGradReplacesTheGradient) {
+  Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
+  (w * 3).sum().backward();
+  w.set_grad(Tensor({10.0, 20.0}, dtypes::float64));  // cast to w's dtype
+  EXPECT_EQ(w.grad().dtype(), dtypes::float32);
+  (w * 3).sum().backward();
+  EXPECT_EQ(vec(w.grad()), (std::vector<float>{13, 23}));
+  w.set_grad(Tensor());
+  EXPECT_FALSE(w.grad().defined());
+  EXPECT_THROW(w.set_grad(Tensor({1.0f, 2.0f, 3.0f})), ShapeError);
+}
+
 // Reading a value before backward() (printing a layer's output or the loss, a statistic of an activation) loses no
 // gradient: the realize replaced the read tensors (and the nodes the schedule stored) by buffers, and backward()
 // differentiates through the graphs they had. The reference is the same step without the reads. Before: h's read

@@ -7,12 +7,13 @@ from tinygrad.tensor import Tensor
 from tinygrad.dtype import dtypes
 
 def _prepare(params: list[Tensor]) -> list[Tensor]:
-  # tinygrad's rule: a parameter whose requires_grad is None (not said) is trained; False ones are only realized
+  # tinygrad's rule: float tensors with is_param are trained; the rest (buffers) are only realized with each step
   params = list({id(p): p for p in params}.values())
   for p in params:
     if not isinstance(p, Tensor): raise TypeError(f"optimizer params must be Tensors, got {type(p).__name__}")
-    if p.requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
-  if not any(p.requires_grad for p in params): raise ValueError("optimizer must have at least one param that requires grad")
+    train = p.is_param and dtypes.is_float(p.dtype)
+    if train != bool(p._requires_grad): p._set_requires_grad(train)
+  if not any(p._requires_grad for p in params): raise ValueError("optimizer must have at least one param")
   return params
 
 class Optimizer:
