@@ -130,8 +130,9 @@ def lars_ref(lr=0.1, momentum=0.9, wd=1e-4, tcoef=0.001):
     return torch.tensor(p)
 
 
-def muon_ref(lr=0.02, momentum=0.95, steps=5):
-    """Muon (Jordan et al. 2024): nesterov momentum, the update orthogonalized by Newton-Schulz (quintic)."""
+def muon_ref(lr=0.02, momentum=0.95, steps=5, wd=0.0):
+    """Muon (Jordan et al. 2024): nesterov momentum, the update orthogonalized by Newton-Schulz (quintic); weight
+    decay decoupled (PyTorch's Muon: p *= 1 - lr * wd before the update is subtracted)."""
     a, b, c = 3.4445, -4.775, 2.0315
     p, buf = p0.v.double().numpy().copy(), 0.0
     for gk in grads:
@@ -145,13 +146,14 @@ def muon_ref(lr=0.02, momentum=0.95, steps=5):
             A = x @ x.T
             x = a * x + (b * A + c * A @ A) @ x
         u = x.T if tall else x
-        p = p - lr * u * math.sqrt(max(1.0, u.shape[0] / u.shape[1]))
+        p = p * (1 - lr * wd) - lr * u * math.sqrt(max(1.0, u.shape[0] / u.shape[1]))
     return torch.tensor(p)
 
 
 emit("optim", "lamb", [p0] + grads, out(lamb_ref()), [0.01, 0.9, 0.999, 1e-6, 0.01])
 emit("optim", "lars", [p0] + grads, out(lars_ref()), [0.1, 0.9, 1e-4, 0.001])
 emit("optim", "muon", [p0] + grads, out(muon_ref()), [0.02, 0.95, 5])
+emit("optim", "muon_wd", [p0] + grads, out(muon_ref(wd=0.1)), [0.02, 0.95, 5, 0.1])
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "nn.txt")
 with open(path, "w") as fh:

@@ -39,7 +39,9 @@ class Optimizer {
 // SGD with momentum and LARS's trust ratio: with tcoef > 0 each update is scaled by
 // tcoef * |w| / (|g| + weight_decay * |w|). classic: momentum on the lr-scaled gradient (tinygrad's LARS default;
 // SGD's momentum is on the gradient, the rate applied after, so a changed lr acts at once as in PyTorch).
-// ns_steps > 0 orthogonalizes each 2-d+ update with that many Newton-Schulz steps (Muon).
+// ns_steps > 0 orthogonalizes each 2-d+ update with that many Newton-Schulz steps of ns_coefficients (Muon).
+// decoupled_wd: the weight decays by (1 - lr * weight_decay) after the update is made, instead of adding
+// weight_decay * w to the gradient (Muon's, as PyTorch's and tinygrad's).
 class LARS : public Optimizer {
  public:
   LARS(const std::vector<Tensor>& params, double lr = 0.001, double momentum = 0.9, double weight_decay = 1e-4,
@@ -48,6 +50,8 @@ class LARS : public Optimizer {
   double momentum, weight_decay, tcoef;
   bool nesterov, classic;
   int ns_steps;
+  std::vector<double> ns_coefficients{3.4445, -4.775, 2.0315};
+  bool decoupled_wd = false;
   std::vector<Tensor> b;  // momentum buffers
 
  protected:
@@ -77,7 +81,8 @@ LAMB Adam(const std::vector<Tensor>& params, double lr = 0.001, double b1 = 0.9,
 LAMB AdamW(const std::vector<Tensor>& params, double lr = 0.001, double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
            double weight_decay = 0.01, SourceLocation where = SourceLocation::current());
 // Muon: nesterov momentum whose update is orthogonalized by 5 Newton-Schulz steps (coefficients 3.4445, -4.775,
-// 2.0315) and scaled by sqrt(max(1, rows / cols)); 1-d parameters get the momentum update as it is.
+// 2.0315) and scaled by sqrt(max(1, rows / cols)); 1-d parameters get the momentum update as it is. Decoupled
+// weight decay, as PyTorch's Muon.
 LARS Muon(const std::vector<Tensor>& params, double lr = 0.02, double momentum = 0.95, double weight_decay = 0.0,
           int ns_steps = 5, SourceLocation where = SourceLocation::current());
 

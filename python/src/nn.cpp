@@ -28,6 +28,8 @@ void init_nn(py::module_& m) {
            }),
            py::arg("params"), py::arg("lr"), py::arg("momentum"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("classic"),
            py::arg("tcoef"), py::arg("ns_steps") = 0)
+      .def_readwrite("ns_coefficients", &LARS::ns_coefficients)
+      .def_readwrite("decoupled_wd", &LARS::decoupled_wd)
       .def_readonly("b", &LARS::b);
   py::class_<LAMB, Optimizer>(m, "_LAMB")
       .def(py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps, double weight_decay, bool adam) {

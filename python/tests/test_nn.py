@@ -146,3 +146,38 @@ def test_instancenorm_and_conv_transpose1d_match_torch():
   out, tout = conv(Tensor(x)), tconv(torch.tensor(x))
   assert out.shape == tuple(tout.shape)
   np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), atol=1e-5)
+
+def _muon_reference(p, grads, lr, momentum, wd, steps, coefs, nesterov):
+  # PyTorch's Muon (torch 1.13 has none): nesterov momentum, Newton-Schulz on the (wide) update, sqrt(rows/cols)
+  # scale, decoupled weight decay
+  a, b, c = coefs
+  p, buf = p.astype(np.float64), np.zeros_like(p, dtype=np.float64)
+  for g in grads:
+    buf = momentum * buf + g
+    u = g + momentum * buf if nesterov else buf
+    tall = u.shape[0] > u.shape[1]
+    x = u.T if tall else u
+    x = x / (np.linalg.norm(x) + 1e-7)
+    for _ in range(steps):
+      A = x @ x.T
+      x = a * x + (b * A + c * A @ A) @ x
+    u = x.T if tall else x
+    p = p * (1 - lr * wd) - lr * u * np.sqrt(max(1.0, u.shape[0] / u.shape[1]))
+  return p
+
+def test_muon_matches_the_reference():
+  from tinygrad.nn.optim import Muon
+  rng = np.random.default_rng(0)
+  for shape, kw in (((4, 6), {}), ((6, 4), {"weight_decay": 0.01, "nesterov": False}),
+                    ((5, 5), {"momentum": 0.9, "ns_steps": 3, "ns_coefficients": (2.0, -1.5, 0.5)})):
+    p0 = rng.standard_normal(shape).astype(np.float32)
+    grads = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    w = Tensor(p0)
+    opt = Muon([w], lr=0.02, **kw)
+    for g in grads:
+      opt.zero_grad()
+      (w * Tensor(g)).sum().backward()
+      with Tensor.train(): opt.step()
+    args = {"momentum": 0.95, "weight_decay": 0.1, "ns_steps": 5, "ns_coefficients": (3.4445, -4.775, 2.0315), "nesterov": True, **kw}
+    ref = _muon_reference(p0, grads, 0.02, args["momentum"], args["weight_decay"], args["ns_steps"], args["ns_coefficients"], args["nesterov"])
+    np.testing.assert_allclose(w.numpy(), ref, atol=1e-5, rtol=1e-4)

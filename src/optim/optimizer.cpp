@@ -3,7 +3,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "tensor/tensor_impl.h"
+#include "uop/uop.h"
 
 namespace tg::optim {
 
@@ -58,7 +58,7 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads) {
       Tensor r1 = w.square().sum().sqrt(), r2 = g.square().sum().sqrt();
       r = (r1 > 0).where((r2 > 0).where(r1 * tcoef / (r2 + r1 * weight_decay), 1.0f), 1.0f);
     }
-    g = g + w * weight_decay;
+    if (!decoupled_wd) g = g + w * weight_decay;
     if (classic) g = g * r * lr;
     if (momentum != 0) {
       b[i].assign(b[i] * momentum + g);
@@ -66,10 +66,11 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads) {
     }
     if (ns_steps > 0 && g.ndim() >= 2) {
       int64_t rows = g.shape()[0], cols = g.numel() / std::max<int64_t>(rows, 1);
-      g = g.reshape({rows, cols}).newton_schulz(ns_steps, {3.4445, -4.775, 2.0315}).reshape(g.shape()) *
+      g = g.reshape({rows, cols}).newton_schulz(ns_steps, ns_coefficients).reshape(g.shape()) *
           std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(cols, 1))));
     }
     if (!classic) g = g * r * lr;
+    if (decoupled_wd && weight_decay != 0) w = w * (1.0f - lr * weight_decay);
     t.assign((w - g).cast(t.dtype()));
   }
   return b;
@@ -118,7 +119,9 @@ LAMB AdamW(const std::vector<Tensor>& params, double lr, double b1, double b2, d
   return LAMB(params, lr, b1, b2, eps, weight_decay, true, where);
 }
 LARS Muon(const std::vector<Tensor>& params, double lr, double momentum, double weight_decay, int ns_steps, SourceLocation where) {
-  return LARS(params, lr, momentum, weight_decay, true, false, 0.0, ns_steps, where);
+  LARS muon(params, lr, momentum, weight_decay, true, false, 0.0, ns_steps, where);
+  muon.decoupled_wd = true;
+  return muon;
 }
 
 }  // namespace tg::optim

@@ -309,6 +309,7 @@ TEST(Optim, FirstStepsMatchPyTorchAndThePapers) {
       {"lamb", [&](auto ps, auto& a) { return lamb(optim::LAMB(ps, a[0], a[1], a[2], a[3], a[4])); }},
       {"lars", [&](auto ps, auto& a) { return lars(optim::LARS(ps, a[0], a[1], a[2], false, true, a[3])); }},
       {"muon", [&](auto ps, auto& a) { return lars(optim::Muon(ps, a[0], a[1], 0.0, static_cast<int>(a[2]))); }},
+      {"muon_wd", [&](auto ps, auto& a) { return lars(optim::Muon(ps, a[0], a[1], a[3], static_cast<int>(a[2]))); }},
   };
   for (const GoldenCase& c : tg::testing::golden_cases("nn.txt").at("optim")) {
     SCOPED_TRACE(c.variant);

@@ -16,6 +16,11 @@ def _prepare(params: list[Tensor]) -> list[Tensor]:
   if not any(p._requires_grad for p in params): raise ValueError("optimizer must have at least one param")
   return params
 
+def _check_device(params: list[Tensor], device):
+  # the optimizer's state lives with the parameters; tinygrad's device= for another place is not supported
+  if device is not None and any(p.device != device for p in params):
+    raise NotImplementedError(f"optimizer state on {device} apart from its parameters is not supported")
+
 class Optimizer:
   """The base of SGD, LARS, Adam, AdamW and LAMB: params (trained), buffers (only realized with each step), lr."""
   def __init__(self, core):
@@ -45,27 +50,43 @@ class Optimizer:
                          "(with Context(TRAINING=1): or with Tensor.train():, or Tensor.training = True)")
 
 class LARS(Optimizer):
-  """SGD with momentum and LARS's trust ratio tcoef * |w| / (|g| + weight_decay * |w|)."""
-  def __init__(self, params: list[Tensor], lr=0.001, momentum=0.9, weight_decay=1e-4, nesterov=False, classic=True, pre_wd=True,
-               tcoef=0.001, fused=False):
+  """SGD with momentum and LARS's trust ratio tcoef * |w| / (|g| + weight_decay * |w|); with ns_coefficients, each
+  update orthogonalized by ns_steps Newton-Schulz steps (Muon); pre_wd=False decays the weight after the update
+  (w * (1 - lr * weight_decay)) instead of adding weight_decay * w to the gradient."""
+  def __init__(self, params: list[Tensor], lr=0.001, momentum=0.9, weight_decay=1e-4, ns_steps=0, ns_coefficients=None,
+               nesterov=False, classic=True, pre_wd=True, tcoef=0.001, device=None, fused=False):
     if lr < 0 or momentum < 0 or weight_decay < 0: raise ValueError(f"invalid LARS arguments {lr=} {momentum=} {weight_decay=}")
-    super().__init__(_core._LARS(_prepare(params), lr, momentum, weight_decay, nesterov, classic, tcoef))
+    _check_device(params, device)
+    super().__init__(_core._LARS(_prepare(params), lr, momentum, weight_decay, nesterov, classic, tcoef,
+                                 ns_steps if ns_coefficients else 0))
+    if ns_coefficients: self._core.ns_coefficients = [float(c) for c in ns_coefficients]
+    self._core.decoupled_wd = not pre_wd
+    self.momentum, self.wd, self.ns_steps, self.ns_coefficients = momentum, weight_decay, ns_steps, ns_coefficients
+    self.nesterov, self.classic, self.pre_wd, self.tcoef = nesterov, classic, pre_wd, tcoef
 
 class LAMB(Optimizer):
   """Adam's moments with LAMB's layer-wise trust ratio (adam=True: none, i.e. Adam/AdamW)."""
-  def __init__(self, params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False, fused=False):
+  def __init__(self, params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False, device=None, fused=False):
+    _check_device(params, device)
     if lr < 0 or eps < 0 or not 0 <= b1 < 1 or not 0 <= b2 < 1: raise ValueError(f"invalid LAMB arguments {lr=} {b1=} {b2=} {eps=}")
     super().__init__(_core._LAMB(_prepare(params), lr, b1, b2, eps, weight_decay, adam))
     self.b1, self.b2, self.eps, self.wd = b1, b2, eps, weight_decay
 
-def SGD(params: list[Tensor], lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False, fused=False) -> LARS:
+def SGD(params: list[Tensor], lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False, device=None, fused=False) -> LARS:
   """PyTorch's SGD: the momentum buffer b = momentum * b + g (nesterov: g + momentum * b)."""
-  return LARS(params, lr, momentum, weight_decay, nesterov, classic, tcoef=0.0)
+  return LARS(params, lr, momentum, weight_decay, nesterov=nesterov, classic=classic, tcoef=0.0)
 
-def Adam(params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, fused=False) -> LAMB:
+def Muon(params: list[Tensor], lr=0.001, momentum=0.95, weight_decay=0.1, ns_steps=5, ns_coefficients=(3.4445, -4.775, 2.0315),
+         nesterov=True, device=None, fused=False) -> LARS:
+  """Muon (PyTorch's): nesterov momentum, each 2-d update orthogonalized by Newton-Schulz and scaled by
+  sqrt(max(1, rows / cols)), decoupled weight decay. 1-d parameters get the momentum update as it is."""
+  if fused: raise ValueError("fused is not supported by Muon")
+  return LARS(params, lr, momentum, weight_decay, ns_steps, ns_coefficients, nesterov, classic=False, pre_wd=False, tcoef=0.0)
+
+def Adam(params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, device=None, fused=False) -> LAMB:
   """Adam as PyTorch's: eps outside the square root, bias-corrected moments."""
   return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
 
-def AdamW(params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01, fused=False) -> LAMB:
+def AdamW(params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01, device=None, fused=False) -> LAMB:
   """Adam with decoupled weight decay."""
   return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
