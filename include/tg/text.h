@@ -51,7 +51,7 @@ class Tokenizer {
   Tokenizer& operator=(const Tokenizer&) = default;
   ~Tokenizer();
 
-  struct Impl;  // src/text/tokenizer.cpp
+  struct Impl;  // src/text/vocab.h
 
  private:
   explicit Tokenizer(std::shared_ptr<Impl> impl);

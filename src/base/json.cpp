@@ -1,12 +1,11 @@
-#include "state/json.h"
-#include "state/file_io.h"
+#include "base/json.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_set>
 
-namespace tg::state {
+namespace tg::base {
 
 Json::Json() = default;
 Json::Json(const Json&) = default;
@@ -208,12 +207,6 @@ size_t utf8_error_at(std::string_view s) {
   return std::string_view::npos;
 }
 
-Json parse_json_file(const std::string& path, const char* op, SourceLocation where) {
-  size_t size = 0;
-  auto map = map_file(path, size, op, where);
-  return parse_json({reinterpret_cast<const char*>(map.get()), size}, op, path, where);
-}
-
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where) {
   Parser p{text, 0, op, what, where};
   if (size_t bad = utf8_error_at(text); bad != std::string_view::npos) {
@@ -226,4 +219,4 @@ Json parse_json(std::string_view text, const char* op, const std::string& what, 
   return j;
 }
 
-}  // namespace tg::state
+}  // namespace tg::base

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "base/text.h"
+#include "base/util.h"
 #include "tg/error.h"
 
-namespace tg::state {
+namespace tg::base {
 
 struct Json {
   enum class Kind { Null, Bool, Int, Float, String, Array, Object };
@@ -41,9 +41,4 @@ size_t utf8_error_at(std::string_view s);
 // in errors: "tg::ArgumentError in safe_load: model.safetensors: bad JSON header at byte 17: expected ':'".
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where);
 
-// The same for the whole of the file at `path` (mapped, not copied), named by its path in errors.
-Json parse_json_file(const std::string& path, const char* op, SourceLocation where);
-
-using base::json_quote;  // `s` as a JSON string literal, quotes included
-
-}  // namespace tg::state
+}  // namespace tg::base

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "base/text.h"
+#include "base/util.h"
 #include "tg/error.h"
 
 namespace tg::profile {

@@ -1,4 +1,4 @@
-#include "base/text.h"
+#include "base/util.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,8 +3,9 @@
 #include <filesystem>
 #include <set>
 
+#include "base/json.h"
 #include "models/models.h"
-#include "state/json.h"
+#include "state/file_io.h"
 #include "tg/state.h"
 
 namespace tg::llm {
@@ -14,44 +15,44 @@ namespace {
 // The fields of a config.json object, each read once with its type checked.
 class Fields {
  public:
-  Fields(const state::Json& j, std::string path, Loc where) : j_(j), path_(std::move(path)), where_(where) {
-    if (j.kind != state::Json::Kind::Object) throw error("is not a JSON object");
+  Fields(const base::Json& j, std::string path, Loc where) : j_(j), path_(std::move(path)), where_(where) {
+    if (j.kind != base::Json::Kind::Object) throw error("is not a JSON object");
   }
-  const state::Json* find(const std::string& key) const {
+  const base::Json* find(const std::string& key) const {
     for (const auto& [k, v] : j_.members)
-      if (k == key && v.kind != state::Json::Kind::Null) return &v;
+      if (k == key && v.kind != base::Json::Kind::Null) return &v;
     return nullptr;
   }
   // a positive integer, or `fallback` where the field is absent (an error without one)
   int64_t integer(const char* key, std::optional<int64_t> fallback = std::nullopt) const {
-    const state::Json* v = find(key);
+    const base::Json* v = find(key);
     if (!v && !fallback) throw error("has no \"" + std::string(key) + "\"");
     if (!v) return *fallback;
-    if (v->kind != state::Json::Kind::Int || v->integer < 1) throw error("\"" + std::string(key) + "\" must be a positive integer");
+    if (v->kind != base::Json::Kind::Int || v->integer < 1) throw error("\"" + std::string(key) + "\" must be a positive integer");
     return v->integer;
   }
   double number(const char* key, double fallback) const {
-    const state::Json* v = find(key);
+    const base::Json* v = find(key);
     if (!v) return fallback;
-    if (v->kind != state::Json::Kind::Int && v->kind != state::Json::Kind::Float) throw error("\"" + std::string(key) + "\" must be a number");
+    if (v->kind != base::Json::Kind::Int && v->kind != base::Json::Kind::Float) throw error("\"" + std::string(key) + "\" must be a number");
     return v->number;
   }
   std::string string(const char* key, const std::string& fallback) const {
-    const state::Json* v = find(key);
+    const base::Json* v = find(key);
     if (!v) return fallback;
-    if (v->kind != state::Json::Kind::String) throw error("\"" + std::string(key) + "\" must be a string");
+    if (v->kind != base::Json::Kind::String) throw error("\"" + std::string(key) + "\" must be a string");
     return v->str;
   }
   bool boolean(const char* key, bool fallback) const {
-    const state::Json* v = find(key);
+    const base::Json* v = find(key);
     if (!v) return fallback;
-    if (v->kind != state::Json::Kind::Bool) throw error("\"" + std::string(key) + "\" must be true or false");
+    if (v->kind != base::Json::Kind::Bool) throw error("\"" + std::string(key) + "\" must be true or false");
     return v->boolean;
   }
   ArgumentError error(const std::string& msg) const { return ArgumentError("read_config", path_ + ": " + msg, where_); }
 
  private:
-  const state::Json& j_;
+  const base::Json& j_;
   std::string path_;
   Loc where_;
 };
@@ -86,7 +87,7 @@ std::vector<Tensor> model_weights(Transformer& model) {
 }
 
 Config read_config(const std::string& path, Loc where) {
-  state::Json json = state::parse_json_file(path, "read_config", where);
+  base::Json json = state::parse_json_file(path, "read_config", where);
   Fields f(json, path, where);
   Config c;
   c.arch = f.string("model_type", "");
@@ -108,7 +109,7 @@ Config read_config(const std::string& path, Loc where) {
     std::string act = f.string("hidden_act", "silu");
     if (act != "silu") throw f.error("hidden_act \"" + act + "\" is not supported (silu)");
     if (f.boolean("attention_bias", false) || f.boolean("mlp_bias", false)) throw f.error("attention_bias and mlp_bias are not supported");
-    if (const state::Json* scaling = f.find("rope_scaling")) {
+    if (const base::Json* scaling = f.find("rope_scaling")) {
       Fields s(*scaling, path + " rope_scaling", where);
       std::string type = s.string("rope_type", s.string("type", ""));
       if (type != "llama3") throw f.error("rope_scaling type \"" + type + "\" is not supported (llama3)");
@@ -121,9 +122,9 @@ Config read_config(const std::string& path, Loc where) {
   } else {
     throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral)");
   }
-  if (const state::Json* eos = f.find("eos_token_id")) {
-    for (const state::Json& id : eos->kind == state::Json::Kind::Array ? eos->items : std::vector<state::Json>{*eos}) {
-      if (id.kind != state::Json::Kind::Int || id.integer < 0 || id.integer >= c.vocab_size)
+  if (const base::Json* eos = f.find("eos_token_id")) {
+    for (const base::Json& id : eos->kind == base::Json::Kind::Array ? eos->items : std::vector<base::Json>{*eos}) {
+      if (id.kind != base::Json::Kind::Int || id.integer < 0 || id.integer >= c.vocab_size)
         throw f.error("eos_token_id must be token ids below the vocabulary size");
       c.eos_token_ids.push_back(static_cast<int32_t>(id.integer));
     }
@@ -161,12 +162,12 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
     if (fs::exists(dir / stem)) {
       files.push_back((dir / stem).string());
     } else if (fs::exists(index)) {
-      state::Json j = state::parse_json_file(index, "llm::load", where);
+      base::Json j = state::parse_json_file(index, "llm::load", where);
       std::set<std::string> shards;
       for (const auto& [key, value] : j.members)
-        if (key == "weight_map" && value.kind == state::Json::Kind::Object)
+        if (key == "weight_map" && value.kind == base::Json::Kind::Object)
           for (const auto& [name, file] : value.members) {
-            if (file.kind != state::Json::Kind::String || file.str.find('/') != std::string::npos || file.str.empty())
+            if (file.kind != base::Json::Kind::String || file.str.find('/') != std::string::npos || file.str.empty())
               throw ArgumentError("llm::load", index + ": weight_map[\"" + name + "\"] must be a file name in the folder", where);
             shards.insert(file.str);
           }

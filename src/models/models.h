@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 #include "tg/llm.h"
 #include "tg/state.h"
 

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "nn/nn_impl.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 #include "tg/nn.h"
 
 namespace tg::nn {

@@ -1,6 +1,6 @@
 // Normalization layers: BatchNorm, LayerNorm(2d), RMSNorm, GroupNorm, InstanceNorm.
 #include "nn/nn_impl.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 #include "tg/nn.h"
 
 namespace tg::nn {

@@ -7,7 +7,7 @@
 #include "onnx/ops.h"
 #include "onnx/protobuf.h"
 #include "state/file_io.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 
 namespace tg::onnx {
 

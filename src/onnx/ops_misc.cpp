@@ -4,7 +4,7 @@
 #include <numbers>
 
 #include "onnx/ops.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 
 namespace tg::onnx {
 

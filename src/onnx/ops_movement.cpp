@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "onnx/ops.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 
 namespace tg::onnx {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "onnx/ops.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 
 namespace tg::onnx {
 

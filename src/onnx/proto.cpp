@@ -7,7 +7,7 @@
 #include "onnx/protobuf.h"
 #include "schedule/buffer_uop.h"
 #include "runtime/buffer.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 
 namespace tg::onnx::proto {
 

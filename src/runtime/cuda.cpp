@@ -113,7 +113,7 @@ struct Cuda {
 // Loaded on the first device opened (load_api: a failure is raised and tried again)
 const Cuda& cuda_api() { return load_api<Cuda>(); }
 
-std::string err_str(CUresult e) {
+std::string cu_err_str(CUresult e) {
   const char* s = nullptr;
   cuda_api().GetErrorString(e, &s);
   return (s ? s : "unknown CUDA error") + std::string(" (") + std::to_string(e) + ")";
@@ -171,10 +171,10 @@ struct CudaDevice::State {
   // raises `what` failed with e; an error that loses the context says so, and names the kernel that caused it
   void check(CUresult e, const std::string& what) {
     if (e == CUDA_SUCCESS) return;
-    std::string m = what + " failed: " + err_str(e);
+    std::string m = what + " failed: " + cu_err_str(e);
     if (context_lost_by(e)) {
       if (!last_kernel.empty()) m += " (most likely in kernel " + last_kernel + ", the last one launched)";
-      lost = err_str(e);
+      lost = cu_err_str(e);
       m += "; CUDA keeps this error: every later use of " + name + " in this process fails";
     }
     throw DeviceError(name, m);

@@ -76,7 +76,7 @@ const char* error_name(cl_int e) {
     default: return "an OpenCL error";
   }
 }
-std::string err_str(cl_int e) { return std::string(error_name(e)) + " (" + std::to_string(e) + ")"; }
+std::string cl_err_str(cl_int e) { return std::string(error_name(e)) + " (" + std::to_string(e) + ")"; }
 bool out_of_memory(cl_int e) { return e == -4 || e == -5 || e == -6 || e == -61; }
 
 // The functions we call, loaded once per process. The library stays loaded (see DynLib).
@@ -135,7 +135,7 @@ struct CL {
 const CL& cl_api() { return load_api<CL>(); }
 
 void check(cl_int e, const std::string& device, const std::string& what) {
-  if (e != CL_SUCCESS) throw DeviceError(device, what + " failed: " + err_str(e));
+  if (e != CL_SUCCESS) throw DeviceError(device, what + " failed: " + cl_err_str(e));
 }
 
 std::string device_string(cl_device_id d, cl_uint param) {
@@ -181,7 +181,7 @@ struct OpenCLDevice::State {
       cl_mem m = cl_api().CreateBuffer(s->context, CL_MEM_READ_WRITE, std::max<size_t>(nbytes, 1), nullptr, &e);
       if (e == CL_SUCCESS) return m;
       if (out_of_memory(e)) return nullptr;  // Allocator raises "out of memory: N bytes on OPENCL"
-      throw DeviceError(s->name, "clCreateBuffer of " + std::to_string(nbytes) + " bytes failed: " + err_str(e));
+      throw DeviceError(s->name, "clCreateBuffer of " + std::to_string(nbytes) + " bytes failed: " + cl_err_str(e));
     }
     void raw_free(void* ptr, size_t) override { cl_api().ReleaseMemObject(static_cast<cl_mem>(ptr)); }
     // the driver may allocate a buffer only when it is first written: running out shows up here
@@ -190,13 +190,13 @@ struct OpenCLDevice::State {
       cl_int e = cl_api().EnqueueWriteBuffer(s->queue, static_cast<cl_mem>(dst), CL_TRUE, 0, nbytes, src, 0, nullptr, nullptr);
       if (e != CL_SUCCESS)
         throw DeviceError(s->name, std::string(out_of_memory(e) ? "out of memory: " : "") + "copying " + std::to_string(nbytes) +
-                                       " bytes to the device failed: " + err_str(e));
+                                       " bytes to the device failed: " + cl_err_str(e));
     }
     void copyout(void* dst, const void* src, size_t nbytes) override {
       if (nbytes == 0) return;
       cl_int e = cl_api().EnqueueReadBuffer(s->queue, static_cast<cl_mem>(const_cast<void*>(src)), CL_TRUE, 0, nbytes, dst, 0, nullptr, nullptr);
       if (e != CL_SUCCESS)
-        throw DeviceError(s->name, "copying " + std::to_string(nbytes) + " bytes from the device failed: " + err_str(e) +
+        throw DeviceError(s->name, "copying " + std::to_string(nbytes) + " bytes from the device failed: " + cl_err_str(e) +
                                        " (a kernel before it may have failed)");
     }
   } alloc;
@@ -216,7 +216,7 @@ struct OpenCLDevice::State {
         std::string log = build_log(p);
         cl_api().ReleaseProgram(p);
         if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
-        throw CompileError(s->name, "the OpenCL build failed (" + err_str(e) + "):\n" + log + "\nsource:\n" + src);
+        throw CompileError(s->name, "the OpenCL build failed (" + cl_err_str(e) + "):\n" + log + "\nsource:\n" + src);
       }
       size_t size = 0;
       e = cl_api().GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
@@ -286,7 +286,7 @@ class CLProgram : public Program {
     if (e == CL_SUCCESS) e = cl_api().GetKernelInfo(kernel_, CL_KERNEL_NUM_ARGS, sizeof n_args_, &n_args_, nullptr);
     if (e != CL_SUCCESS) {
       cl_api().ReleaseProgram(program_);
-      throw DeviceError(s.name, "loading kernel " + function + " failed: " + err_str(e));
+      throw DeviceError(s.name, "loading kernel " + function + " failed: " + cl_err_str(e));
     }
     // a driver may take a kernel that needs more local memory than the device has (PoCL does) and fail or
     // corrupt memory at launch: refused here
@@ -317,7 +317,7 @@ class CLProgram : public Program {
     if (e == CL_SUCCESS)
       e = cl_api().EnqueueNDRangeKernel(s_.queue, kernel_, 3, nullptr, global, has_local ? local : nullptr, 0, nullptr,
                                         timed || first ? &ev : nullptr);
-    if (e != CL_SUCCESS) throw DeviceError(s_.name, "launching kernel " + name_ + " over " + sizes(dims) + " failed: " + err_str(e));
+    if (e != CL_SUCCESS) throw DeviceError(s_.name, "launching kernel " + name_ + " over " + sizes(dims) + " failed: " + cl_err_str(e));
     if (!timed && !first) return 0;
     e = cl_api().WaitForEvents(1, &ev);
     if (first) finish_queues_at_exit();
@@ -325,7 +325,7 @@ class CLProgram : public Program {
     if (e == CL_SUCCESS) cl_api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
     if (e == CL_SUCCESS) cl_api().GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
     cl_api().ReleaseEvent(ev);
-    if (e != CL_SUCCESS) throw DeviceError(s_.name, "kernel " + name_ + " failed while running: " + err_str(e));
+    if (e != CL_SUCCESS) throw DeviceError(s_.name, "kernel " + name_ + " failed while running: " + cl_err_str(e));
     return timed && end > start ? static_cast<double>(end - start) * 1e-9 : 0;
   }
 
@@ -424,7 +424,7 @@ std::unique_ptr<Program> OpenCLDevice::load(const std::string& function, const s
 
 void OpenCLDevice::wait() {
   cl_int e = cl_api().Finish(s_->queue);
-  if (e != CL_SUCCESS) throw DeviceError(name(), "a kernel failed while running: " + err_str(e));
+  if (e != CL_SUCCESS) throw DeviceError(name(), "a kernel failed while running: " + cl_err_str(e));
 }
 
 }  // namespace tg::runtime

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "base/text.h"
+#include "base/util.h"
 
 namespace tg::runtime {
 

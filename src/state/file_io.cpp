@@ -58,4 +58,10 @@ void write_file_atomically(const std::string& path, const std::vector<std::strin
   }
 }
 
+base::Json parse_json_file(const std::string& path, const char* op, SourceLocation where) {
+  size_t size = 0;
+  auto map = map_file(path, size, op, where);
+  return base::parse_json({reinterpret_cast<const char*>(map.get()), size}, op, path, where);
+}
+
 }  // namespace tg::state

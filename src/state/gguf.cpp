@@ -14,7 +14,7 @@
 #include "schedule/buffer_uop.h"
 #include "state/file_io.h"
 #include "state/gguf_quants.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 #include "tg/state.h"
 
 namespace tg {

@@ -16,7 +16,7 @@
 //   Q5_K 176 B / 256: d | dmin | scales[12] | qh[32] | qs[128]   as Q4_K with a fifth bit
 //   Q6_K 210 B / 256: ql[128] | qh[64] | scales[16] int8 | d     16 sub-blocks of 16: 6-bit q, int8 scale
 #include "state/gguf_quants.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 
 #include <string>
 #include <utility>

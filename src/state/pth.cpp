@@ -13,7 +13,7 @@
 
 #include "schedule/buffer_uop.h"
 #include "state/file_io.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 #include "tg/state.h"
 
 namespace tg {

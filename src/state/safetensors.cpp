@@ -13,8 +13,8 @@
 
 #include "schedule/buffer_uop.h"
 #include "state/file_io.h"
-#include "state/json.h"
-#include "tensor/tensor_impl.h"
+#include "base/json.h"
+#include "tensor/helpers.h"
 #include "tg/state.h"
 
 namespace tg {
@@ -66,14 +66,14 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
   if (n > kMaxHeader) throw bad("a header of " + std::to_string(n) + " bytes is over the 100 MB limit");
   std::string_view text(reinterpret_cast<const char*>(f.map.get()) + 8, n);
   if (text.empty() || text[0] != '{') throw bad("the header does not start with '{' (not a safetensors file)");
-  state::Json header = state::parse_json(text, "safe_load", path, where);
-  if (header.kind != state::Json::Kind::Object) throw bad("the header is not a JSON object");
+  base::Json header = base::parse_json(text, "safe_load", path, where);
+  if (header.kind != base::Json::Kind::Object) throw bad("the header is not a JSON object");
   f.data = f.map.get() + 8 + n;
   uint64_t data_size = size - 8 - n;
-  using K = state::Json::Kind;
+  using K = base::Json::Kind;
   for (const auto& member : header.members) {
     const std::string& name = member.first;  // not a structured binding: clang 14 cannot capture those
-    const state::Json& v = member.second;
+    const base::Json& v = member.second;
     if (name == "__metadata__") {
       if (v.kind != K::Object) throw bad("__metadata__ is not an object");
       for (const auto& [k, s] : v.members) {
@@ -82,7 +82,7 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
       }
       continue;
     }
-    auto field = [&](const char* key, K kind) -> const state::Json& {
+    auto field = [&](const char* key, K kind) -> const base::Json& {
       if (v.kind == K::Object)
         for (const auto& [k, x] : v.members)
           if (k == key && x.kind == kind) return x;
@@ -97,7 +97,7 @@ SafetensorsFile read_file(const std::string& path, SourceLocation where) {
     // legal), then in bytes; our own limit: the nonzero sizes multiply to under 2^63 (an empty tensor's strides)
     uint64_t nonzero = 1;
     bool empty = false;
-    for (const state::Json& d : field("shape", K::Array).items) {
+    for (const base::Json& d : field("shape", K::Array).items) {
       if (d.kind != K::Int || d.integer < 0) throw bad("tensor '" + name + "' has a shape entry that is not a size");
       e.shape.push_back(d.integer);
       empty = empty || d.integer == 0;
@@ -150,7 +150,7 @@ void safe_save(const StateDict& dict, const std::string& path, const std::map<st
   // the header must be UTF-8 (safe_load and every other reader refuse it otherwise): a name or a metadata string that
   // is not is refused here, before anything is written
   auto check_utf8 = [&](const std::string& s, const char* what) {
-    if (size_t bad = state::utf8_error_at(s); bad != std::string::npos)
+    if (size_t bad = base::utf8_error_at(s); bad != std::string::npos)
       throw ArgumentError("safe_save", std::string(what) + " '" + s + "' is not UTF-8 (byte " + std::to_string(bad) + ")", where);
   };
   for (const auto& [k, v] : metadata) check_utf8(k, "metadata key"), check_utf8(v, "metadata value");
@@ -159,7 +159,7 @@ void safe_save(const StateDict& dict, const std::string& path, const std::map<st
   if (!metadata.empty()) {
     header += "\"__metadata__\":{";
     for (auto it = metadata.begin(); it != metadata.end(); ++it)
-      header += (it == metadata.begin() ? "" : ",") + state::json_quote(it->first) + ":" + state::json_quote(it->second);
+      header += (it == metadata.begin() ? "" : ",") + base::json_quote(it->first) + ":" + base::json_quote(it->second);
     header += "}";
   }
   std::vector<std::vector<uint8_t>> data;
@@ -171,7 +171,7 @@ void safe_save(const StateDict& dict, const std::string& path, const std::map<st
     data.push_back(t.to_bytes());
     std::string shape;
     for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    header += (header.size() > 1 ? "," : "") + state::json_quote(name) + ":{\"dtype\":\"" + code + "\",\"shape\":[" + shape +
+    header += (header.size() > 1 ? "," : "") + base::json_quote(name) + ":{\"dtype\":\"" + code + "\",\"shape\":[" + shape +
               "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + data.back().size()) + "]}";
     offset += data.back().size();
   }

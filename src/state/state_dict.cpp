@@ -3,7 +3,7 @@
 #include "runtime/buffer.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
-#include "tensor/tensor_impl.h"
+#include "tensor/helpers.h"
 #include "tg/state.h"
 
 namespace tg {

@@ -13,7 +13,7 @@
 
 #include "schedule/buffer_uop.h"
 #include "tensor/custom_grad.h"
-#include "tensor/graph_dot.h"
+#include "viz/graph_dot.h"
 #include "tg/context.h"
 #include "tg/mpi.h"
 #include "uop/reduce_arg.h"
@@ -270,7 +270,7 @@ void draw(const UOp& root, const std::vector<Tensor>& grads) {
   std::vector<UOp> g;
   for (const Tensor& t : grads)
     if (t.defined()) g.push_back(t.uop());
-  tensor::draw_autograd_graph(root, g);
+  viz::draw_autograd_graph(root, g);
 }
 
 }  // namespace

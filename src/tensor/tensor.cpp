@@ -187,12 +187,6 @@ Tensor make_tensor(const UOp& u, const std::string& device, SourceLocation creat
 
 namespace tensor {
 
-std::string shape_str(const Shape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
-
 std::string resolve_device(const std::string& device, const char* op, SourceLocation where) {
   if (device.empty()) return Device::default_device();
   if (!multi::is_multi(device)) return runtime::canonical_device(device);

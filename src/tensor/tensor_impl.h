@@ -4,6 +4,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "tensor/helpers.h"
 #include "tg/tensor.h"
 #include "uop/sint.h"
 #include "uop/uop.h"
@@ -100,10 +101,8 @@ inline Tensor wrap(const uop::UOp& u, const std::string& device, SourceLocation 
 }
 uop::UOp movement(uop::Ops op, const uop::UOp& x, std::vector<int64_t> arg);
 uop::UOp device_uop(const std::string& device);
-// "(2, 3)"
-std::string shape_str(const Shape& s);
 uop::UOp movement(uop::Ops op, const uop::UOp& x, std::vector<Dim> arg);
-// The movement methods and broadcasting where a size is symbolic (symbolic.cpp): sizes compare as expressions,
+// The movement methods and broadcasting where a size is symbolic (symbolic_shapes.cpp): sizes compare as expressions,
 // and a check that depends on the variables holds at their bound values (tinygrad's resolve).
 Tensor symbolic_reshape(const Tensor& t, std::vector<Dim> sizes, SourceLocation where);
 Tensor symbolic_expand(const Tensor& t, std::vector<Dim> sizes, SourceLocation where);
@@ -114,41 +113,20 @@ Tensor symbolic_pad(const Tensor& t, const std::vector<std::pair<Dim, Dim>>& gro
 Tensor symbolic_cat(const std::vector<Tensor>& tensors, int64_t dim, SourceLocation where);
 std::vector<Dim> symbolic_broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where);
 Tensor symbolic_broadcast_to(const Tensor& t, const std::vector<Dim>& shape);
-// the device a new tensor goes to: the given one, canonical, or the default; several joined by commas
-// ("CPU,CPU:1"), each canonical, for a tensor held by several (ArgumentError naming `op` when one appears twice)
-std::string resolve_device(const std::string& device, const char* op = "device", SourceLocation where = {});
 // A constant of dtype broadcast to shape (no buffer).
 Tensor const_tensor(ConstValue v, DType dtype, const DimList& shape, const std::string& device);
 // ShapeError for a negative dimension, ArgumentError for more than kMaxElements; DTypeError for void, pointer or
 // vector dtypes.
 void check_shape(const Shape& shape, const char* op, SourceLocation where);
-// The most elements a tensor holds: its byte size fits in int64 for every dtype (8 bytes at most), so no size or
-// index computation below the Tensor overflows. A shape with a 0 is empty, whatever its other dimensions.
-constexpr int64_t kMaxElements = INT64_MAX / 8;
-// The shape's element count; ArgumentError naming op and the shape when it is over kMaxElements.
-int64_t checked_numel(const Shape& shape, const char* op, SourceLocation where);
 void check_value_dtype(DType dt, const char* op, SourceLocation where);
 // Axes validated and made non-negative, sorted, distinct.
 std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t ndim, const char* op, SourceLocation where);
 
-// The dtype composite math runs in: float32 for 16-bit floats (one rounding at the end, as PyTorch), else dt.
-inline DType compute_float(DType dt) { return dt.itemsize() < 4 ? dtypes::float32 : dt; }
-// f(x) computed in compute_float and returned in x's float dtype (ints and bool become float32).
-template <class F> Tensor float_math(const Tensor& x, SourceLocation where, F f) {
-  DType out = least_upper_float(x.dtype());
-  return f(x.cast(compute_float(out), where)).cast(out, where);
-}
-// Inside a composite method's catch: a user error from a primitive it called is raised again as the method's own
-// ("conv2d: reshape: cannot reshape ..."), at the user's line. Other errors pass through unchanged.
-[[noreturn]] void rethrow_in(const Error& e, const char* method, SourceLocation where);
 // x and y broadcast to one shape and promoted to one dtype (numpy and tinygrad rules)
 std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y, const char* op, SourceLocation where);
 Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op, SourceLocation where);
 Tensor broadcast_to(const Tensor& t, const Shape& shape);
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op, SourceLocation where);
-std::string list_str(const std::vector<int64_t>& v);
-std::string num_str(double v);  // shortest form: 1e+300, 0.5, 3
-int64_t prod(const Shape& s);  // checked_numel, for shapes already checked
 // x * y for a sum of products (matmul, conv): 16-bit floats multiply in float32, as PyTorch's matmul and conv do:
 // each product is exact (8 or 11 significant bits per factor) and never rounded to 16 bits (linalg.cpp)
 Tensor exact_products(const Tensor& x, const Tensor& y, SourceLocation where);

@@ -1,4 +1,4 @@
-#include "tensor/graph_dot.h"
+#include "viz/graph_dot.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -9,15 +9,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "base/text.h"
+#include "base/util.h"
 #include "runtime/process.h"
 #include "schedule/grouping.h"
-#include "tensor/tensor_impl.h"
+#include "shape/view.h"
 #include "tg/context.h"
 #include "tg/error.h"
 #include "uop/ops.h"
 
-namespace tg::tensor {
+namespace tg::viz {
 
 using uop::Ops;
 using uop::UOp;
@@ -44,7 +44,7 @@ std::string label(const UOp& u) {
     std::string a = u.arg().repr();
     l += " " + (a.size() > 40 ? a.substr(0, 37) + "..." : a);
   }
-  if (u.dtype() != dtypes::void_) l += "\n" + (u.symbolic_shape() ? std::string("symbolic") : shape_str(u.shape())) + " " + u.dtype().name();
+  if (u.dtype() != dtypes::void_) l += "\n" + (u.symbolic_shape() ? std::string("symbolic") : shape::shape_str(u.shape())) + " " + u.dtype().name();
   return l;
 }
 
@@ -126,4 +126,4 @@ void draw_autograd_graph(const UOp& root, const std::vector<UOp>& grads) {
   std::fprintf(stderr, "GRAPH: %zu nodes in %s%s\n", n, path.c_str(), note.c_str());
 }
 
-}  // namespace tg::tensor
+}  // namespace tg::viz

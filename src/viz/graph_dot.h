@@ -4,7 +4,7 @@
 
 #include "uop/uop.h"
 
-namespace tg::tensor {
+namespace tg::viz {
 
 // With GRAPH=1, the first call for each output path (GRAPH_PATH, else net.dot in $TMPDIR or /tmp: a training loop
 // draws its first step) writes the forward graph of `root` and the backward graph of `grads` (the gradients it
@@ -13,4 +13,4 @@ namespace tg::tensor {
 // purple where they carry an intermediate of the forward. Every failure is a line on stderr: the program goes on.
 void draw_autograd_graph(const uop::UOp& root, const std::vector<uop::UOp>& grads);
 
-}  // namespace tg::tensor
+}  // namespace tg::viz

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "base/text.h"
+#include "base/util.h"
 #include "viz/record.h"
 
 namespace tg::viz {

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "base/text.h"
+#include "base/util.h"
 
 namespace tg::viz {
 

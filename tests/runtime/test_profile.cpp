@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "state/json.h"
+#include "base/json.h"
+#include "state/file_io.h"
 #include "support/expect_error.h"
 #include "tg/tg.h"
 
@@ -18,26 +19,26 @@ namespace {
 struct Span {
   std::string name, cat, lane;
   double ts = 0, dur = 0;
-  const state::Json* args = nullptr;
+  const base::Json* args = nullptr;
 };
 
-const state::Json* member(const state::Json& o, const std::string& key) {
+const base::Json* member(const base::Json& o, const std::string& key) {
   for (const auto& [k, v] : o.members)
     if (k == key) return &v;
   return nullptr;
 }
 
 // the "X" events of a saved trace, each with its row's name
-std::vector<Span> spans_of(const state::Json& trace) {
+std::vector<Span> spans_of(const base::Json& trace) {
   std::vector<Span> out;
-  const state::Json* events = member(trace, "traceEvents");
-  EXPECT_TRUE(events && events->kind == state::Json::Kind::Array);
+  const base::Json* events = member(trace, "traceEvents");
+  EXPECT_TRUE(events && events->kind == base::Json::Kind::Array);
   if (!events) return out;
   std::vector<std::pair<int64_t, std::string>> rows;
-  for (const state::Json& e : events->items)
+  for (const base::Json& e : events->items)
     if (member(e, "ph")->str == "M" && member(e, "name")->str == "thread_name")
       rows.emplace_back(member(e, "tid")->integer, member(*member(e, "args"), "name")->str);
-  for (const state::Json& e : events->items) {
+  for (const base::Json& e : events->items) {
     if (member(e, "ph")->str != "X") continue;
     Span s{member(e, "name")->str, member(e, "cat")->str, "", member(e, "ts")->number, member(e, "dur")->number, member(e, "args")};
     for (const auto& [tid, name] : rows)
@@ -68,7 +69,7 @@ TEST(Profile, ATraceHoldsTheKernelsCompilesAndSchedulesOfARealize) {
   std::string path = temp_path("a.json");
   size_t n = profile::save(path);
   EXPECT_GT(n, 3u);
-  state::Json trace = state::parse_json_file(path, "test", SourceLocation::current());
+  base::Json trace = state::parse_json_file(path, "test", SourceLocation::current());
   std::vector<Span> spans = spans_of(trace);
   EXPECT_EQ(spans.size(), n);
   const Span *kernel = nullptr, *compile = nullptr, *schedule = nullptr, *realize = nullptr, *user = nullptr;
@@ -92,7 +93,7 @@ TEST(Profile, ATraceHoldsTheKernelsCompilesAndSchedulesOfARealize) {
   EXPECT_LE(kernel->ts + kernel->dur, realize->ts + realize->dur + 1e-3);
   EXPECT_GE(realize->ts, user->ts);
   EXPECT_EQ(user->name, "my \"phase\"\n");
-  EXPECT_EQ(member(*user->args, "step")->kind, state::Json::Kind::Int);
+  EXPECT_EQ(member(*user->args, "step")->kind, base::Json::Kind::Int);
   EXPECT_EQ(member(*user->args, "note")->str, "007");  // not a JSON number: kept as the string it is
   EXPECT_NE(user->lane, "CPU");
   std::remove(path.c_str());

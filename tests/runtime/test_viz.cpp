@@ -9,11 +9,11 @@
 #include <sstream>
 #include <string>
 
-#include "base/text.h"
+#include "base/util.h"
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "support/expect_error.h"
 #include "support/scratch.h"
 #include "tg/tg.h"
@@ -25,14 +25,14 @@ namespace {
 
 using uop::UOp;
 
-const state::Json& at(const state::Json& o, const std::string& key) {
+const base::Json& at(const base::Json& o, const std::string& key) {
   for (const auto& [k, v] : o.members)
     if (k == key) return v;
   throw std::runtime_error("no member " + key);
 }
 
 // the JSON inside a saved page
-state::Json page_data(const std::string& path) {
+base::Json page_data(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -41,12 +41,12 @@ state::Json page_data(const std::string& path) {
   size_t from = page.find(open), to = page.find("</script>", from);
   EXPECT_NE(from, std::string::npos);
   from += open.size();
-  return state::parse_json(page.substr(from, to - from), "test", path, SourceLocation::current());
+  return base::parse_json(page.substr(from, to - from), "test", path, SourceLocation::current());
 }
 
 // a node of the page's table as "OP dtype arg"
-std::string node_str(const state::Json& data, int64_t id) {
-  const state::Json& n = at(data, "nodes").items.at(id);
+std::string node_str(const base::Json& data, int64_t id) {
+  const base::Json& n = at(data, "nodes").items.at(id);
   return at(data, "ops").items.at(n.items[0].integer).str + " " + n.items[1].str + " " + n.items[2].str;
 }
 
@@ -90,11 +90,11 @@ TEST(Viz, APageHoldsARealizeItsScheduleAndItsKernelsSourceAndRewrites) {
   Tensor z = (x + c).realize();  // after stop(): not recorded
   std::string path = testing::scratch_path("viz.html");
   EXPECT_EQ(viz::save(path), 1u);
-  state::Json data = page_data(path);
+  base::Json data = page_data(path);
 
-  const state::Json& realizes = at(data, "realizes");
+  const base::Json& realizes = at(data, "realizes");
   ASSERT_EQ(realizes.items.size(), 1u);
-  const state::Json& rz = realizes.items[0];
+  const base::Json& rz = realizes.items[0];
   EXPECT_NE(at(rz, "where").str.find("test_viz.cpp"), std::string::npos) << at(rz, "where").str;
   // the tensor graph: a SINK whose nodes hold the EXP2 and the sum
   std::string graph;
@@ -103,7 +103,7 @@ TEST(Viz, APageHoldsARealizeItsScheduleAndItsKernelsSourceAndRewrites) {
     int64_t id = stack.back();
     stack.pop_back();
     graph += node_str(data, id) + "\n";
-    for (const state::Json& s : at(data, "nodes").items.at(id).items[3].items) {
+    for (const base::Json& s : at(data, "nodes").items.at(id).items[3].items) {
       EXPECT_LT(s.integer, id);  // numbered sources first
       stack.push_back(s.integer);
     }
@@ -112,17 +112,17 @@ TEST(Viz, APageHoldsARealizeItsScheduleAndItsKernelsSourceAndRewrites) {
   EXPECT_NE(graph.find("EXP2 float32"), std::string::npos) << graph;
   EXPECT_NE(graph.find("REDUCE_AXIS float32 (ADD, (1,))"), std::string::npos) << graph;
   // the schedule: one kernel, the one whose record follows, with its output buffer of 4 floats first
-  const state::Json& items = at(rz, "items");
+  const base::Json& items = at(rz, "items");
   ASSERT_EQ(items.items.size(), 1u);
   EXPECT_EQ(at(items.items[0], "kind").str, "kernel");
   EXPECT_NE(at(items.items[0], "bufs").items.at(0).str.find("(4):float32"), std::string::npos);
   std::vector<std::string> stages;
-  for (const state::Json& s : at(rz, "stages").items) stages.push_back(s.items.at(0).str);
+  for (const base::Json& s : at(rz, "stages").items) stages.push_back(s.items.at(0).str);
   EXPECT_EQ(stages, (std::vector<std::string>{"schedule", "run"}));
 
-  const state::Json& kernels = at(data, "kernels");
+  const base::Json& kernels = at(data, "kernels");
   ASSERT_EQ(kernels.items.size(), 1u);
-  const state::Json& k = kernels.items[0];
+  const base::Json& k = kernels.items[0];
   EXPECT_EQ(at(k, "name").str, at(items.items[0], "kernel").str);
   EXPECT_EQ(at(k, "device").str, "CPU");
   // the source is the one the kernel cache holds for this AST (the same graph again: the same interned nodes)
@@ -135,18 +135,18 @@ TEST(Viz, APageHoldsARealizeItsScheduleAndItsKernelsSourceAndRewrites) {
   EXPECT_EQ(node_str(data, at(k, "ast").integer).rfind("SINK", 0), 0u);
   EXPECT_EQ(node_str(data, at(k, "lowered").integer).rfind("SINK", 0), 0u);
   stages.clear();
-  for (const state::Json& s : at(k, "stages").items) stages.push_back(s.items.at(0).str);
+  for (const base::Json& s : at(k, "stages").items) stages.push_back(s.items.at(0).str);
   ASSERT_GE(stages.size(), 4u);
   EXPECT_EQ(stages.front(), "lower");
   EXPECT_EQ(stages.back(), "compile");
   // lowering simplified its index math: each recorded rewrite names rules of the table, on nodes of the table
-  const state::Json& calls = at(at(k, "rewrites"), "calls");
+  const base::Json& calls = at(at(k, "rewrites"), "calls");
   ASSERT_FALSE(calls.items.empty());
   size_t n_rules = at(data, "rules").items.size(), n_nodes = at(data, "nodes").items.size();
-  for (const state::Json& call : calls.items) {
+  for (const base::Json& call : calls.items) {
     EXPECT_LT(at(call, "in").integer, static_cast<int64_t>(n_nodes));
     ASSERT_FALSE(at(call, "steps").items.empty());
-    for (const state::Json& step : at(call, "steps").items) {
+    for (const base::Json& step : at(call, "steps").items) {
       EXPECT_LT(step.items.at(0).integer, static_cast<int64_t>(n_rules));
       EXPECT_NE(step.items.at(1).integer, step.items.at(2).integer);  // a step changes its node
     }

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "state/file_io.h"
-#include "state/json.h"
+#include "base/json.h"
 #include "tg/text.h"
 
 using tg::text::split_words;
@@ -23,24 +23,24 @@ namespace {
 
 const std::string kDir = TG_TEXT_TEST_DIR;
 
-tg::state::Json read_json(const std::string& path) {
+tg::base::Json read_json(const std::string& path) {
   size_t size = 0;
   auto data = tg::state::map_file(path, size, "test", tg::SourceLocation::current());
-  return tg::state::parse_json(std::string_view(reinterpret_cast<const char*>(data.get()), size), "test", path,
+  return tg::base::parse_json(std::string_view(reinterpret_cast<const char*>(data.get()), size), "test", path,
                                tg::SourceLocation::current());
 }
-const tg::state::Json& at(const tg::state::Json& j, const std::string& key) {
+const tg::base::Json& at(const tg::base::Json& j, const std::string& key) {
   for (const auto& [k, v] : j.members)
     if (k == key) return v;
   throw std::runtime_error("no " + key);
 }
-Ids ids_of(const tg::state::Json& j) {
+Ids ids_of(const tg::base::Json& j) {
   Ids ids;
   for (const auto& v : j.items) ids.push_back(static_cast<int32_t>(v.integer));
   return ids;
 }
-const tg::state::Json& golden() {
-  static const tg::state::Json g = read_json(std::string(TG_GOLDEN_DIR) + "/tokenizer_reference.json");
+const tg::base::Json& golden() {
+  static const tg::base::Json g = read_json(std::string(TG_GOLDEN_DIR) + "/tokenizer_reference.json");
   return g;
 }
 
