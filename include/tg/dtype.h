@@ -98,6 +98,9 @@ bool const_equal(const ConstValue& a, const ConstValue& b);  // by numeric value
 uint16_t float_to_half_bits(float f);
 float half_bits_to_float(uint16_t h);
 uint16_t float_to_bf16_bits(float f);
+// from a double with one rounding to nearest even (through a float, 65519.999 rounded twice to an infinite half)
+uint16_t double_to_half_bits(double d);
+uint16_t double_to_bf16_bits(double d);
 float bf16_bits_to_float(uint16_t b);
 
 }  // namespace tg

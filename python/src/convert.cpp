@@ -261,6 +261,11 @@ Tensor from_list(py::handle data, std::optional<tg::DType> dtype, const std::str
       if (v[i] == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     }
     if (target == float32) return Tensor(std::vector<float>(v.begin(), v.end()), d.shape, dev);
+    if (target == float16 || target == bfloat16) {  // rounded once, here: a cast through float32 rounds twice
+      std::vector<uint16_t> bits(n);
+      for (size_t i = 0; i < n; i++) bits[i] = target == float16 ? tg::double_to_half_bits(v[i]) : tg::double_to_bf16_bits(v[i]);
+      return Tensor(bits, d.shape, dev).bitcast(target);
+    }
     Tensor t(v, d.shape, dev);
     return target == float64 ? t : t.cast(target);
   }

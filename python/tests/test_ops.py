@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from tinygrad import Tensor
+from tinygrad import Tensor, dtypes
 from helpers import check
 
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "square",
@@ -171,3 +171,16 @@ def test_backward_accumulates_and_detach():
   assert y.grad is None
   y.grad = Tensor([4.0])
   assert y.grad.tolist() == [4.0]
+
+@pytest.mark.parametrize("n", [1, 2, 16, 33])  # scalar kernels and vector ones (16 and more elements)
+def test_float_to_unsigned_casts_wrap_as_numpy(n):
+  vals = np.array([-1.5, 300.5, -3.5, 70000.25, 2.75] * n, dtype=np.float32)[:max(n, 5)]
+  for dt, npdt in ((dtypes.uint8, np.uint8), (dtypes.uint16, np.uint16), (dtypes.uint32, np.uint32)):
+    want = vals.astype(np.int64).astype(npdt)  # numpy's float -> unsigned: truncated, then wrapped
+    np.testing.assert_array_equal(Tensor(vals).cast(dt).numpy(), want)
+    np.testing.assert_array_equal(Tensor(vals).cast(dt).cast(dtypes.float32).numpy(), want.astype(np.float32))
+
+def test_python_floats_round_once_to_16_bit_floats():
+  vals = [65519.999, 1.0 + 2**-11 - 2**-40, 1.0 + 2**-11 + 2**-40, -3.3]
+  np.testing.assert_array_equal(Tensor(vals, dtype=dtypes.float16).numpy(), np.array(vals, dtype=np.float64).astype(np.float16))
+  assert Tensor(65519.999, dtype=dtypes.float16).item() == 65504.0

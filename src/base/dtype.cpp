@@ -164,6 +164,22 @@ uint16_t float_to_half_bits(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
+namespace {
+
+// d rounded to a float by round-to-odd: an inexact result keeps its last bit set, so rounding it again to a
+// narrower format (11 or 8 significant bits of 24) gives what one rounding of d would
+float to_float_round_odd(double d) {
+  float f = static_cast<float>(d);
+  if (std::isfinite(f) && static_cast<double>(f) != d && (std::bit_cast<uint32_t>(f) & 1u) == 0)
+    f = std::nextafter(f, d > static_cast<double>(f) ? INFINITY : -INFINITY);  // the odd neighbour on d's side
+  return f;
+}
+
+}  // namespace
+
+uint16_t double_to_half_bits(double d) { return float_to_half_bits(to_float_round_odd(d)); }
+uint16_t double_to_bf16_bits(double d) { return float_to_bf16_bits(to_float_round_odd(d)); }
+
 float half_bits_to_float(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
   if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
@@ -258,8 +274,8 @@ ConstValue cast_const(const ConstValue& v, DType dt) {
     double d = const_to_double(v);
     switch (s.scalar_type()) {
       case ScalarType::Float32: return static_cast<double>(static_cast<float>(d));
-      case ScalarType::Float16: return static_cast<double>(half_bits_to_float(float_to_half_bits(static_cast<float>(d))));
-      case ScalarType::BFloat16: return static_cast<double>(bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(d))));
+      case ScalarType::Float16: return static_cast<double>(half_bits_to_float(double_to_half_bits(d)));
+      case ScalarType::BFloat16: return static_cast<double>(bf16_bits_to_float(double_to_bf16_bits(d)));
       default: return d;
     }
   }

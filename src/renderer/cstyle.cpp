@@ -18,6 +18,12 @@ using uop::UOp;
 
 namespace {
 
+// A float out of an unsigned type's range converted to it is undefined in C (x86 vector code gave -1 for -1.5 as
+// uint16); through int64 it wraps as numpy's and PyTorch's do: -1.5 -> 65535, 300.5 -> 44 as uint8.
+bool wraps_through_int64(DType from, DType to) {
+  return from.is_float() && to.is_unsigned() && to.scalar().itemsize() < 8;
+}
+
 // An inlined expression nests no deeper than this in brackets: a deeper one is bound to a local and its users see
 // the name. A chain of 260 multiplies inlined is 260 parentheses deep (clang stops at 256, -fbracket-depth, and
 // deep nesting costs both compilers stack); ordinary kernels stay far below the bound and render as before. A
@@ -555,7 +561,9 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         else if (vector && u.op() == Ops::WHERE)
           e = u.src(0).dtype().count() > 1 ? select(s(0), 1, 2)
                                            : "(" + s(0) + " ? " + splat(u.src(1), u.dtype()) + " : " + splat(u.src(2), u.dtype()) + ")";
-        else if (vector && u.op() == Ops::CAST) e = lang.convert(u.dtype(), s(0));
+        else if (vector && u.op() == Ops::CAST)
+          e = wraps_through_int64(in, u.dtype()) ? lang.convert(u.dtype(), lang.convert(dtypes::int64.vec(u.dtype().count()), s(0)))
+                                                  : lang.convert(u.dtype(), s(0));
         else switch (u.op()) {
           case Ops::VECTORIZE: {
             std::vector<std::string> elems;
@@ -574,7 +582,11 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
           case Ops::EXP2:
           case Ops::LOG2:
           case Ops::SIN: e = lang.math(u.op(), u.dtype(), s(0), prelude); break;
-          case Ops::CAST: e = u.dtype().is_bool() ? "(" + s(0) + " != 0)" : "((" + ctype(u.dtype()) + ")" + s(0) + ")"; break;
+          case Ops::CAST:
+            e = u.dtype().is_bool()                   ? "(" + s(0) + " != 0)"
+                : wraps_through_int64(in, u.dtype()) ? "((" + ctype(u.dtype()) + ")(" + ctype(dtypes::int64) + ")" + s(0) + ")"
+                                                      : "((" + ctype(u.dtype()) + ")" + s(0) + ")";
+            break;
           case Ops::BITCAST: {
             // 16-bit floats live as float in registers: go through their bits
             std::string x = in.is_half() ? to_bits(in, s(0)) : s(0);

@@ -243,6 +243,7 @@ bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad; }
 Tensor Tensor::grad() const { return impl_ ? impl_->grad : Tensor(); }
 Tensor& Tensor::zero_grad() {
   impl_->grad = Tensor();
+  impl_->has_grad = false;
   return *this;
 }
 
@@ -336,6 +337,7 @@ Tensor& Tensor::set_grad(const Tensor& grad, Loc where) {
     throw ShapeError("grad", "a gradient of shape " + tensor::shape_str(grad.shape()) + " for a tensor of shape " + tensor::shape_str(shape()),
                      where);
   impl_->grad = !grad.defined() ? Tensor() : grad.dtype() == dtype() && grad.device() == device() ? grad : grad.cast(dtype(), where).to(device(), where);
+  impl_->has_grad = grad.defined();
   return *this;
 }
 

@@ -64,13 +64,25 @@ SavedGraphs apply_becomes(const std::vector<std::pair<UOp, UOp>>& becomes) {
     return std::any_of(keys.begin(), keys.end(), [&](uint64_t k) { return (b & k) == k; });
   };
   std::unordered_set<const uop::UOpNode*> leaves;  // the nodes of the tensors that require gradients
+  std::vector<std::pair<TensorImpl*, const uop::UOpNode*>> with_grads;  // and of those that have one (backward_all's)
   for (TensorImpl* t = registry_head; t; t = t->next) {
     if (t->requires_grad) leaves.insert(t->uop().get());
+    else if (t->has_grad) with_grads.emplace_back(t, t->uop().get());
     if (!schedule::is_realized_form(t->uop()) && may_contain(t->uop())) lazy.push_back(t), graphs.push_back(t->uop());
   }
   // one walk for all tensors: an ONNX model's or a network's intermediates share most of their graphs, and a walk
   // per tensor made each realize quadratic in the graph's size (a Reshape whose shape is computed reads it back)
   std::vector<UOp> now = uop::substitute(graphs, becomes);
+  // A tensor that has a gradient and keeps its graph is a leaf of a later backward_all() as well: the graphs this
+  // realize changes keep what reaches it (reading x.grad realized the max that o = x.max() is, and o.backward()
+  // again reached no x). One whose own graph changes now is not: its gradient is of the graph it had.
+  if (!with_grads.empty()) {
+    std::unordered_set<const TensorImpl*> moved;
+    for (size_t i = 0; i < lazy.size(); i++)
+      if (now[i] != graphs[i]) moved.insert(lazy[i]);
+    for (const auto& [t, node] : with_grads)
+      if (!moved.count(t)) leaves.insert(node);
+  }
   // a changed graph that reaches a tensor requiring a gradient is kept for backward() (TensorImpl::autograd_uop);
   // not a leaf's own: its buffer is what the gradient is of
   std::vector<UOp> changed;
@@ -269,8 +281,8 @@ void write_value(unsigned char* dst, DType dt, const ConstValue& v) {
     case ScalarType::UInt32: put(static_cast<uint32_t>(const_to_int(c))); break;
     case ScalarType::Int64: put(static_cast<int64_t>(const_to_int(c))); break;
     case ScalarType::UInt64: put(static_cast<uint64_t>(const_to_int(c))); break;
-    case ScalarType::Float16: put(float_to_half_bits(static_cast<float>(const_to_double(c)))); break;
-    case ScalarType::BFloat16: put(float_to_bf16_bits(static_cast<float>(const_to_double(c)))); break;
+    case ScalarType::Float16: put(double_to_half_bits(const_to_double(c))); break;
+    case ScalarType::BFloat16: put(double_to_bf16_bits(const_to_double(c))); break;
     case ScalarType::Float32: put(static_cast<float>(const_to_double(c))); break;
     case ScalarType::Float64: put(const_to_double(c)); break;
     case ScalarType::Void: throw InternalError("Tensor", "void data");

@@ -57,6 +57,7 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   const SourceLocation created;  // the user's line that made it: named when realizing it fails
   std::atomic<bool> requires_grad = false;  // read by backward() in every thread (tensors_requiring_grad)
   Tensor grad;             // accumulated by backward(); undefined until then
+  std::atomic<bool> has_grad = false;  // grad is defined (read by apply_becomes in every thread)
   TensorImpl* prev = nullptr;  // the registry: an intrusive list of every live tensor
   TensorImpl* next = nullptr;
 

@@ -111,6 +111,28 @@ TEST(Autograd, BackwardAllFillsEveryLiveFloatTensorInTheGraph) {
   EXPECT_EQ(vec(x.grad()), (std::vector<float>{144, -648}));
 }
 
+// Reading x.grad realizes the max that o is; a second backward_all() from o must still reach x (tinygrad's
+// test_accumulate_gradients). A tensor realized after its gradient was taken keeps getting gradients.
+TEST(Autograd, BackwardAllAgainAfterReadingTheGradient) {
+  Tensor x = Tensor({1.0f, 3.0f, 2.0f});
+  Tensor o = x.max();
+  o.backward_all();
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{0, 1, 0}));
+  o.backward_all();
+  EXPECT_EQ(vec(x.grad()), (std::vector<float>{0, 2, 0}));
+  Tensor a = Tensor({1.0f, 2.0f}), b = Tensor({3.0f, 4.0f});
+  Tensor d = a.dot(b);
+  d.backward_all();
+  EXPECT_EQ(vec(a.grad()), (std::vector<float>{3, 4}));
+  d.backward_all();
+  EXPECT_EQ(vec(a.grad()), (std::vector<float>{6, 8}));
+  Tensor r = Tensor::rand({3});  // lazy until read
+  (r * 2).sum().backward_all();
+  r.realize();
+  (r * 2).sum().backward_all();
+  EXPECT_EQ(vec(r.grad()), (std::vector<float>{4, 4, 4}));
+}
+
 TEST(Autograd, SetGradReplacesTheGradient) {
   Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
   (w * 3).sum().backward();

@@ -120,6 +120,18 @@ TEST(DType, CastConstWrapsAndRounds) {
   EXPECT_EQ(std::get<double>(cast_const(1.00390625, dtypes::bfloat16)), 1.0);    // 1 + 2^-8: a tie, to even
 }
 
+// A double just below a tie of two 16-bit floats rounds down; through a float it became the tie and rounded to even.
+TEST(DType, DoublesRoundOnceTo16BitFloats) {
+  EXPECT_EQ(double_to_half_bits(65519.999), 0x7bffu);  // 65504, the largest half (65520 is the tie with infinity)
+  EXPECT_EQ(double_to_half_bits(65520.0), 0x7c00u);     // the tie itself: to even, infinity
+  EXPECT_EQ(double_to_half_bits(1.0 + 0x1p-11 - 0x1p-40), 0x3c00u);  // below 1 + half an ulp: 1
+  EXPECT_EQ(double_to_half_bits(1.0 + 0x1p-11 + 0x1p-40), 0x3c01u);  // above it: the next half
+  EXPECT_EQ(double_to_half_bits(-2.5), float_to_half_bits(-2.5f));   // exact values are unchanged
+  EXPECT_EQ(double_to_bf16_bits(1.0 + 0x1p-8 - 0x1p-40), 0x3f80u);   // bfloat16: 1 + 2^-8 is the tie
+  EXPECT_EQ(double_to_bf16_bits(1.0 + 0x1p-8 + 0x1p-40), 0x3f81u);
+  EXPECT_EQ(std::get<double>(cast_const(65519.999, dtypes::float16)), 65504.0);
+}
+
 TEST(DType, HalfConversionsRoundTrip) {
   // every finite half converts to float and back to the same bits
   for (uint32_t h = 0; h < 0x10000; h++) {
