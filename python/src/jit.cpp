@@ -15,7 +15,9 @@ void init_jit(py::module_& m) {
           return out.cast<std::vector<Tensor>>();
         });
       }), py::arg("fn"))
-      .def("__call__", [](tg::JitFunction& j, const std::vector<Tensor>& inputs) { return j.call(inputs); }, py::arg("inputs"))
+      // kernels run (and, while capturing, compile) without the GIL; the Python function takes it back
+      .def("__call__", [](tg::JitFunction& j, const std::vector<Tensor>& inputs) { return j.call(inputs); }, py::arg("inputs"),
+           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("captured", &tg::JitFunction::captured)
       .def_property_readonly("kernel_count", &tg::JitFunction::kernel_count)
       .def("export_c", [](const tg::JitFunction& j, const std::string& c, const std::string& w) { j.export_c(c, w); }, py::arg("c_path"),

@@ -84,11 +84,8 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
         return t.shape()[0];
       })
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })  // identity, as tinygrad
-      .def("__bool__", [](const Tensor& t) {
-        if (t.numel() != 1)
-          throw py::value_error("the truth value of a tensor with " + std::to_string(t.numel()) + " elements is ambiguous");
-        return item_of(t).cast<bool>();
-      })
+      // tinygrad's: `if t:` and `t in [...]` are mistakes; t.item() says which value is meant
+      .def("__bool__", [](const Tensor&) -> bool { throw py::type_error("__bool__ on Tensor is not defined"); })
       .def("__repr__", [](const Tensor& t) {
         std::ostringstream s;
         s << "<Tensor " << (t.is_realized() ? "realized " : "") << "shape=" << py::str(shape_tuple(t.shape())).cast<std::string>()

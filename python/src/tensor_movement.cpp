@@ -119,7 +119,9 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
         if (mode == "reflect") return t.pad(p, tg::PadMode::reflect, value);
         if (mode == "replicate") return t.pad(p, tg::PadMode::replicate, value);
         if (mode == "circular") return t.pad(p, tg::PadMode::circular, value);
-        throw py::value_error("mode must be 'constant', 'reflect', 'replicate' or 'circular', not '" + mode + "'");
+        // tinygrad's kind for a mode it does not have
+        PyErr_SetString(PyExc_NotImplementedError, ("mode='" + mode + "' is not supported: 'constant', 'reflect', 'replicate' or 'circular'").c_str());
+        throw py::error_already_set();
       }, py::arg("padding"), py::arg("mode") = "constant", py::arg("value") = 0.0)
       .def("shrink", [](const Tensor& t, py::handle arg) {
         if (!PyTuple_Check(arg.ptr()) && !PyList_Check(arg.ptr())) throw py::type_error("shrink takes a tuple of (begin, end) or None");
@@ -204,8 +206,11 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
           if (py::isinstance<Tensor>(src)) return t.scatter(dim, index, src.cast<Tensor>());
           return t.scatter(dim, index, src.cast<double>());
         }
-        std::string r = reduce.cast<std::string>();
-        if (py::isinstance<Tensor>(src)) return t.scatter(dim, index, src.cast<Tensor>(), r);
+        // tinygrad's checks, before the core's: reduce is 'add' or 'multiply', and only with a scalar src
+        std::string r = py::str(reduce).cast<std::string>();
+        if (!py::isinstance<py::str>(reduce) || (r != "add" && r != "multiply"))
+          throw py::type_error("reduce=" + py::repr(reduce).cast<std::string>() + " must be one of None, 'multiply', or 'add'");
+        if (py::isinstance<Tensor>(src)) throw py::type_error("scatter with reduce takes a scalar src; for a Tensor src use scatter_reduce");
         return t.scatter(dim, index, src.cast<double>(), r);
       }, py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce") = py::none())
       .def("scatter_reduce", [](const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
@@ -219,7 +224,10 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
         if (size.is_none()) return t.nonzero();
         return t.nonzero(to_int(size, "size"), fill);
       }, py::arg("size") = py::none(), py::arg("fill_value") = 0)
-      .def("one_hot", [](const Tensor& t, int64_t n) { return t.one_hot(n); }, py::arg("num_classes") = -1)
+      .def("one_hot", [](const Tensor& t, int64_t n) {
+        if (n < 0) throw py::value_error("num_classes must be non-negative, got " + std::to_string(n));  // tinygrad infers none
+        return t.one_hot(n);
+      }, py::arg("num_classes"))
       .def("sort", [](const Tensor& t, int64_t dim, bool desc) { return t.sort(dim, desc); }, py::arg("dim") = -1, py::arg("descending") = false)
       .def("argsort", [](const Tensor& t, int64_t dim, bool desc) { return t.argsort(dim, desc); }, py::arg("dim") = -1,
            py::arg("descending") = false)

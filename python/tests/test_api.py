@@ -2,7 +2,7 @@
 import math
 import numpy as np
 import pytest
-from tinygrad import Tensor, dtypes, Device, Context, getenv, GlobalCounters
+from tinygrad import Tensor, dtypes, Device, Context, getenv, GlobalCounters, nn
 
 def test_in_place_operators_assign():
   x = Tensor([1.0, 2.0]).realize()
@@ -41,8 +41,10 @@ def test_properties_and_repr():
   assert dtypes.is_float(dtypes.half) and dtypes.is_int(dtypes.uint8) and not dtypes.is_float(dtypes.int32)
   assert Tensor([1]).to("cpu").device == "CPU"
   with pytest.raises(TypeError): len(Tensor(1.0))
-  assert bool(Tensor(1)) is True
-  with pytest.raises(ValueError): bool(Tensor([1, 2]))
+  with pytest.raises(TypeError): bool(Tensor(1))  # tinygrad's: `if t:` is a mistake, t.item() says what is meant
+  with pytest.raises(TypeError): Tensor([3]) in [Tensor([3])]
+  t3 = Tensor([3])
+  assert t3 in [t3]  # identity first, as any Python container
 
 def test_errors_are_python_exceptions_with_the_op_name():
   with pytest.raises(RuntimeError, match="reshape"): Tensor.ones(2, 3).reshape(4, 2)
@@ -55,7 +57,7 @@ def test_errors_are_python_exceptions_with_the_op_name():
   with pytest.raises(RuntimeError): Tensor([1.0]) << 2
   with pytest.raises(TypeError): Tensor([1.0]) + "a"
   with pytest.raises(TypeError): Tensor([1.0]).add(object())
-  with pytest.raises(ValueError): Tensor([1.0]).pad((1, 1), mode="typo")
+  with pytest.raises(NotImplementedError): Tensor([1.0]).pad((1, 1), mode="typo")
   with pytest.raises(RuntimeError): Tensor([1.0]).div(Tensor([1.0]), rounding_mode="typo")
   with pytest.raises(RuntimeError): Tensor([1, 2]).backward()
   with pytest.raises(TypeError): Tensor.ones(2).sum(axis="x")
@@ -89,3 +91,27 @@ def test_global_counters_count_kernels():
   assert GlobalCounters.kernel_count >= 1
   GlobalCounters.reset()
   assert GlobalCounters.kernel_count == 0
+
+def test_tinygrads_error_kinds_and_checks():
+  with pytest.raises(IndexError): Tensor(3.14).cat(Tensor(3.14))
+  with pytest.raises(ValueError): Tensor([1, 2, 4]).one_hot(-1)
+  with pytest.raises(TypeError): Tensor.ones(4).scatter(0, Tensor([0]), Tensor.ones(4), reduce="add")
+  with pytest.raises(TypeError): Tensor.ones(4).scatter(0, Tensor([0]), 1.0, reduce="max")
+  assert Tensor.ones(4).scatter(0, Tensor([1]), 2.0, reduce="add").tolist() == [1.0, 3.0, 1.0, 1.0]
+  with pytest.raises(OverflowError): Tensor.arange(129, dtype=dtypes.int8)
+  big = Tensor.arange(2**31, 2**31 + 3)
+  assert big.dtype == dtypes.int64 and big.tolist() == [2**31, 2**31 + 1, 2**31 + 2]
+  with pytest.raises(ValueError): nn.optim.AdamW([Tensor([1.0])], lr=0.1, weight_decay=-0.1)
+
+def test_tinygrads_conveniences():
+  assert Tensor([1, 2]).pad_to(4, value=2).tolist() == [1, 2, 2, 2]
+  r = Tensor.randn(3, dtype=dtypes.int32)
+  assert r.dtype == dtypes.int32 and r.shape == (3,)
+  a = Tensor.rand(4, 4)
+  a.mul(5).mean().backward()
+  c = a.clone()
+  np.testing.assert_allclose(c.grad.numpy(), a.grad.numpy())
+  opt = nn.optim.Adam([Tensor.ones(3)])
+  assert len(opt.m) == 1 and len(opt.v) == 1 and opt.b1_t.shape == () and opt.b2_t.shape == ()
+  from tinygrad.dtype import _to_np_dtype
+  assert _to_np_dtype(dtypes.bfloat16) is np.float32

@@ -75,6 +75,7 @@ _NP_NAMES = {dtypes.bool: "bool", dtypes.int8: "int8", dtypes.uint8: "uint8", dt
              dtypes.float16: "float16", dtypes.float32: "float32", dtypes.float64: "float64"}
 def _to_np_dtype(dtype: DType):
   import numpy as np
+  if dtype == dtypes.bfloat16: return np.float32  # numpy has no bfloat16: its values read as float32 (tinygrad's)
   return np.dtype(_NP_NAMES[dtype]).type if dtype in _NP_NAMES else None
 def _from_np_dtype(npdtype) -> DType:
   import numpy as np

@@ -91,8 +91,11 @@ class _TensorPy:
     if stop is None: start, stop = 0, start
     # tinygrad's dtype: float when any argument is a Python float, else int
     if dtype is None and any(isinstance(x, float) for x in (start, stop, step)): dtype = dtypes.default_float
-    if dtype is None: dtype = dtypes.default_int
-    return _grad(Tensor._arange(start, stop, step, dtype, device), requires_grad)
+    lo, hi = (start, stop - step) if step > 0 else (stop - step, start)
+    if dtype is None: dtype = dtypes.default_int if dtypes.default_int.min <= lo and hi <= dtypes.default_int.max else dtypes.int64
+    dt = to_dtype(dtype)
+    if dtypes.is_int(dt) and (lo < dt.min or dt.max < hi): raise OverflowError(f"arange [{start}, {stop}) is not representable in dtype {dt}")
+    return _grad(Tensor._arange(start, stop, step, dt, device), requires_grad)
   @staticmethod
   def linspace(start, stop, steps: int, dtype: DTypeLike|None = None, device=None, requires_grad: bool|None = None) -> Tensor:
     return _grad(Tensor._linspace(start, stop, steps, dtype, device), requires_grad)
@@ -107,6 +110,8 @@ class _TensorPy:
   @staticmethod
   def randn(*shape, dtype: DTypeLike|None = None, device=None, requires_grad: bool|None = None, **kwargs) -> Tensor:
     _check_kwargs("randn", kwargs)
+    if dtype is not None and not dtypes.is_float(dt := to_dtype(dtype)):  # tinygrad's: drawn as floats, then cast
+      return _grad(Tensor._randn(_shape(shape), None, device).cast(dt), requires_grad)
     return _grad(Tensor._randn(_shape(shape), dtype, device), requires_grad)
   @staticmethod
   def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, **kwargs) -> Tensor:
@@ -205,7 +210,10 @@ class _TensorPy:
   def __imatmul__(self, x) -> Tensor: return self.assign(self @ x)
 
   # ***** cat and stack: the tensors as arguments (x.cat(y), Tensor.cat(x, y)) or as one sequence (Tensor.cat((x, y))) *****
-  def cat(self, *args, dim: int = 0) -> Tensor: return _core_cat(*_tensors("cat", self, args), dim=dim)
+  def cat(self, *args, dim: int = 0) -> Tensor:
+    ts = _tensors("cat", self, args)
+    if any(t.ndim == 0 for t in ts): raise IndexError("zero-dimensional tensors cannot be concatenated")  # tinygrad's kind
+    return _core_cat(*ts, dim=dim)
   def stack(self, *args, dim: int = 0) -> Tensor: return _core_stack(*_tensors("stack", self, args), dim=dim)
 
   # ***** composed and convenience methods *****
@@ -216,9 +224,9 @@ class _TensorPy:
   def square_(self) -> Tensor: return self.assign(self.square())
   def swish_(self) -> Tensor: return self.assign(self.swish())
   def pad2d(self, padding: Sequence[int], value: float = 0.0) -> Tensor: return self.pad(tuple(padding), value=value)
-  def pad_to(self, shape, *args) -> Tensor:
+  def pad_to(self, shape, *args, value: float = 0.0) -> Tensor:
     s = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,) + args
-    return self.pad(tuple((0, 0 if n is None else n - o) for o, n in zip(self.shape, s)))
+    return self.pad(tuple((0, 0 if n is None else n - o) for o, n in zip(self.shape, s)), value=value)
   def meshgrid(self, *args: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     if indexing not in ("ij", "xy"): raise RuntimeError(f"indexing must be 'ij' or 'xy', not {indexing!r}")
     ts = (self,) + args
@@ -257,6 +265,12 @@ def _keeps_is_param(f):
   g.__name__, g.__doc__ = f.__name__, f.__doc__
   return g
 for _name in ("to", "clone", "shard"): setattr(_TensorPy, _name, _keeps_is_param(getattr(Tensor, _name)))
+_clone_keeping_is_param = _TensorPy.clone
+def _clone(self, *args, **kwargs) -> Tensor:
+  out = _clone_keeping_is_param(self, *args, **kwargs)
+  if self.grad is not None: out.grad = self.grad.clone().to(out.device)  # tinygrad's clone copies the gradient too
+  return out
+_TensorPy.clone = _clone
 
 for _name, _member in _TensorPy.__dict__.items():
   if _name in ("__module__", "__dict__", "__weakref__", "__doc__"): continue

@@ -63,14 +63,26 @@ class LARS(Optimizer):
     self._core.decoupled_wd = not pre_wd
     self.momentum, self.wd, self.ns_steps, self.ns_coefficients = momentum, weight_decay, ns_steps, ns_coefficients
     self.nesterov, self.classic, self.pre_wd, self.tcoef = nesterov, classic, pre_wd, tcoef
+  @property
+  def b(self) -> list[Tensor]: return self._core.b  # the momentum buffers
 
 class LAMB(Optimizer):
   """Adam's moments with LAMB's layer-wise trust ratio (adam=True: none, i.e. Adam/AdamW)."""
   def __init__(self, params: list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False, device=None, fused=False):
     _check_device(params, device)
-    if lr < 0 or eps < 0 or not 0 <= b1 < 1 or not 0 <= b2 < 1: raise ValueError(f"invalid LAMB arguments {lr=} {b1=} {b2=} {eps=}")
+    if lr < 0 or eps < 0 or weight_decay < 0 or not 0 <= b1 < 1 or not 0 <= b2 < 1:
+      raise ValueError(f"invalid LAMB arguments {lr=} {b1=} {b2=} {eps=} {weight_decay=}")
     super().__init__(_core._LAMB(_prepare(params), lr, b1, b2, eps, weight_decay, adam))
     self.b1, self.b2, self.eps, self.wd = b1, b2, eps, weight_decay
+  # the moments and the running powers of b1 and b2 (tinygrad's names)
+  @property
+  def m(self) -> list[Tensor]: return self._core.m
+  @property
+  def v(self) -> list[Tensor]: return self._core.v
+  @property
+  def b1_t(self) -> Tensor: return self._core.b1_t
+  @property
+  def b2_t(self) -> Tensor: return self._core.b2_t
 
 def SGD(params: list[Tensor], lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False, device=None, fused=False) -> LARS:
   """PyTorch's SGD: the momentum buffer b = momentum * b + g (nesterov: g + momentum * b)."""
