@@ -91,11 +91,11 @@ class _TensorPy:
     if stop is None: start, stop = 0, start
     # tinygrad's dtype: float when any argument is a Python float, else int
     if dtype is None and any(isinstance(x, float) for x in (start, stop, step)): dtype = dtypes.default_float
-    lo, hi = (start, stop - step) if step > 0 else (stop - step, start)
-    if dtype is None: dtype = dtypes.default_int if dtypes.default_int.min <= lo and hi <= dtypes.default_int.max else dtypes.int64
-    dt = to_dtype(dtype)
-    if dtypes.is_int(dt) and (lo < dt.min or dt.max < hi): raise OverflowError(f"arange [{start}, {stop}) is not representable in dtype {dt}")
-    return _grad(Tensor._arange(start, stop, step, dt, device), requires_grad)
+    # an int dtype that cannot hold the range is tinygrad's OverflowError; unsaid, the core picks int32 or int64
+    if dtype is not None and dtypes.is_int(dt := to_dtype(dtype)):
+      lo, hi = (start, stop - step) if step > 0 else (stop - step, start)
+      if lo < dt.min or dt.max < hi: raise OverflowError(f"arange [{start}, {stop}) is not representable in dtype {dt}")
+    return _grad(Tensor._arange(start, stop, step, dtype, device), requires_grad)
   @staticmethod
   def linspace(start, stop, steps: int, dtype: DTypeLike|None = None, device=None, requires_grad: bool|None = None) -> Tensor:
     return _grad(Tensor._linspace(start, stop, steps, dtype, device), requires_grad)
@@ -264,10 +264,11 @@ def _keeps_is_param(f):
     return out
   g.__name__, g.__doc__ = f.__name__, f.__doc__
   return g
-for _name in ("to", "clone", "shard"): setattr(_TensorPy, _name, _keeps_is_param(getattr(Tensor, _name)))
-_clone_keeping_is_param = _TensorPy.clone
+for _name in ("to", "shard"): setattr(_TensorPy, _name, _keeps_is_param(getattr(Tensor, _name)))
+_core_clone = Tensor.clone
 def _clone(self, *args, **kwargs) -> Tensor:
-  out = _clone_keeping_is_param(self, *args, **kwargs)
+  out = _core_clone(self, *args, **kwargs)
+  if not self.is_param: out.is_param = False
   if self.grad is not None: out.grad = self.grad.clone().to(out.device)  # tinygrad's clone copies the gradient too
   return out
 _TensorPy.clone = _clone
