@@ -84,6 +84,14 @@ class Variable {
   int64_t min_, max_;
 };
 
+// What a Dim is when it is exactly one Variable: the variable, with its value when bound (v.bind(n)), none when it is
+// v.unbound(); as_variable gives nullopt for an integer or any other expression.
+struct VariableUse {
+  Variable var;
+  std::optional<int64_t> value;
+};
+std::optional<VariableUse> as_variable(const Dim& d);
+
 // Whether a < b for every value of the variables: true, false, or nullopt when that depends on them.
 std::optional<bool> resolve_lt_symbolic(const Dim& a, const Dim& b);
 inline std::optional<bool> resolve_lt(const Dim& a, const Dim& b) {

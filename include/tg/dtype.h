@@ -69,19 +69,28 @@ inline constexpr DType uint8{ScalarType::UInt8}, uint16{ScalarType::UInt16}, uin
 inline constexpr DType float16{ScalarType::Float16}, bfloat16{ScalarType::BFloat16}, float32{ScalarType::Float32},
     float64{ScalarType::Float64};
 inline constexpr DType void_{ScalarType::Void};
-inline constexpr DType default_float = float32;
-inline constexpr DType default_int = int32;
+// The dtype of floating-point data given none (float literals, Tensor::rand, and int -> float results such as exp
+// and division): the DEFAULT_FLOAT setting, from the environment or a tg::Context ("float16", "half", "bfloat16",
+// "float32", "float64"), else float32. tinygrad's dtypes.default_float. ArgumentError for a name that is not a float
+// dtype.
+DType default_float();
+// The dtype of integer data given none: the DEFAULT_INT setting (an int dtype's name), else int32.
+DType default_int();
 // every value dtype, in priority order
 std::span<const DType> all();
 }  // namespace dtypes
 
+// A value dtype by tinygrad's name or alias, in any case: "float32", "float", "half", "bfloat16", "int", "uchar",
+// "bool" ...; nullopt for an unknown name.
+std::optional<DType> dtype_from_name(const std::string& name);
+
 // The smallest dtype every argument promotes to, over tinygrad's promotion lattice.
 DType least_upper_dtype(std::initializer_list<DType> dts);
-// least_upper_dtype(dt, default_float) unless dt is already a float: the dtype of exp/log/division results.
+// least_upper_dtype(dt, default_float()) unless dt is already a float: the dtype of exp/log/division results.
 DType least_upper_float(DType dt);
 // Weak scalars: the result dtype of `x op scalar` where the scalar is a C++ bool, integer or floating value.
 // A float tensor keeps its dtype; an int tensor keeps it against an int scalar; otherwise the scalar's default
-// dtype (bool, int32, float32) joins the promotion.
+// dtype (bool, default_int(), default_float()) joins the promotion.
 enum class ScalarKind { Bool, Int, Float };
 DType promote_with_scalar(DType x, ScalarKind scalar);
 

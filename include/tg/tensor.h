@@ -134,13 +134,13 @@ class Tensor {
     }
   }
 
-  static Tensor empty(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor empty(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                       Loc where = Loc::current());
-  static Tensor full(const Shape& shape, double value, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor full(const Shape& shape, double value, DType dtype = dtypes::default_float(), const std::string& device = "",
                      Loc where = Loc::current());
-  static Tensor zeros(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor zeros(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                       Loc where = Loc::current());
-  static Tensor ones(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor ones(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                      Loc where = Loc::current());
   // [0, stop) and [start, stop) by step; int32 unless a value is fractional (then float32) or a dtype is given.
   static Tensor arange(double stop, Loc where = Loc::current());
@@ -148,7 +148,7 @@ class Tensor {
                        const std::string& device = "", Loc where = Loc::current());
   // Uniform in [0, 1), generated on the device by a counter-based generator (Threefry-2x32): random tensors are
   // lazy and fuse like any other op, and the same seed gives the same numbers.
-  static Tensor rand(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor rand(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                      Loc where = Loc::current());
   // The caller's memory as a tensor, without a copy and without taking ownership (tinygrad's from_blob): `data`
   // holds shape's elements of dtype, row-major, aligned to the dtype's size, on a device whose memory is host
@@ -158,30 +158,30 @@ class Tensor {
                           Loc where = Loc::current());
   static void manual_seed(uint64_t seed);
 
-  static Tensor eye(int64_t n, int64_t m = -1, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor eye(int64_t n, int64_t m = -1, DType dtype = dtypes::default_float(), const std::string& device = "",
                     Loc where = Loc::current());
   // `steps` values from start to stop, both included
-  static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::float32,
+  static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::default_float(),
                          const std::string& device = "", Loc where = Loc::current());
   // Standard normal (Box-Muller over two rand draws).
-  static Tensor randn(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor randn(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                       Loc where = Loc::current());
   // Integers uniform in [low, high).
   static Tensor randint(const Shape& shape, int64_t low = 0, int64_t high = 10, DType dtype = dtypes::int32,
                         const std::string& device = "", Loc where = Loc::current());
-  static Tensor normal(const Shape& shape, double mean = 0, double std = 1, DType dtype = dtypes::float32,
+  static Tensor normal(const Shape& shape, double mean = 0, double std = 1, DType dtype = dtypes::default_float(),
                        const std::string& device = "", Loc where = Loc::current());
-  static Tensor uniform(const Shape& shape, double low = 0, double high = 1, DType dtype = dtypes::float32,
+  static Tensor uniform(const Shape& shape, double low = 0, double high = 1, DType dtype = dtypes::default_float(),
                         const std::string& device = "", Loc where = Loc::current());
   // Weight initializations as tinygrad's: uniform(-1, 1) / sqrt(numel); Glorot/Xavier; He/Kaiming with
   // negative slope a, fan_in = prod(shape[1:]).
-  static Tensor scaled_uniform(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor scaled_uniform(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                                Loc where = Loc::current());
-  static Tensor glorot_uniform(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "",
+  static Tensor glorot_uniform(const Shape& shape, DType dtype = dtypes::default_float(), const std::string& device = "",
                                Loc where = Loc::current());
-  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dtype = dtypes::float32,
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dtype = dtypes::default_float(),
                                 const std::string& device = "", Loc where = Loc::current());
-  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, DType dtype = dtypes::float32,
+  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, DType dtype = dtypes::default_float(),
                                const std::string& device = "", Loc where = Loc::current());
   // A random permutation of 0..n-1.
   static Tensor randperm(int64_t n, DType dtype = dtypes::int32, const std::string& device = "", Loc where = Loc::current());
@@ -432,7 +432,9 @@ class Tensor {
   // tensors (advanced indexing, broadcast together as numpy does).
   Tensor getitem(const std::vector<Index>& indices, Loc where = Loc::current()) const;
   Tensor operator[](const IndexAt& at) const { return getitem(at.indices, at.where); }
-  // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values.
+  // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values. Integer tensor
+  // indices write where they point (the last write wins where they repeat, as numpy's); a bool mask x[mask] writes a
+  // value broadcast over the selected elements, or one value row per true element.
   void setitem(const std::vector<Index>& indices, const Tensor& value, Loc where = Loc::current());
   void setitem(const std::vector<Index>& indices, double value, Loc where = Loc::current());
   // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it, and tensors computed
@@ -537,7 +539,8 @@ class Tensor {
   // Zeroes elements with probability p and scales the rest by 1/(1-p) while Tensor::training is on.
   Tensor dropout(double p = 0.5, Loc where = Loc::current()) const;
   Tensor layernorm(Axes axis = -1, double eps = 1e-5, Loc where = Loc::current()) const;
-  // x / max(||x||_p, eps) along dim (F.normalize); p = 0 counts the nonzero elements, p = inf takes the largest
+  // x / max(||x||_p, eps) along dim (F.normalize); p = 0 counts the nonzero elements, p = inf takes the largest, a
+  // negative p is (sum |x|^p)^(1/p) as PyTorch's
   Tensor normalize(double p = 2, int64_t dim = 1, double eps = 1e-12, Loc where = Loc::current()) const;
   // (x - mean) * invstd * weight + bias with the statistics along `axis`
   Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
@@ -672,11 +675,11 @@ class Tensor {
   static Tensor scalar_tensor(ConstValue v, DType dtype, const std::string& device, Loc where);
   static Tensor from_host(const void* data, size_t count, DType dtype, const Shape& shape, const std::string& device,
                           Loc where);
-  template <TensorScalar T> static constexpr DType scalar_default() {
+  template <TensorScalar T> static DType scalar_default() {
     if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
-    else if constexpr (std::is_floating_point_v<T>) return dtypes::default_float;
+    else if constexpr (std::is_floating_point_v<T>) return dtypes::default_float();
     else if constexpr (sizeof(T) > 4) return std::is_signed_v<T> ? dtypes::int64 : dtypes::uint64;
-    else return dtypes::default_int;
+    else return dtypes::default_int();
   }
   const detail::TensorImpl& impl() const;  // throws for an empty handle
   void copy_to_host(void* out, DType as) const;

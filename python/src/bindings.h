@@ -58,6 +58,13 @@ tg::Ints to_ints(py::handle h, const char* what);
 tg::Reduction to_reduction(const std::string& r);
 std::optional<Tensor> opt_tensor(py::handle h);
 void init_nn(py::module_& m);
+// Symbolic sizes (symbolic.cpp): a Dim or an int as a Dim; a Dim as a Python object (an int when concrete); a
+// tensor's shape with its symbolic sizes as Dims
+tg::Dim to_dim(py::handle h, const char* what);
+bool is_dim(py::handle h);
+py::object dim_object(const tg::Dim& d);
+py::tuple sym_shape_tuple(const Tensor& t);
+void init_symbolic(py::module_& m);
 void init_jit(py::module_& m);
 
 }  // namespace tgpy

@@ -56,18 +56,9 @@ tg::Axes to_axes(py::handle h) {
 }
 
 tg::DType dtype_by_name(const std::string& raw) {
-  using namespace tg::dtypes;
-  std::string n;
-  for (char c : raw) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::vector<std::pair<const char*, tg::DType>> names = {
-      {"bool", bool_},      {"int8", int8},        {"char", int8},       {"uint8", uint8},      {"uchar", uint8},
-      {"int16", int16},     {"short", int16},      {"uint16", uint16},   {"ushort", uint16},    {"int32", int32},
-      {"int", int32},       {"uint32", uint32},    {"uint", uint32},     {"int64", int64},      {"long", int64},
-      {"uint64", uint64},   {"ulong", uint64},     {"float16", float16}, {"half", float16},     {"bfloat16", bfloat16},
-      {"float32", float32}, {"float", float32},    {"float64", float64}, {"double", float64},   {"bool_", bool_},
-      {"default_float", default_float},           {"default_int", default_int}};
-  for (const auto& [name, dt] : names)
-    if (n == name) return dt;
+  if (raw == "default_float") return tg::dtypes::default_float();
+  if (raw == "default_int") return tg::dtypes::default_int();
+  if (std::optional<tg::DType> dt = tg::dtype_from_name(raw)) return *dt;
   throw py::attribute_error("dtypes has no attribute '" + raw + "'");
 }
 
@@ -78,12 +69,13 @@ std::optional<tg::DType> to_dtype(py::handle h) {
   // numpy's dtype objects and scalar types (np.float32, np.dtype("int8")), torch's dtypes: by their name
   if (py::hasattr(h, "name") && py::isinstance<py::str>(h.attr("name"))) return dtype_by_name(h.attr("name").cast<std::string>());
   if (PyType_Check(h.ptr())) {
-    if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return tg::dtypes::default_float;
-    if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return tg::dtypes::default_int;
+    if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return tg::dtypes::default_float();
+    if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return tg::dtypes::default_int();
     if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return tg::dtypes::bool_;
     return dtype_by_name(h.attr("__name__").cast<std::string>());
   }
-  throw py::type_error("dtype must be a DType or a dtype name, not " + type_name(h));
+  // tinygrad's kind: it looks any other value up as a name (getattr(dtypes, dtype.lower()))
+  throw py::attribute_error("dtype must be a DType or a dtype name, not " + type_name(h));
 }
 
 std::string to_device(py::handle h) {
@@ -251,7 +243,7 @@ Tensor from_list(py::handle data, std::optional<tg::DType> dtype, const std::str
   using namespace tg::dtypes;
   ListData d;
   walk(data, 0, d);
-  tg::DType inferred = d.any_float || (!d.any_int && d.leaves.empty()) ? float32 : d.any_int ? int32 : bool_;
+  tg::DType inferred = d.any_float || (!d.any_int && d.leaves.empty()) ? default_float() : d.any_int ? default_int() : bool_;
   tg::DType target = dtype.value_or(inferred);
   size_t n = d.leaves.size();
   if (d.any_float || target.is_float()) {
@@ -310,7 +302,7 @@ Tensor tensor_from_py(py::handle data, std::optional<tg::DType> dtype, const std
     if (!dev.empty() && t.device() != tg::Device::canonicalize(dev)) t = t.to(dev);
     return dtype && *dtype != t.dtype() ? t.cast(*dtype) : t;
   }
-  if (data.is_none()) return Tensor(0.0, dtype.value_or(float32), dev);
+  if (data.is_none()) return Tensor(0.0, dtype.value_or(default_float()), dev);
   if (is_bool(data)) return Tensor(data.ptr() == Py_True, dtype.value_or(bool_), dev);
   if (is_int(data)) {
     int overflow = 0;
@@ -323,9 +315,9 @@ Tensor tensor_from_py(py::handle data, std::optional<tg::DType> dtype, const std
       }
       return Tensor(static_cast<uint64_t>(u), dtype.value_or(uint64), dev);
     }
-    return Tensor(static_cast<int64_t>(v), dtype.value_or(int32), dev);
+    return Tensor(static_cast<int64_t>(v), dtype.value_or(default_int()), dev);
   }
-  if (is_float(data)) return Tensor(PyFloat_AsDouble(data.ptr()), dtype.value_or(float32), dev);
+  if (is_float(data)) return Tensor(PyFloat_AsDouble(data.ptr()), dtype.value_or(default_float()), dev);
   if (PyBytes_Check(data.ptr()) || PyByteArray_Check(data.ptr())) {
     std::string s = PyBytes_Check(data.ptr()) ? data.cast<std::string>()
                                               : std::string(PyByteArray_AsString(data.ptr()), PyByteArray_Size(data.ptr()));
@@ -338,11 +330,11 @@ Tensor tensor_from_py(py::handle data, std::optional<tg::DType> dtype, const std
   if (PyList_Check(data.ptr()) || PyTuple_Check(data.ptr())) return from_list(data, dtype, dev);
   if (PyObject_CheckBuffer(data.ptr())) return from_buffer(data, dtype, dev);
   // other numbers (numpy scalars without the buffer protocol, Fractions): by their kind
-  if (PyIndex_Check(data.ptr())) return Tensor(to_int(data, "data"), dtype.value_or(int32), dev);
+  if (PyIndex_Check(data.ptr())) return Tensor(to_int(data, "data"), dtype.value_or(default_int()), dev);
   if (PyFloat_Check(data.ptr()) || PyNumber_Check(data.ptr())) {
     double v = PyFloat_AsDouble(data.ptr());
     if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
-    return Tensor(v, dtype.value_or(float32), dev);
+    return Tensor(v, dtype.value_or(default_float()), dev);
   }
   throw py::type_error("can't create Tensor from " + py::repr(data).cast<std::string>() + " with type " + type_name(data));
 }

@@ -26,7 +26,9 @@ PyObject *shape_error, *dtype_error, *argument_error, *index_error, *compile_err
 
 // an axis, index or dimension out of range: Python's IndexError
 bool is_index_message(const std::string& msg) {
-  return msg.find("out of range") != std::string::npos || msg.find("too many indices") != std::string::npos;
+  for (const char* s : {"out of range", "out of bounds", "too many indices", "does not match the indexed tensor"})
+    if (msg.find(s) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace

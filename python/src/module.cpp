@@ -6,6 +6,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "tinygrad.cpp's C++ core (lazy tensors, autograd, fused generated kernels)";
   tgpy::init_errors(m);
   tgpy::init_dtype(m);
+  tgpy::init_symbolic(m);
   pybind11::class_<tg::Tensor> cls(m, "Tensor", pybind11::dynamic_attr());
   tgpy::init_tensor(m, cls);
   tgpy::init_tensor_ops(cls);

@@ -61,7 +61,7 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
           py::arg("data") = py::none(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
 
   // ---- properties ----
-  cls.def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
+  cls.def_property_readonly("shape", [](const Tensor& t) { return sym_shape_tuple(t); })
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_property_readonly("device", [](const Tensor& t) -> py::object {
         std::vector<std::string> devs = t.devices();
@@ -76,19 +76,23 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
       .def("nbytes", &Tensor::nbytes)
       .def("is_floating_point", &Tensor::is_floating_point)
       .def("size", [](const Tensor& t, py::handle dim) -> py::object {
-        if (dim.is_none()) return shape_tuple(t.shape());
-        return py::int_(t.size(to_int(dim, "dim")));
+        py::tuple s = sym_shape_tuple(t);
+        if (dim.is_none()) return s;
+        int64_t d = to_int(dim, "dim");
+        if (d < -t.ndim() || d >= t.ndim())
+          throw py::index_error("dim " + std::to_string(d) + " is out of range for " + std::to_string(t.ndim()) + " dimensions");
+        return s[static_cast<size_t>(d < 0 ? d + t.ndim() : d)];
       }, py::arg("dim") = py::none())
       .def("__len__", [](const Tensor& t) {
         if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
-        return t.shape()[0];
+        return t.sym_shape()[0].concrete("len");
       })
       .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })  // identity, as tinygrad
       // tinygrad's: `if t:` and `t in [...]` are mistakes; t.item() says which value is meant
       .def("__bool__", [](const Tensor&) -> bool { throw py::type_error("__bool__ on Tensor is not defined"); })
       .def("__repr__", [](const Tensor& t) {
         std::ostringstream s;
-        s << "<Tensor " << (t.is_realized() ? "realized " : "") << "shape=" << py::str(shape_tuple(t.shape())).cast<std::string>()
+        s << "<Tensor " << (t.is_realized() ? "realized " : "") << "shape=" << py::str(sym_shape_tuple(t)).cast<std::string>()
           << " dtype=" << py::repr(dtype_object(t.dtype())).cast<std::string>() << " on " << t.device()
           << " with grad " << (t.grad().defined() ? "set" : "None") << ">";
         return s.str();
@@ -151,6 +155,11 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
         t.assign(v);
         return self;
       }, py::arg("x"))
+      // this Python object becomes a handle to x (tinygrad's to_ and shard_, which change the device in place)
+      .def("_become", [](py::object self, const Tensor& x) {
+        self.cast<Tensor&>() = x;
+        return self;
+      }, py::arg("x"))
       .def("replace", [](py::object self, const Tensor& x) {
         self.cast<Tensor&>().replace(x);
         return self;
@@ -178,7 +187,7 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
 
   // ---- creation, plain forms: tinygrad/tensor.py wraps them in tinygrad's signatures ----
   cls.def_static("_empty", [](const tg::Shape& s, py::handle dt, py::handle dev) {
-        return Tensor::empty(s, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::empty(s, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_full", [](const tg::Shape& s, py::handle value, py::handle dt, py::handle dev) {
         // the fill value's kind gives the dtype when none is given (full(..., 3) is int32, as tinygrad's)
@@ -195,22 +204,22 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
         return Tensor::arange(start, stop, step, to_dtype(dt), to_device(dev));
       })
       .def_static("_rand", [](const tg::Shape& s, py::handle dt, py::handle dev) {
-        return Tensor::rand(s, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::rand(s, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_randn", [](const tg::Shape& s, py::handle dt, py::handle dev) {
-        return Tensor::randn(s, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::randn(s, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_randint", [](const tg::Shape& s, int64_t low, int64_t high, py::handle dt, py::handle dev) {
         return Tensor::randint(s, low, high, dt_or(dt, tg::dtypes::int32), to_device(dev));
       })
       .def_static("_normal", [](const tg::Shape& s, double mean, double std, py::handle dt, py::handle dev) {
-        return Tensor::normal(s, mean, std, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::normal(s, mean, std, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_uniform", [](const tg::Shape& s, double low, double high, py::handle dt, py::handle dev) {
-        return Tensor::uniform(s, low, high, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::uniform(s, low, high, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_init", [](const std::string& kind, const tg::Shape& s, double a, py::handle dt, py::handle dev) {
-        tg::DType d = dt_or(dt, tg::dtypes::float32);
+        tg::DType d = dt_or(dt, tg::dtypes::default_float());
         std::string device = to_device(dev);
         if (kind == "scaled_uniform") return Tensor::scaled_uniform(s, d, device);
         if (kind == "glorot_uniform") return Tensor::glorot_uniform(s, d, device);
@@ -219,10 +228,10 @@ void init_tensor(py::module_& m, py::class_<Tensor>& cls) {
         throw py::value_error("unknown initialization " + kind);
       })
       .def_static("_eye", [](int64_t n, int64_t m, py::handle dt, py::handle dev) {
-        return Tensor::eye(n, m, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::eye(n, m, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_linspace", [](double start, double stop, int64_t steps, py::handle dt, py::handle dev) {
-        return Tensor::linspace(start, stop, steps, dt_or(dt, tg::dtypes::float32), to_device(dev));
+        return Tensor::linspace(start, stop, steps, dt_or(dt, tg::dtypes::default_float()), to_device(dev));
       })
       .def_static("_randperm", [](int64_t n, py::handle dt, py::handle dev) {
         return Tensor::randperm(n, dt_or(dt, tg::dtypes::int32), to_device(dev));

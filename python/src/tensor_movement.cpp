@@ -1,6 +1,7 @@
 // Movement (zero-copy views) and indexing: tinygrad's `*args` shapes, None/-1 in a reshape, PyTorch-style flat pads,
 // and Python's x[...] with ints, slices with steps, None, Ellipsis, lists and tensors.
 #include <algorithm>
+#include <cmath>
 
 #include "bindings.h"
 
@@ -15,6 +16,13 @@ py::sequence argfix(py::handle first, const py::args& rest) {
   all.append(first);
   for (py::handle h : rest) all.append(h);
   return all;
+}
+
+// sizes for reshape/expand: ints and Dims, None as `none` (keep_dim, or -1 for expand)
+std::vector<tg::Dim> dims_of(py::sequence s, int64_t none, const char* what) {
+  std::vector<tg::Dim> out;
+  for (py::handle h : s) out.push_back(h.is_none() ? tg::Dim(none) : to_dim(h, what));
+  return out;
 }
 
 std::vector<int64_t> ints_of(py::sequence s, const char* what) {
@@ -51,18 +59,33 @@ std::vector<std::pair<int64_t, int64_t>> pad_pairs(const Tensor& t, py::handle p
 tg::Index index_of(const Tensor& like, py::handle h) {
   if (h.is_none()) return tg::newaxis;
   if (h.ptr() == Py_Ellipsis) return tg::ellipsis;
-  if (py::isinstance<Tensor>(h)) return tg::Index(h.cast<Tensor>());
+  if (py::isinstance<Tensor>(h)) {  // integers select, bools mask; tinygrad's IndexError for anything else
+    const Tensor& t = h.cast<const Tensor&>();
+    if (!t.dtype().is_int() && !t.dtype().is_bool())
+      throw py::index_error("tensor indices must be integers or bools, not " + t.dtype().name());
+    return tg::Index(t);
+  }
   if (PySlice_Check(h.ptr())) {
     auto bound = [](py::handle b) -> std::optional<int64_t> {
       if (b.is_none()) return std::nullopt;
-      if (py::isinstance<Tensor>(b)) return b.cast<Tensor>().item<int64_t>();
+      if (py::isinstance<Tensor>(b)) {
+        const Tensor& t = b.cast<const Tensor&>();
+        if (t.ndim() != 0 || !t.dtype().is_int()) throw py::type_error("a slice bound must be an int or a 0-d integer tensor, not a tensor of shape " + py::str(sym_shape_tuple(t)).cast<std::string>());
+        return t.item<int64_t>();
+      }
       return to_int(b, "slice index");
     };
     PySliceObject* s = reinterpret_cast<PySliceObject*>(h.ptr());
     std::optional<int64_t> step = bound(s->step);
     return tg::Slice(bound(s->start), bound(s->stop), step.value_or(1));
   }
-  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) return tg::Index(tensor_from_py(h, tg::dtypes::int32, like.device()));
+  if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {  // a list of bools is a mask, else a list of integers
+    py::sequence s = py::reinterpret_borrow<py::sequence>(h);
+    bool all_bool = s.size() > 0 && std::all_of(s.begin(), s.end(), [](py::handle x) { return PyBool_Check(x.ptr()); });
+    for (py::handle x : s)
+      if (PyFloat_Check(x.ptr())) throw py::index_error("list indices must be integers or bools, not float");
+    return tg::Index(tensor_from_py(h, all_bool ? tg::dtypes::bool_ : tg::dtypes::int32, like.device()));
+  }
   if (PyBool_Check(h.ptr())) throw py::index_error("a bool is not a valid index (use a bool tensor as a mask)");
   if (!PyIndex_Check(h.ptr()))
     throw py::index_error("only integers, slices, None, Ellipsis, lists and tensors are valid indices, not " +
@@ -84,26 +107,54 @@ std::vector<tg::Index> indices_of(const Tensor& t, py::handle key) {
   return out;
 }
 
+// x[:, :vi] and the like: a key of slices (step 1) and at most one Ellipsis where a bound is a Dim, as a shrink;
+// nullopt when no bound is symbolic
+std::optional<Tensor> symbolic_slice(const Tensor& t, py::handle key) {
+  py::list parts;
+  if (PyTuple_Check(key.ptr())) parts = py::list(py::reinterpret_borrow<py::tuple>(key));
+  else parts.append(key);
+  bool symbolic = false;
+  for (py::handle h : parts)
+    if (PySlice_Check(h.ptr())) {
+      PySliceObject* s = reinterpret_cast<PySliceObject*>(h.ptr());
+      symbolic = symbolic || is_dim(s->start) || is_dim(s->stop);
+    }
+  if (!symbolic) return std::nullopt;
+  std::vector<tg::Dim> full = t.sym_shape();
+  std::vector<std::pair<tg::Dim, tg::Dim>> r;
+  size_t at = 0, given = 0;
+  for (py::handle h : parts) given += h.ptr() != Py_Ellipsis;
+  for (py::handle h : parts) {
+    if (h.ptr() == Py_Ellipsis) {
+      for (size_t k = 0; k + given < full.size(); k++, at++) r.push_back({0, full[at]});
+      continue;
+    }
+    PySliceObject* s = PySlice_Check(h.ptr()) ? reinterpret_cast<PySliceObject*>(h.ptr()) : nullptr;
+    if (!s || !(s->step == Py_None || (PyLong_Check(s->step) && PyLong_AsLong(s->step) == 1)))
+      throw py::index_error("a symbolic slice bound goes only with other slices of step 1 (and an Ellipsis)");
+    if (at >= full.size()) throw py::index_error("too many indices for " + std::to_string(full.size()) + " dimensions");
+    tg::Dim begin = s->start == Py_None ? tg::Dim(0) : to_dim(s->start, "slice");
+    tg::Dim end = s->stop == Py_None ? full[at] : to_dim(s->stop, "slice");
+    if ((!begin.is_symbolic() && begin.min() < 0) || (!end.is_symbolic() && end.min() < 0))
+      throw py::index_error("negative bounds are not supported beside a symbolic one");
+    r.push_back({begin, end});
+    at++;
+  }
+  for (; at < full.size(); at++) r.push_back({0, full[at]});
+  return t.shrink(r);
+}
+
 }  // namespace
 
 void init_tensor_movement(py::class_<Tensor>& cls) {
-  cls.def("reshape", [](const Tensor& t, py::handle shape, py::args rest) {
-        std::vector<int64_t> s;
-        for (py::handle h : argfix(shape, rest)) s.push_back(h.is_none() ? tg::keep_dim : to_int(h, "reshape"));
-        return t.reshape(s);
-      }, py::arg("shape"))
-      .def("view", [](const Tensor& t, py::handle shape, py::args rest) {
-        std::vector<int64_t> s;
-        for (py::handle h : argfix(shape, rest)) s.push_back(h.is_none() ? tg::keep_dim : to_int(h, "view"));
-        return t.reshape(s);
-      }, py::arg("shape"))
+  cls.def("reshape", [](const Tensor& t, py::handle shape, py::args rest) { return t.reshape(dims_of(argfix(shape, rest), tg::keep_dim, "reshape")); },
+          py::arg("shape"))
+      .def("view", [](const Tensor& t, py::handle shape, py::args rest) { return t.reshape(dims_of(argfix(shape, rest), tg::keep_dim, "view")); },
+           py::arg("shape"))
       .def("permute", [](const Tensor& t, py::handle order, py::args rest) { return t.permute(ints_of(argfix(order, rest), "permute")); },
            py::arg("order"))
-      .def("expand", [](const Tensor& t, py::handle shape, py::args rest) {
-        std::vector<int64_t> s;
-        for (py::handle h : argfix(shape, rest)) s.push_back(h.is_none() ? -1 : to_int(h, "expand"));
-        return t.expand(s);
-      }, py::arg("shape"))
+      .def("expand", [](const Tensor& t, py::handle shape, py::args rest) { return t.expand(dims_of(argfix(shape, rest), -1, "expand")); },
+           py::arg("shape"))
       .def("repeat", [](const Tensor& t, py::handle r, py::args rest) { return t.repeat(ints_of(argfix(r, rest), "repeat")); },
            py::arg("repeats"))
       .def("flip", [](const Tensor& t, py::handle axis, py::args rest) { return t.flip(tg::Axes(ints_of(argfix(axis, rest), "flip"))); },
@@ -128,12 +179,14 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
         py::sequence s = py::reinterpret_borrow<py::sequence>(arg);
         if (static_cast<int64_t>(s.size()) != t.ndim())
           throw py::value_error("shrink needs one (begin, end) or None per dimension (" + std::to_string(t.ndim()) + ")");
-        std::vector<std::pair<int64_t, int64_t>> r;
+        std::vector<tg::Dim> full = t.sym_shape();
+        std::vector<std::pair<tg::Dim, tg::Dim>> r;
         for (size_t i = 0; i < s.size(); i++) {
-          if (s[i].is_none()) { r.push_back({0, t.shape()[i]}); continue; }
-          std::vector<int64_t> p = to_int_list(s[i], "shrink", false);
+          if (s[i].is_none()) { r.push_back({0, full[i]}); continue; }
+          if (!PyTuple_Check(s[i].ptr()) && !PyList_Check(s[i].ptr())) throw py::type_error("each shrink entry is a (begin, end) pair or None");
+          py::sequence p = py::reinterpret_borrow<py::sequence>(s[i]);
           if (p.size() != 2) throw py::value_error("each shrink entry is a (begin, end) pair");
-          r.push_back({p[0], p[1]});
+          r.push_back({to_dim(p[0], "shrink"), to_dim(p[1], "shrink")});
         }
         return t.shrink(r);
       }, py::arg("arg"))
@@ -186,7 +239,10 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
       }, py::arg("formula"));
 
   // ---- indexing ----
-  cls.def("__getitem__", [](const Tensor& t, py::handle key) { return t.getitem(indices_of(t, key)); })
+  cls.def("__getitem__", [](const Tensor& t, py::handle key) {
+        if (std::optional<Tensor> r = symbolic_slice(t, key)) return *r;
+        return t.getitem(indices_of(t, key));
+      })
       .def("__setitem__", [](Tensor& t, py::handle key, py::handle value) {
         std::vector<tg::Index> idx = indices_of(t, key);
         if (!t.is_realized()) {  // the core writes into a buffer: give the tensor one
@@ -220,9 +276,10 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
         if (size.is_none()) return t.masked_select(mask);
         return t.masked_select(mask, to_int(size, "size"), fill);
       }, py::arg("mask"), py::arg("size") = py::none(), py::arg("fill_value") = 0)
-      .def("nonzero", [](const Tensor& t, py::handle size, int64_t fill) {
+      .def("nonzero", [](const Tensor& t, py::handle size, double fill) {
         if (size.is_none()) return t.nonzero();
-        return t.nonzero(to_int(size, "size"), fill);
+        // the indices stay integers: a float fill_value is truncated, as tinygrad's cast to the int dtype
+        return t.nonzero(to_int(size, "size"), static_cast<int64_t>(std::trunc(fill)));
       }, py::arg("size") = py::none(), py::arg("fill_value") = 0)
       .def("one_hot", [](const Tensor& t, int64_t n) {
         if (n < 0) throw py::value_error("num_classes must be non-negative, got " + std::to_string(n));  // tinygrad infers none

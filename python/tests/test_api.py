@@ -72,6 +72,15 @@ def test_context_reaches_the_core():
     assert NOOPT.value == 1
   assert NOOPT.value == getenv("NOOPT", 0)
 
+def test_default_float_and_int_follow_the_context():
+  assert dtypes.default_float == dtypes.float32 and dtypes.default_int == dtypes.int32
+  with Context(DEFAULT_FLOAT="HALF", DEFAULT_INT="int64"):
+    assert dtypes.default_float == dtypes.float16 and dtypes.default_int == dtypes.int64
+    assert Tensor([1.5]).dtype == dtypes.float16 and Tensor.rand(2).dtype == dtypes.float16 and Tensor(3).dtype == dtypes.int64
+    assert Tensor([1, 2]).exp().dtype == dtypes.float16 and (Tensor([True]) * 2.5).dtype == dtypes.float16
+    with Context(DEFAULT_FLOAT=dtypes.float64): assert Tensor.zeros(2).dtype == dtypes.float64
+  assert Tensor([1.5]).dtype == dtypes.float32 and Tensor([1, 2]).exp().dtype == dtypes.float32
+
 def test_training_switches():
   assert Tensor.training is False
   with Tensor.train(): assert Tensor.training is True
@@ -115,3 +124,35 @@ def test_tinygrads_conveniences():
   assert len(opt.m) == 1 and len(opt.v) == 1 and opt.b1_t.shape == () and opt.b2_t.shape == ()
   from tinygrad.dtype import _to_np_dtype
   assert _to_np_dtype(dtypes.bfloat16) is np.float32
+
+def test_indexing_errors_are_tinygrads():
+  a, b = Tensor.ones(4, 3), Tensor(2)
+  with pytest.raises(IndexError, match="too many"): a[1, 77, 77, 77]
+  with pytest.raises(IndexError, match="out of bounds"): a[1, 3]
+  with pytest.raises(IndexError, match="out of bounds"): a[1, -4]
+  with pytest.raises(TypeError): a[:Tensor([3]), 1]  # a slice bound is an int or a 0-d int tensor
+  with pytest.raises(IndexError): b[:]
+  c = Tensor.ones(10, 11, 12)
+  for bad in (Tensor(1.1), [1.1], Tensor([True, False]), [True, False]):
+    with pytest.raises(IndexError): c[bad]
+  x = np.random.uniform(-1, 1, (5, 6)).astype(np.float32)
+  np.testing.assert_array_equal(Tensor(x)[[True, False, 2]].numpy(), x[[1, 0, 2]])  # bools among ints are ints
+  np.testing.assert_array_equal(Tensor(x)[[True, False, True, True, False]].numpy(), x[[True, False, True, True, False]])
+  with pytest.raises(AttributeError): Tensor([3], dtype=(dtypes.int,))
+
+def test_nonzero_fill_value_keeps_int_indices():
+  out = Tensor([1, 0]).nonzero(size=3, fill_value=-1.5)
+  assert out.dtype == dtypes.int32 and out.tolist() == [[0], [-1], [-1]]
+
+def test_deepcopy_to_and_shard_in_place():
+  import copy
+  a = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+  (a * 2).sum().backward()
+  b = copy.deepcopy(a)
+  assert b is not a and b.tolist() == a.tolist() and b.grad.tolist() == [2.0, 2.0, 2.0] and b.requires_grad
+  b += 1
+  assert a.tolist() == [1.0, 2.0, 3.0]  # its own buffer
+  c = Tensor([1.0, 2.0])
+  assert c.to_("CPU") is c and c.tolist() == [1.0, 2.0]
+  d = Tensor.arange(8).reshape(4, 2)
+  assert d.shard_(("CPU:0", "CPU:1"), axis=0) is d and d.device == ("CPU", "CPU:1") and d.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]

@@ -99,6 +99,56 @@ def test_setitem():
   ref = np.zeros((3, 4), np.float32); ref[1] = 5; ref[:, 2] = [1, 2, 3]
   np.testing.assert_array_equal(t.numpy(), ref)
 
+# (key, value shape) pairs; numpy's assignment is the reference, torch's for the keys numpy reads differently
+SETITEM_CASES = [
+  ((np.array([0, 2]),), (2, 5, 6)),                   # rows by an index tensor, a value per row
+  ((np.array([[1, 0], [3, 3]]),), ()),                # a 2-d index and a scalar; a repeated row
+  ((slice(None), np.array([4, 0, 1])), (3, 6)),       # columns, the value broadcast over the rows
+  ((np.array([0, 3]), np.array([1, 4])), (6,)),       # pairs of indices
+  ((np.array([0, 3]), slice(1, 4), np.array([2, 0])), None),  # split by a slice: broadcast dims go first
+  ((1, np.array([2, 2, 0])), (3, 6)),                 # an int before the tensor index
+  ((Ellipsis, np.array([5, -1])), (2,)),              # negative indices count from the end
+]
+
+@pytest.mark.parametrize("case", range(len(SETITEM_CASES)))
+def test_setitem_with_tensor_indices(case):
+  key, vshape = SETITEM_CASES[case]
+  x = np.random.uniform(-1, 1, (4, 5, 6)).astype(np.float32)
+  ref = x.copy()
+  if vshape is None: vshape = ref[key].shape
+  v = np.random.uniform(-1, 1, vshape).astype(np.float32)
+  ref[key] = v
+  t = Tensor(x)
+  t[tuple(Tensor(k.astype(np.int32)) if isinstance(k, np.ndarray) else k for k in key)] = Tensor(v) if vshape else float(v)
+  np.testing.assert_array_equal(t.numpy(), ref)
+
+def test_setitem_with_lists_and_masks():
+  t, ref = Tensor.zeros(4, 3).contiguous(), np.zeros((4, 3), np.float32)
+  t[[0, 2]] = 7.0; ref[[0, 2]] = 7.0
+  t[[1, 3], [2, 0]] = Tensor([1.0, 2.0]); ref[[1, 3], [2, 0]] = [1, 2]
+  np.testing.assert_array_equal(t.numpy(), ref)
+  # repeated indices: the last value written is kept, as numpy's (and tinygrad's) order
+  t, ref = Tensor.zeros(5).contiguous(), np.zeros(5, np.float32)
+  t[Tensor([1, 3, 1, 1])] = Tensor([10.0, 20.0, 30.0, 40.0]); ref[[1, 3, 1, 1]] = [10, 20, 30, 40]
+  np.testing.assert_array_equal(t.numpy(), ref)
+  # bool masks: a scalar, a row broadcast over the selected rows, and one row per true element (torch's rule)
+  x = np.random.uniform(-1, 1, (4, 3)).astype(np.float32)
+  for value in (0.5, np.array([1.0, 2.0, 3.0], np.float32), None):
+    t, tt = Tensor(x), torch.tensor(x)
+    mask = x[:, 0] > 0
+    if value is None: value = np.arange(mask.sum() * 3, dtype=np.float32).reshape(-1, 3)
+    t[Tensor(mask)] = value if np.isscalar(value) else Tensor(value)
+    tt[torch.tensor(mask)] = value if np.isscalar(value) else torch.tensor(value)
+    np.testing.assert_array_equal(t.numpy(), tt.numpy())
+  t, tt = Tensor(x), torch.tensor(x)
+  t[Tensor(x > 0)] = 0.0; tt[torch.tensor(x > 0)] = 0.0
+  np.testing.assert_array_equal(t.numpy(), tt.numpy())
+
+def test_normalize_with_negative_p_and_empty_unfold():
+  check([(6, 7)], lambda x: F.normalize(x, p=-1), lambda x: x.normalize(p=-1), low=0.5)
+  check([(6, 7)], lambda x: F.normalize(x, p=-3, dim=0), lambda x: x.normalize(p=-3, dim=0), low=0.5)
+  check([(3, 3, 3)], lambda x: x.unfold(1, 0, 8))  # no element is read: the gradient is zeros
+
 def test_matmul_and_linear():
   check([(3, 4), (4, 5)], lambda a, b: a @ b)
   check([(2, 3, 4), (4,)], lambda a, b: a.matmul(b))

@@ -6,5 +6,6 @@ from tinygrad.dtype import dtypes                                     # noqa: F4
 from tinygrad.helpers import GlobalCounters, fetch, Context, getenv   # noqa: F401
 from tinygrad.device import Device                                    # noqa: F401
 from tinygrad import nn                                               # noqa: F401
+from tinygrad._core import Variable                                   # noqa: F401
 
-__all__ = ["Tensor", "TinyJit", "function", "dtypes", "GlobalCounters", "fetch", "Context", "getenv", "Device", "nn"]
+__all__ = ["Tensor", "TinyJit", "function", "dtypes", "GlobalCounters", "fetch", "Context", "getenv", "Device", "nn", "Variable"]

@@ -26,8 +26,11 @@ class DTypes:
   half = float16; float = float32; double = float64 # noqa: E702
   uchar = uint8; ushort = uint16; uint = uint32; ulong = uint64 # noqa: E702
   char = int8; short = int16; int = int32; long = int64 # noqa: E702
-  default_float = float32
-  default_int = int32
+  # the DEFAULT_FLOAT and DEFAULT_INT settings (the environment, or Context(DEFAULT_FLOAT="half")), as tinygrad's
+  @property
+  def default_float(self) -> DType: return _core.dtype_by_name("default_float")
+  @property
+  def default_int(self) -> DType: return _core.dtype_by_name("default_int")
 
   floats = (float16, bfloat16, float32, float64)
   uints = (uint8, uint16, uint32, uint64)

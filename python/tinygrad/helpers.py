@@ -40,7 +40,7 @@ class Context(contextlib.ContextDecorator):
     self._stack: list[tuple[Any, Any]] = []
   def __enter__(self):
     from tinygrad.tensor import Tensor
-    kw = dict(self.kwargs)
+    kw = {k: repr(v).removeprefix("dtypes.") if isinstance(v, _core.DType) else v for k, v in self.kwargs.items()}  # dtypes.half
     training = kw.pop("TRAINING", None)
     core = _core._Context(kw)
     core.enter()

@@ -237,10 +237,12 @@ class _TensorPy:
     return tuple(out)
   def abs_(self) -> Tensor: return self.assign(self.abs())
   def mse(self, Y: Tensor) -> Tensor: return (self - Y).square().mean()
-  def to_(self, device) -> Tensor:
-    from tinygrad.device import Device
-    if device is None or self.device == Device.canonicalize(device): return self
-    raise NotImplementedError("to_: a tensor's device is fixed in tinygrad.cpp; use t = t.to(device)")
+  def to_(self, device) -> Tensor: return self if device is None else self._become(self.to(device))
+  def shard_(self, devices, axis: int|None = None) -> Tensor: return self._become(self.shard(devices, axis))
+  def __deepcopy__(self, memo) -> Tensor:
+    out = self.clone()  # new buffers with the same values, gradient and is_param
+    if self.requires_grad is not None: out.requires_grad = self.requires_grad
+    return out
   @staticmethod
   def train(mode: bool = True) -> "_TrainMode":
     """`with Tensor.train():` (or as a decorator): training mode inside, the old mode after."""

@@ -1,5 +1,8 @@
 #include "tg/context.h"
 
+#include "base/util.h"
+
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -18,11 +21,15 @@ std::vector<std::pair<std::string, Context::Value>>& overrides() {
   return v;
 }
 
+std::atomic<uint64_t> generation{0};
+
 std::string value_str(const Context::Value& v) {
   return std::holds_alternative<int64_t>(v) ? std::to_string(std::get<int64_t>(v)) : std::get<std::string>(v);
 }
 
 }  // namespace
+
+uint64_t base::context_generation() { return generation.load(std::memory_order_acquire); }
 
 std::string getenv_str(const std::string& name, const std::string& fallback) {
   {
@@ -46,11 +53,13 @@ int64_t getenv_int(const std::string& name, int64_t fallback) {
 Context::Context(std::initializer_list<Setting> settings) : count_(settings.size()) {
   std::lock_guard<std::mutex> lock(context_mutex());
   for (const Setting& s : settings) overrides().emplace_back(s.name, s.value);
+  generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 Context::~Context() {
   std::lock_guard<std::mutex> lock(context_mutex());
   overrides().resize(overrides().size() - count_);
+  generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace tg

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "base/util.h"
+#include "tg/context.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -112,7 +115,52 @@ ConstValue DType::max() const {
   throw DTypeError("dtype.max", "dtype " + name() + " has no values");
 }
 
+std::optional<DType> dtype_from_name(const std::string& raw) {
+  using namespace dtypes;
+  std::string n;
+  for (char c : raw) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::array<std::pair<const char*, DType>, 24> names = {{
+      {"bool", bool_},      {"bool_", bool_},      {"int8", int8},       {"char", int8},       {"uint8", uint8},
+      {"uchar", uint8},     {"int16", int16},      {"short", int16},     {"uint16", uint16},   {"ushort", uint16},
+      {"int32", int32},     {"int", int32},        {"uint32", uint32},   {"uint", uint32},     {"int64", int64},
+      {"long", int64},      {"uint64", uint64},    {"ulong", uint64},    {"float16", float16}, {"half", float16},
+      {"bfloat16", bfloat16}, {"float32", float32}, {"float", float32},  {"float64", float64}}};
+  for (const auto& [name, dt] : names)
+    if (n == name) return dt;
+  if (n == "double") return float64;
+  return std::nullopt;
+}
+
 namespace dtypes {
+namespace {
+// a setting naming a dtype (DEFAULT_FLOAT, DEFAULT_INT), parsed again only when a Context begins or ends: it is
+// read for every float literal and promotion
+DType dtype_setting(const char* key, DType fallback, bool is_float) {
+  struct Cached {
+    uint64_t generation = ~uint64_t{0};
+    std::string value;
+    DType dtype;
+  };
+  thread_local Cached cache[2];
+  Cached& c = cache[is_float ? 0 : 1];
+  uint64_t g = base::context_generation();
+  if (c.generation == g) return c.dtype;
+  std::string v = getenv_str(key, "");
+  DType dt = fallback;
+  if (!v.empty()) {
+    std::optional<DType> named = dtype_from_name(v);
+    if (!named || (is_float ? !named->is_float() : !named->is_int()))
+      throw ArgumentError(key, "'" + v + "' is not " + (is_float ? "a float dtype (float16, bfloat16, float32, float64)" : "an int dtype"));
+    dt = *named;
+  }
+  c = {g, v, dt};
+  return dt;
+}
+}  // namespace
+
+DType default_float() { return dtype_setting("DEFAULT_FLOAT", float32, true); }
+DType default_int() { return dtype_setting("DEFAULT_INT", int32, false); }
+
 std::span<const DType> all() {
   static const std::array<DType, kNumValueScalarTypes> kAll = {bool_, int8,    uint8,    int16,   uint16,
                                                                int32, uint32,  int64,    uint64,  float16,
@@ -133,12 +181,12 @@ DType least_upper_dtype(std::initializer_list<DType> dts) {
   return DType(static_cast<ScalarType>(std::countr_zero(common)));
 }
 
-DType least_upper_float(DType dt) { return dt.is_float() ? dt : least_upper_dtype({dt, dtypes::default_float}); }
+DType least_upper_float(DType dt) { return dt.is_float() ? dt : least_upper_dtype({dt, dtypes::default_float()}); }
 
 DType promote_with_scalar(DType x, ScalarKind scalar) {
   if (x.is_float()) return x;
   if (x.is_int() && scalar != ScalarKind::Float) return x;
-  DType s = scalar == ScalarKind::Bool ? dtypes::bool_ : scalar == ScalarKind::Int ? dtypes::default_int : dtypes::default_float;
+  DType s = scalar == ScalarKind::Bool ? dtypes::bool_ : scalar == ScalarKind::Int ? dtypes::default_int() : dtypes::default_float();
   return least_upper_dtype({x, s});
 }
 

@@ -518,11 +518,13 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step, Loc where) const 
   if (ndim() == 0) return reshape({1}, where).unfold(0, size, step, where).squeeze(0, where);  // PyTorch: a 0-d is one window
   if (size > shape()[d])
     throw ShapeError("unfold", "size " + std::to_string(size) + " is larger than dimension " + std::to_string(d) + " of " + shape_str(shape()), where);
-  if (size == 0) {  // PyTorch: n + 1 empty windows
+  if (size == 0) {  // PyTorch: n + 1 empty windows, a view of none of x's elements (its gradient is x's zeros)
     Shape out = shape();
     out[d] = shape()[d] / step + 1;
     out.push_back(0);
-    return Tensor::zeros(out, dtype(), device(), where);
+    std::vector<std::pair<int64_t, int64_t>> none;
+    for (int64_t i = 0; i < ndim(); i++) none.push_back({0, i == d ? 0 : shape()[i]});
+    return shrink(none, where).reshape(out, where);
   }
   // the dim moved last, windowed (..., n) -> (..., windows, size), and the windows moved back to dim
   Tensor w = pool(transpose(d, -1, where), {size}, {step}, {1}, "unfold", where);

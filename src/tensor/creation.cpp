@@ -98,9 +98,9 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   // the first and last values: an integer range beyond int32 is int64 (tinygrad's), and an integer dtype must hold
   // them all (tinygrad raises; PyTorch wraps silently)
   double first = start, last = start + static_cast<double>(n - 1) * step;
-  auto [lo, hi] = int_range(dtypes::default_int);
+  auto [lo, hi] = int_range(dtypes::default_int());
   bool beyond_int = n > 0 && (std::min(first, last) < lo || std::max(first, last) >= hi);
-  DType dt = dtype.value_or(!integral ? dtypes::default_float : beyond_int ? dtypes::int64 : dtypes::default_int);
+  DType dt = dtype.value_or(!integral ? dtypes::default_float() : beyond_int ? dtypes::int64 : dtypes::default_int());
   check_value_dtype(dt, "arange", where);
   if (dt.is_int() && n > 0) {
     auto [dlo, dhi] = int_range(dt);

@@ -71,7 +71,7 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
 }
 
 Tensor Tensor::normalize(double p, int64_t dim, double eps, Loc where) const try {
-  if (!(p >= 0)) throw ArgumentError("normalize", "p must be non-negative (or inf), got " + tensor::num_str(p), where);
+  if (std::isnan(p)) throw ArgumentError("normalize", "p must be a number, got nan", where);
   Tensor x = cast(least_upper_float(dtype()), where);
   tensor::normalize_axis(dim, ndim(), "normalize", where);
   Tensor norm;

@@ -130,7 +130,7 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& given, const char* op,
     if (i.kind() == Index::Kind::Int) {
       int64_t v = i.integer() < 0 ? i.integer() + n : i.integer();
       if (v < 0 || v >= n)
-        throw ArgumentError(op, "index " + std::to_string(i.integer()) + " is out of range for dimension " + std::to_string(d) +
+        throw ArgumentError(op, "index " + std::to_string(i.integer()) + " is out of bounds for dimension " + std::to_string(d) +
                                     " of size " + std::to_string(n) + " (shape " + shape_str(x.shape()) + ")", where);
       s.first = v, s.count = 1, s.integer = true;
     } else if (i.kind() == Index::Kind::Slice) {
@@ -213,16 +213,102 @@ Tensor place_basic(const Tensor& v, const Tensor& x, const Plan& p, SourceLocati
   return flips.empty() ? r : r.flip(flips, where);
 }
 
+// Advanced indexing over r (the basic selection, shaped as the result before the tensor indices act): r with the
+// indexed dims moved last and a broadcast dim per index dim before them, (rest..., 1.., n_1..n_k), and the one-hot
+// mask (b..., n_1..n_k) of which element each broadcast index position picks
+struct Advanced {
+  Tensor region, mask;
+  Shape rest, b;
+  std::vector<int64_t> to_region;     // r.permute(to_region) puts the indexed dims last
+  std::vector<int64_t> selected;      // region's indexed dims, n_1..n_k
+  std::vector<int64_t> result_order;  // (rest..., b...) -> the result's order, numpy's
+};
+
+Advanced advanced(const Tensor& r, const Plan& p, const char* op, SourceLocation where) {
+  Advanced a;
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : p.tensors) ptrs.push_back(&t);
+  a.b = tensor::broadcast_shape(ptrs, op, where);
+  size_t k = p.tensors.size();
+  for (int64_t i = 0; i < r.ndim(); i++)
+    if (std::find(p.tensor_out.begin(), p.tensor_out.end(), i) == p.tensor_out.end()) a.to_region.push_back(i);
+  a.to_region.insert(a.to_region.end(), p.tensor_out.begin(), p.tensor_out.end());
+  Tensor moved = r.permute(a.to_region, where);
+  a.rest = Shape(moved.shape().begin(), moved.shape().end() - static_cast<int64_t>(k));
+  Shape with_b = a.rest;
+  for (size_t i = 0; i < a.b.size(); i++) with_b.push_back(1);
+  with_b.insert(with_b.end(), moved.shape().end() - static_cast<int64_t>(k), moved.shape().end());
+  a.region = moved.reshape(with_b, where);
+  for (size_t j = 0; j < k; j++) {
+    int64_t n = moved.shape()[a.rest.size() + j];
+    Tensor idx = tensor::broadcast_to(p.tensors[j], a.b).cast(dtypes::int64, where);
+    idx = (idx < 0).where(idx + n, idx);
+    Shape is = a.b, as(a.b.size(), 1);
+    for (size_t q = 0; q < k; q++) is.push_back(1), as.push_back(q == j ? n : 1);
+    Tensor hit = idx.reshape(is, where) == Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64, r.device(), where).reshape(as, where);
+    a.mask = a.mask.defined() ? a.mask & hit : hit;
+  }
+  for (size_t j = 0; j < k; j++) a.selected.push_back(static_cast<int64_t>(with_b.size() - k + j));
+  // numpy: the broadcast dims replace adjacent index dims in place, else they come first
+  int64_t nr = static_cast<int64_t>(a.rest.size()), nb = static_cast<int64_t>(a.b.size());
+  int64_t at = p.adjacent ? p.first_advanced : 0;
+  for (int64_t i = 0; i < at; i++) a.result_order.push_back(i);
+  for (int64_t i = 0; i < nb; i++) a.result_order.push_back(nr + i);
+  for (int64_t i = at; i < nr; i++) a.result_order.push_back(i);
+  return a;
+}
+
+std::vector<int64_t> inverse(const std::vector<int64_t>& order) {
+  std::vector<int64_t> inv(order.size());
+  for (size_t i = 0; i < order.size(); i++) inv[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return inv;
+}
+
+// x's basic selection (shaped p.out_shape) with v written where the tensor indices point: where several index
+// positions point at one element, the last one's value is kept (numpy's and tinygrad's order)
+Tensor scatter_advanced(const Tensor& r, const Plan& p, const Tensor& v, SourceLocation where) {
+  Advanced a = advanced(r, p, "setitem", where);
+  Shape result;  // the shape x[indices] has, which v broadcasts to
+  Shape rb = a.rest;
+  rb.insert(rb.end(), a.b.begin(), a.b.end());
+  for (int64_t i : a.result_order) result.push_back(rb[static_cast<size_t>(i)]);
+  Tensor vb = v.expand(result, where).permute(inverse(a.result_order), where);
+  Shape vs = rb;
+  for (size_t j = 0; j < p.tensors.size(); j++) vs.push_back(1);
+  vb = vb.reshape(vs, where);
+  // the last index position (in row-major order, counted from 1) that points at each element, 0 where none does
+  int64_t count = 1;
+  for (int64_t d : a.b) count *= d;
+  Shape ps = a.b;
+  for (size_t j = 0; j < p.tensors.size(); j++) ps.push_back(1);
+  Tensor pos = Tensor::arange(1, static_cast<double>(count + 1), 1, dtypes::int32, r.device(), where).reshape(ps, where);
+  std::vector<int64_t> b_dims, b_in_region;  // the broadcast index dims of the mask (b..., n...) and of the region
+  for (size_t j = 0; j < a.b.size(); j++) b_dims.push_back(static_cast<int64_t>(j)), b_in_region.push_back(static_cast<int64_t>(a.rest.size() + j));
+  Tensor last = a.mask.where(pos, pos.zeros_like()).max(b_dims, false, where);  // (n...)
+  Tensor chosen = a.mask & (pos == last);
+  Tensor written = chosen.where(vb, vb.zeros_like()).sum(b_in_region, false, where);  // (rest..., n...)
+  Shape squeezed = a.rest;
+  squeezed.insert(squeezed.end(), a.region.shape().end() - static_cast<int64_t>(p.tensors.size()), a.region.shape().end());
+  return (last > 0).where(written, a.region.reshape(squeezed, where)).permute(inverse(a.to_region), where);
+}
+
+// x[mask]: one bool tensor as the index, which must match x's leading dims (PyTorch's)
+bool is_mask_index(const Tensor& x, const std::vector<Index>& idx, const char* op, SourceLocation where) {
+  if (idx.size() != 1 || idx[0].kind() != Index::Kind::Tensor || !idx[0].tensor().dtype().is_bool()) return false;
+  const Tensor& mask = idx[0].tensor();
+  if (mask.ndim() > x.ndim() || !std::equal(mask.shape().begin(), mask.shape().end(), x.shape().begin()))
+    throw ShapeError(op, "a bool mask of shape " + shape_str(mask.shape()) + " does not match the indexed tensor's leading dimensions " +
+                             shape_str(x.shape()), where);
+  return true;
+}
+
 }  // namespace
 
 Tensor Tensor::getitem(const std::vector<Index>& indices, Loc where) const try {
   // x[mask] with a bool mask over the leading dims: the elements (rows) where it is true, as PyTorch's, through
   // the mask's nonzero positions (this realizes the mask to learn their count)
-  if (indices.size() == 1 && indices[0].kind() == Index::Kind::Tensor && indices[0].tensor().dtype().is_bool()) {
+  if (is_mask_index(*this, indices, "getitem", where)) {
     const Tensor& mask = indices[0].tensor();
-    if (mask.ndim() > ndim() || !std::equal(mask.shape().begin(), mask.shape().end(), shape().begin()))
-      throw ShapeError("getitem", "a bool mask of shape " + shape_str(mask.shape()) + " for a tensor of shape " + shape_str(shape()) +
-                                      " (it must match the leading dimensions)", where);
     if (mask.ndim() == 0) return unsqueeze(0, where).getitem({mask.unsqueeze(0, where)}, where);
     Tensor nz = mask.nonzero(where);
     std::vector<Index> cols;
@@ -232,58 +318,38 @@ Tensor Tensor::getitem(const std::vector<Index>& indices, Loc where) const try {
   Plan p = make_plan(*this, indices, "getitem", where);
   Tensor r = select_basic(*this, p, where).reshape(p.out_shape, where);
   if (p.tensors.empty()) return r;
-  // advanced indexing: broadcast the index tensors together, then one-hot select over the indexed dims
-  std::vector<const Tensor*> ptrs;
-  for (const Tensor& t : p.tensors) ptrs.push_back(&t);
-  Shape b = tensor::broadcast_shape(ptrs, "getitem", where);
-  size_t k = p.tensors.size();
-  // move the indexed dims last: r is (rest..., n_1..n_k)
-  std::vector<int64_t> order, rest;
-  for (int64_t i = 0; i < r.ndim(); i++)
-    if (std::find(p.tensor_out.begin(), p.tensor_out.end(), i) == p.tensor_out.end()) rest.push_back(i);
-  order = rest;
-  order.insert(order.end(), p.tensor_out.begin(), p.tensor_out.end());
-  r = r.permute(order, where);
-  Shape rest_shape(r.shape().begin(), r.shape().end() - static_cast<int64_t>(k));
-  Shape with_b = rest_shape;
-  for (size_t i = 0; i < b.size(); i++) with_b.push_back(1);
-  with_b.insert(with_b.end(), r.shape().end() - static_cast<int64_t>(k), r.shape().end());
-  Tensor mask;
-  for (size_t j = 0; j < k; j++) {
-    int64_t n = r.shape()[rest_shape.size() + j];
-    Tensor idx = tensor::broadcast_to(p.tensors[j], b).cast(dtypes::int64, where);
-    idx = (idx < 0).where(idx + n, idx);
-    Shape is = b, as(b.size(), 1);
-    for (size_t q = 0; q < k; q++) is.push_back(1), as.push_back(q == j ? n : 1);
-    Tensor hit = idx.reshape(is, where) == Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64, device(), where).reshape(as, where);
-    mask = mask.defined() ? mask & hit : hit;
-  }
-  std::vector<int64_t> summed;
-  for (size_t j = 0; j < k; j++) summed.push_back(static_cast<int64_t>(with_b.size() - k + j));
-  Tensor rb = r.reshape(with_b, where);
-  Tensor picked = mask.where(rb, rb.zeros_like()).sum(summed, false, where).cast(dtype(), where);
-  // numpy: the broadcast dims replace adjacent index dims in place, else they come first
-  int64_t nr = static_cast<int64_t>(rest_shape.size()), nb = static_cast<int64_t>(b.size());
-  int64_t at = p.adjacent ? p.first_advanced : 0;
-  std::vector<int64_t> o;
-  for (int64_t i = 0; i < at; i++) o.push_back(i);
-  for (int64_t i = 0; i < nb; i++) o.push_back(nr + i);
-  for (int64_t i = at; i < nr; i++) o.push_back(i);
-  return picked.permute(o, where);
+  Advanced a = advanced(r, p, "getitem", where);
+  Tensor picked = a.mask.where(a.region, a.region.zeros_like()).sum(a.selected, false, where).cast(dtype(), where);
+  return picked.permute(a.result_order, where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "getitem", where);
 }
 
 void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc where) try {
-  Plan p = make_plan(*this, indices, "setitem", where);
-  if (!p.tensors.empty()) throw ArgumentError("setitem", "tensor indices are not supported here (use scatter)", where);
   if (value.device() != device())
     throw ArgumentError("setitem", "value on " + value.device() + " for a tensor on " + device(), where);
+  if (is_mask_index(*this, indices, "setitem", where)) {
+    const Tensor& mask = indices[0].tensor();
+    int64_t trailing = ndim() - mask.ndim();
+    if (value.ndim() > trailing && mask.ndim() > 0) {  // a value row per true element: set at the mask's nonzeros
+      Tensor nz = mask.nonzero(where);
+      std::vector<Index> cols;
+      for (int64_t i = 0; i < mask.ndim(); i++) cols.push_back(nz[{Slice(), i}]);
+      return setitem(cols, value, where);
+    }
+    Shape m = mask.shape();  // a value that fits one selected row is written through a where
+    m.insert(m.end(), static_cast<size_t>(trailing), 1);
+    assign(mask.reshape(m, where).where(value.cast(dtype(), where), *this, where), where);
+    return;
+  }
+  Plan p = make_plan(*this, indices, "setitem", where);
   // the value broadcast to the selection, placed back into this tensor's shape, chosen by a placed mask of trues
   Tensor v = value.cast(dtype(), where);
   Shape kept;  // the selection with ints as dimensions of size 1
   for (const DimSel& s : p.dims) kept.push_back(s.count);
-  v = v.expand(p.out_shape, where).reshape(kept, where);
+  if (p.tensors.empty()) v = v.expand(p.out_shape, where);
+  else v = scatter_advanced(select_basic(*this, p, where).reshape(p.out_shape, where), p, v, where);
+  v = v.reshape(kept, where);
   Tensor mask = place_basic(Tensor::full(kept, 1, dtypes::bool_, device(), where), *this, p, where);
   assign(mask.where(place_basic(v, *this, p, where), *this), where);
 } catch (const Error& e) {

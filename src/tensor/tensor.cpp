@@ -329,8 +329,8 @@ Tensor::Tensor(NestedList data, std::optional<DType> dtype, const std::string& d
   // tinygrad's defaults: any float makes it float32, else any integer int32, else bool
   DType dt = dtypes::bool_;
   for (const ConstValue& v : values) {
-    if (std::holds_alternative<double>(v)) dt = dtypes::default_float;
-    else if (!std::holds_alternative<bool>(v) && dt == dtypes::bool_) dt = dtypes::default_int;
+    if (std::holds_alternative<double>(v)) dt = dtypes::default_float();
+    else if (!std::holds_alternative<bool>(v) && dt == dtypes::bool_) dt = dtypes::default_int();
   }
   dt = dtype.value_or(dt);
   std::vector<unsigned char> bytes(values.size() * dt.itemsize());

@@ -105,6 +105,17 @@ Dim Variable::bind(int64_t v, SourceLocation where) const {
   return uop::from_uop(UOp::make(Ops::BIND, dtypes::int64, {var, UOp::const_(dtypes::int64, v)}));
 }
 
+std::optional<VariableUse> as_variable(const Dim& d) {
+  if (!d.is_symbolic()) return std::nullopt;
+  UOp e = UOp::share(d.node());
+  if (e.op() == Ops::DEFINE_VAR) {
+    const auto& v = e.arg().get<uop::VarArg>();
+    return VariableUse{Variable(v.name, v.min, v.max), std::nullopt};
+  }
+  if (auto b = uop::as_bound_variable(d)) return VariableUse{Variable(b->first.name, b->first.min, b->first.max), b->second};
+  return std::nullopt;
+}
+
 namespace {
 // a - b, simplified
 UOp difference(const Dim& a, const Dim& b) { return uop::simplify(uop::to_uop(a) - uop::to_uop(b)); }

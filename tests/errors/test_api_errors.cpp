@@ -125,7 +125,7 @@ const std::vector<BadCall>& bad_calls() {
       {"getitem", D, __LINE__, [] { x[{Tensor({0.5f})}]; }, {"float32"}},
       {"getitem", S, __LINE__, [] { x[{Tensor({0, 1}), Tensor({0, 1, 2})}]; }, {"(2,)", "(3,)"}},
       {"setitem", S, __LINE__, [] { Tensor::ones({2, 3}).contiguous().realize().setitem({0}, Tensor::ones({2})); }, {"(2,)"}},
-      {"setitem", A, __LINE__, [] { Tensor::ones({2}).contiguous().realize().setitem({ix}, 1.0); }, {"tensor indices"}},
+      {"setitem", S, __LINE__, [] { Tensor::ones({2}).contiguous().realize().setitem({ix}, Tensor::ones({3})); }, {"(3,)", "(2,)"}},
       {"assign", S, __LINE__, [] { Tensor::ones({2}).contiguous().realize().assign(x); }, {"(2, 3)", "(2,)"}},
       {"gather", S, __LINE__, [] { x.gather(1, Tensor({0, 1})); }, {"(2,)", "(2, 3)"}},
       {"gather", D, __LINE__, [] { x.gather(1, x); }, {"float32"}},

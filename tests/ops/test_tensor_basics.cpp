@@ -206,6 +206,25 @@ TEST(TensorBasics, SetitemChangesEveryHandleButNotEarlierViews) {
   EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 20, 4, 7, 40, 7}));
 }
 
+TEST(TensorBasics, SetitemWithTensorIndicesKeepsTheLastWrite) {
+  // x[rows, 1:4] = v over a (4, 5) tensor, rows with a repeat: the reference is the same assignment as loops
+  std::vector<int32_t> rows = {2, 0, 2}, ref(20);
+  for (int i = 0; i < 20; i++) ref[i] = i;
+  std::vector<int32_t> v(9);
+  for (int i = 0; i < 9; i++) v[i] = 100 + i;
+  for (size_t r = 0; r < rows.size(); r++)
+    for (int c = 1; c < 4; c++) ref[rows[r] * 5 + c] = v[r * 3 + (c - 1)];
+  Tensor x = Tensor::arange(20).reshape({4, 5}).contiguous().realize();
+  x.setitem({Tensor(rows, {3}), Slice(1, 4)}, Tensor(v, {3, 3}));
+  EXPECT_EQ(x.to_vector<int32_t>(), ref);
+  // a bool mask: a scalar where it is true, and one value row per true row
+  Tensor y = Tensor::arange(6).reshape({3, 2}).contiguous().realize();
+  y.setitem({y > 2}, -1.0);
+  EXPECT_EQ(y.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, -1, -1, -1}));
+  y.setitem({Tensor(std::vector<bool>{true, false, true}, {3})}, Tensor({7, 8, 9, 10}).reshape({2, 2}));
+  EXPECT_EQ(y.to_vector<int32_t>(), (std::vector<int32_t>{7, 8, 2, -1, 9, 10}));
+}
+
 TEST(TensorBasics, IntegerDivisionByZeroGivesZeroInsteadOfTrapping) {
   Tensor a = Tensor({7, -7, INT32_MIN, 5}), b = Tensor({0, 0, -1, -1});
   EXPECT_EQ(a.idiv(b).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, INT32_MIN, -5}));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "tg/context.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
 
@@ -64,6 +65,34 @@ TEST(DType, WeakScalars) {
   EXPECT_EQ(promote_with_scalar(dtypes::bool_, ScalarKind::Bool), dtypes::bool_);
   EXPECT_EQ(promote_with_scalar(dtypes::int64, ScalarKind::Float), dtypes::float32);
   EXPECT_EQ(promote_with_scalar(dtypes::float64, ScalarKind::Bool), dtypes::float64);
+}
+
+TEST(DType, DefaultFloatAndIntFollowTheSettings) {
+  EXPECT_EQ(dtypes::default_float(), dtypes::float32);
+  EXPECT_EQ(dtypes::default_int(), dtypes::int32);
+  {
+    Context ctx{{"DEFAULT_FLOAT", "HALF"}, {"DEFAULT_INT", "int64"}};
+    EXPECT_EQ(dtypes::default_float(), dtypes::float16);
+    EXPECT_EQ(least_upper_float(dtypes::int8), dtypes::float16);
+    EXPECT_EQ(promote_with_scalar(dtypes::bool_, ScalarKind::Int), dtypes::int64);
+    {
+      Context inner{{"DEFAULT_FLOAT", "float64"}};
+      EXPECT_EQ(promote_with_scalar(dtypes::int32, ScalarKind::Float), dtypes::float64);
+    }
+    EXPECT_EQ(dtypes::default_float(), dtypes::float16);
+  }
+  EXPECT_EQ(dtypes::default_float(), dtypes::float32);
+  EXPECT_EQ(dtypes::default_int(), dtypes::int32);
+  Context bad{{"DEFAULT_FLOAT", "int8"}};
+  EXPECT_THROW(dtypes::default_float(), ArgumentError);
+}
+
+TEST(DType, NamesAndAliases) {
+  EXPECT_EQ(dtype_from_name("Half"), dtypes::float16);
+  EXPECT_EQ(dtype_from_name("uchar"), dtypes::uint8);
+  EXPECT_EQ(dtype_from_name("double"), dtypes::float64);
+  EXPECT_EQ(dtype_from_name("bfloat16"), dtypes::bfloat16);
+  EXPECT_FALSE(dtype_from_name("float128").has_value());
 }
 
 TEST(DType, Properties) {

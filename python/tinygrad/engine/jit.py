@@ -12,28 +12,33 @@ ReturnType = TypeVar("ReturnType")
 
 class JitError(Exception): pass
 
-def _flatten(x, out: list[Tensor]):
-  """x with each Tensor replaced by its index in out (which gets the tensors), for rebuilding with other tensors."""
+def _flatten(x, out: list[Tensor], dims: list):
+  """x with each Tensor replaced by its index in out, and each bound Variable (a symbolic size) by its index in dims,
+  for rebuilding with another call's tensors and values."""
   if isinstance(x, Tensor):
     out.append(x)
-    return _Slot(len(out)-1)
+    return _Slot(len(out)-1, False)
+  if isinstance(x, _core.Dim):
+    x.unbind()  # a ValueError unless it is a bound Variable (an expression of one is not an argument the jit can bind)
+    dims.append(x)
+    return _Slot(len(dims)-1, True)
   if isinstance(x, (list, tuple)):
-    items = [_flatten(v, out) for v in x]
+    items = [_flatten(v, out, dims) for v in x]
     return type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
-  if isinstance(x, dict): return {k: _flatten(v, out) for k, v in x.items()}
+  if isinstance(x, dict): return {k: _flatten(v, out, dims) for k, v in x.items()}
   return x
 
-def _rebuild(x, ts: list[Tensor]):
-  if isinstance(x, _Slot): return ts[x.i]
+def _rebuild(x, ts: list[Tensor], dims: list):
+  if isinstance(x, _Slot): return dims[x.i] if x.dim else ts[x.i]
   if isinstance(x, (list, tuple)):
-    items = [_rebuild(v, ts) for v in x]
+    items = [_rebuild(v, ts, dims) for v in x]
     return type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
-  if isinstance(x, dict): return {k: _rebuild(v, ts) for k, v in x.items()}
+  if isinstance(x, dict): return {k: _rebuild(v, ts, dims) for k, v in x.items()}
   return x
 
 class _Slot:
-  __slots__ = ("i",)
-  def __init__(self, i: int): self.i = i
+  __slots__ = ("i", "dim")
+  def __init__(self, i: int, dim: bool): self.i, self.dim = i, dim
 
 class TinyJit(Generic[ReturnType]):
   """@TinyJit on a function (or method) of tensors. Each call must pass tensors of the same shapes, dtypes and devices
@@ -46,12 +51,13 @@ class TinyJit(Generic[ReturnType]):
     self._jit = _core._JitFunction(self._run)
     functools.update_wrapper(self, fxn) if fxn is not None else None
 
-  def _run(self, inputs: list[Tensor]) -> list[Tensor]:
-    # called by the core with this call's (realized) inputs: the Python function runs, its tensors are the outputs
-    args, kwargs = _rebuild(self._in_tree, inputs)
+  def _run(self, inputs: list[Tensor], dims: list) -> list[Tensor]:
+    # called by the core with this call's (realized) inputs and bound variables: the Python function runs, its
+    # tensors are the outputs
+    args, kwargs = _rebuild(self._in_tree, inputs, dims)
     ret = self.fxn(*args, **kwargs)
     outs: list[Tensor] = []
-    self._out_tree = _flatten(ret, outs)
+    self._out_tree = _flatten(ret, outs, [])
     return outs
 
   def __get__(self, obj, objtype=None):
@@ -60,9 +66,10 @@ class TinyJit(Generic[ReturnType]):
   def __call__(self, *args, **kwargs) -> ReturnType:
     if getenv("JIT", 1) == 0: return self.fxn(*args, **kwargs)
     inputs: list[Tensor] = []
-    self._in_tree = _flatten((args, kwargs), inputs)
-    outs = self._jit(inputs)
-    return _rebuild(self._out_tree, outs)
+    dims: list = []
+    self._in_tree = _flatten((args, kwargs), inputs, dims)
+    outs = self._jit(inputs, dims)
+    return _rebuild(self._out_tree, outs, [])
 
   @property
   def captured(self) -> bool: return self._jit.captured
