@@ -26,7 +26,7 @@ PyObject *shape_error, *dtype_error, *argument_error, *index_error, *compile_err
 
 // an axis, index or dimension out of range: Python's IndexError
 bool is_index_message(const std::string& msg) {
-  for (const char* s : {"out of range", "out of bounds", "too many indices", "does not match the indexed tensor"})
+  for (const char* s : {"out of range", "out of bounds", "too many indices", "single ellipsis", "does not match the indexed tensor"})
     if (msg.find(s) != std::string::npos) return true;
   return false;
 }

@@ -130,6 +130,7 @@ def test_indexing_errors_are_tinygrads():
   with pytest.raises(IndexError, match="too many"): a[1, 77, 77, 77]
   with pytest.raises(IndexError, match="out of bounds"): a[1, 3]
   with pytest.raises(IndexError, match="out of bounds"): a[1, -4]
+  with pytest.raises(IndexError, match="single ellipsis"): a[..., ...]
   with pytest.raises(TypeError): a[:Tensor([3]), 1]  # a slice bound is an int or a 0-d int tensor
   with pytest.raises(IndexError): b[:]
   c = Tensor.ones(10, 11, 12)

@@ -98,7 +98,7 @@ Plan make_plan(const Tensor& x, const std::vector<Index>& given, const char* op,
     if (i.kind() == Index::Kind::Ellipsis) ellipses++;
     else if (i.kind() != Index::Kind::NewAxis) consumed++;
   }
-  if (ellipses > 1) throw ArgumentError(op, "an index can have only one ellipsis: " + index_str(idx), where);
+  if (ellipses > 1) throw ArgumentError(op, "an index can have only a single ellipsis: " + index_str(idx), where);
   if (consumed > x.ndim())
     throw ArgumentError(op, "too many indices for shape " + shape_str(x.shape()) + ": " + index_str(idx), where);
   std::vector<Index> full;

@@ -120,7 +120,7 @@ const std::vector<BadCall>& bad_calls() {
       // indexing
       {"getitem", A, __LINE__, [] { x[2]; }, {"index 2", "size 2", "(2, 3)"}},
       {"getitem", A, __LINE__, [] { x[{0, 0, 0}]; }, {"too many indices", "(2, 3)"}},
-      {"getitem", A, __LINE__, [] { x[{ellipsis, ellipsis}]; }, {"one ellipsis"}},
+      {"getitem", A, __LINE__, [] { x[{ellipsis, ellipsis}]; }, {"single ellipsis"}},
       {"getitem", A, __LINE__, [] { x[{Slice(0, 2, 0)}]; }, {"step cannot be zero"}},
       {"getitem", D, __LINE__, [] { x[{Tensor({0.5f})}]; }, {"float32"}},
       {"getitem", S, __LINE__, [] { x[{Tensor({0, 1}), Tensor({0, 1, 2})}]; }, {"(2,)", "(3,)"}},
