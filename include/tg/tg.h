@@ -6,6 +6,7 @@
 #include "tg/dim.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/interrupt.h"
 #include "tg/tensor.h"
 #include "tg/nn.h"
 #include "tg/optim.h"

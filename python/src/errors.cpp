@@ -5,7 +5,10 @@
 // traceback points at the user's line.
 #include "bindings.h"
 
+#include <chrono>
+
 #include "tg/error.h"
+#include "tg/interrupt.h"
 
 namespace tgpy {
 
@@ -31,6 +34,23 @@ bool is_index_message(const std::string& msg) {
   return false;
 }
 
+// Ctrl-C during a long realize (run with the GIL released): Python's handler only notes the signal, so the core asks
+// between kernels. Taking the GIL can wait for another busy Python thread, so it is asked at most every 20 ms, and
+// only on the main thread, where Python runs its signal handlers.
+unsigned long main_thread_ident = 0;  // threading.main_thread().ident, read at import
+
+void check_signals() {
+  if (PyThread_get_thread_ident() != main_thread_ident) return;
+  using Clock = std::chrono::steady_clock;
+  thread_local Clock::time_point next{};
+  Clock::time_point now = Clock::now();
+  if (now < next) return;
+  next = now + std::chrono::milliseconds(20);
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // the handler's exception: KeyboardInterrupt
+}
+
 }  // namespace
 
 void init_errors(py::module_& m) {
@@ -41,6 +61,10 @@ void init_errors(py::module_& m) {
   compile_error = make_class(m, "CompileError", {PyExc_RuntimeError}, "a generated kernel failed to compile");
   device_error = make_class(m, "DeviceError", {PyExc_RuntimeError}, "the device failed (allocation, launch, copy)");
   internal_error = make_class(m, "InternalError", {PyExc_RuntimeError}, "a bug in tinygrad.cpp");
+  main_thread_ident = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  tg::set_interrupt_check(check_signals);
+  // the check must not call into an interpreter that is shutting down
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { tg::set_interrupt_check(nullptr); }));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -238,6 +238,9 @@ class _TensorPy:
   def abs_(self) -> Tensor: return self.assign(self.abs())
   def mse(self, Y: Tensor) -> Tensor: return (self - Y).square().mean()
   def to_(self, device) -> Tensor: return self if device is None else self._become(self.to(device))
+  # older tinygrad's spellings (its README): GPU is OpenCL
+  def cpu(self) -> Tensor: return self.to("CPU")
+  def gpu(self) -> Tensor: return self.to("GPU")
   def shard_(self, devices, axis: int|None = None) -> Tensor: return self._become(self.shard(devices, axis))
   def __deepcopy__(self, memo) -> Tensor:
     out = self.clone()  # new buffers with the same values, gradient and is_param

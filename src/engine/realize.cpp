@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "uop/sint.h"
 #include "tg/context.h"
 #include "tg/counters.h"
+#include "tg/interrupt.h"
 #include "tg/profile.h"
 #include "viz/record.h"
 
@@ -27,6 +29,18 @@ using schedule::ScheduleItem;
 namespace {
 thread_local std::vector<ScheduleItem>* capture_sink = nullptr;
 thread_local CaptureScope::Holds* capture_holds = nullptr;
+std::mutex interrupt_mutex;
+std::shared_ptr<const std::function<void()>> interrupt_check;  // set_interrupt_check's; null when none
+
+void check_interrupt() {
+  std::shared_ptr<const std::function<void()>> check;
+  {
+    std::lock_guard<std::mutex> lock(interrupt_mutex);
+    check = interrupt_check;
+  }
+  if (check) (*check)();
+}
+
 constexpr int64_t kMinParallelWork = 1 << 17;  // ALU ops + elements moved; below it one thread is faster
 constexpr int64_t kChunksPerThread = 4;
 }  // namespace
@@ -226,6 +240,11 @@ void run_schedule(schedule::Schedule s) {
       if (item.kind == ScheduleItem::Kind::Kernel) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});
     if (requests.size() > 1) get_kernels(requests);
   }
+  // an item that writes memory made before this realize (an assign into a live tensor) ends the checks: stopping
+  // after it would leave that tensor's graph to apply its update a second time
+  std::vector<char> in_place(s.items.size());
+  for (size_t i = 0; i < s.items.size(); i++) in_place[i] = !s.items[i].bufs.empty() && buffer_of(s.items[i].bufs[0]).allocated();
+  bool checking = s.items.size() > 1;
   std::unordered_map<const uop::UOpNode*, size_t> last_use;  // capture: each buffer's last item in this schedule
   if (capture_sink)
     for (size_t i = 0; i < s.items.size(); i++)
@@ -233,6 +252,7 @@ void run_schedule(schedule::Schedule s) {
   viz::StoredRealize* viz = viz::current_realize();
   for (size_t i = 0; i < s.items.size(); i++) {
     ScheduleItem& item = s.items[i];
+    if (checking && (checking = !in_place[i])) check_interrupt();
     viz::StageTimer timer;
     std::string kernel_name;
     std::vector<runtime::Buffer*> bufs;
@@ -261,3 +281,10 @@ void run_schedule(schedule::Schedule s) {
 }
 
 }  // namespace tg::engine
+
+namespace tg {
+void set_interrupt_check(std::function<void()> check) {
+  std::lock_guard<std::mutex> lock(engine::interrupt_mutex);
+  engine::interrupt_check = check ? std::make_shared<const std::function<void()>>(std::move(check)) : nullptr;
+}
+}  // namespace tg

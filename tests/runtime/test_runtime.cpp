@@ -21,6 +21,7 @@
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
+#include "tg/interrupt.h"
 #include "tg/tensor.h"
 
 using namespace tg;
@@ -305,6 +306,36 @@ TEST(Runtime, ARealizeCompilesItsNewKernelsTogether) {
   EXPECT_NEAR(outs[2].item<float>(), sqrt_sum, 1e-3);
   EXPECT_EQ(outs[3].to_vector<float>().back(), static_cast<float>(squares));
   EXPECT_EQ(outs[4].item<float>(), 18.0f);
+}
+
+// The interrupt check stops a realize between kernels; its tensors keep their graphs and compute again later.
+TEST(Runtime, AnInterruptCheckStopsARealizeBetweenKernels) {
+  Tensor w = Tensor::eye(8).contiguous().realize(), x0 = Tensor::rand({8, 8}).realize();
+  Tensor x = x0;
+  for (int i = 0; i < 6; i++) x = x.matmul(w);  // six kernels: a reduce cannot fuse into the next
+  int calls = 0;
+  set_interrupt_check([&] {
+    if (++calls == 3) throw Interrupted();
+  });
+  int64_t before = GlobalCounters::kernel_count;
+  EXPECT_THROW(x.realize(), Interrupted);
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 2);  // stopped before the third
+  set_interrupt_check(nullptr);
+  EXPECT_EQ(x.to_vector<float>(), x0.to_vector<float>());
+}
+
+// Once a kernel has written a live tensor's buffer (an assign), the realize runs to its end: stopping after it
+// would leave the tensor's graph to apply the update a second time.
+TEST(Runtime, AnInterruptCheckNeverStopsAfterAnAssign) {
+  Tensor w = Tensor::zeros({4}).contiguous().realize(), v = Tensor::ones({4}).contiguous().realize();
+  int calls = 0;
+  set_interrupt_check([&] {
+    if (++calls > 1) throw Interrupted();  // would stop at the second item, the assign
+  });
+  w.assign((v + 1).sum() * v * 2);  // a reduce, then the kernel that writes w's buffer
+  set_interrupt_check(nullptr);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(w.to_vector<float>(), std::vector<float>(4, 16.0f));
 }
 
 // A broken kernel among others: its own compiler message comes out (they are compiled one by one to find it).
