@@ -10,11 +10,13 @@
 namespace tg {
 
 // Scalar kinds in tinygrad's priority order: promotion picks the lowest common ancestor by this order.
+// The 8-bit floats are OCP's E4M3 (no infinity, 448 at most) and E5M2, and the FNUZ variants (one NaN, no -0).
 enum class ScalarType : uint8_t {
-  Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float16, BFloat16, Float32, Float64,
+  Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, FP8E4M3, FP8E5M2, FP8E4M3FNUZ, FP8E5M2FNUZ,
+  Float16, BFloat16, Float32, Float64,
   Void,  // no value (STORE, SINK)
 };
-inline constexpr int kNumValueScalarTypes = 13;  // all but Void
+inline constexpr int kNumValueScalarTypes = 17;  // all but Void
 
 // A constant's value, stored canonically for its dtype: bool for bool, int64 for signed ints, uint64 for unsigned
 // ints, double for floats (rounded to the dtype's precision).
@@ -47,9 +49,13 @@ class DType {
   bool is_bool() const { return scalar_ == ScalarType::Bool && !is_ptr(); }
   // float16 or bfloat16, of any vector width: stored as 16 bits, computed in float32
   bool is_half() const { return (scalar_ == ScalarType::Float16 || scalar_ == ScalarType::BFloat16) && !is_ptr(); }
+  // an 8-bit float: stored as its byte, computed in float32 (rounded to its format after every op)
+  bool is_fp8() const {
+    return scalar_ >= ScalarType::FP8E4M3 && scalar_ <= ScalarType::FP8E5M2FNUZ && !is_ptr();
+  }
   int bits() const { return itemsize() * 8; }
-  ConstValue min() const;  // the lowest value (-inf for floats)
-  ConstValue max() const;  // the highest value (+inf for floats)
+  ConstValue min() const;  // the lowest value (-inf for floats; the lowest finite one for 8-bit floats without infinities)
+  ConstValue max() const;  // the highest value (+inf for floats; likewise)
 
   friend constexpr bool operator==(const DType&, const DType&) = default;
 
@@ -68,6 +74,8 @@ inline constexpr DType uint8{ScalarType::UInt8}, uint16{ScalarType::UInt16}, uin
     uint64{ScalarType::UInt64};
 inline constexpr DType float16{ScalarType::Float16}, bfloat16{ScalarType::BFloat16}, float32{ScalarType::Float32},
     float64{ScalarType::Float64};
+inline constexpr DType fp8e4m3{ScalarType::FP8E4M3}, fp8e5m2{ScalarType::FP8E5M2}, fp8e4m3fnuz{ScalarType::FP8E4M3FNUZ},
+    fp8e5m2fnuz{ScalarType::FP8E5M2FNUZ};
 inline constexpr DType void_{ScalarType::Void};
 // The dtype of floating-point data given none (float literals, Tensor::rand, and int -> float results such as exp
 // and division): the DEFAULT_FLOAT setting, from the environment or a tg::Context ("float16", "half", "bfloat16",
@@ -111,5 +119,17 @@ uint16_t float_to_bf16_bits(float f);
 uint16_t double_to_half_bits(double d);
 uint16_t double_to_bf16_bits(double d);
 float bf16_bits_to_float(uint16_t b);
+// The layout of an 8-bit float dtype (DTypeError for another dtype).
+struct Fp8Format {
+  int mant_bits, bias;
+  bool fnuz;         // no infinities, no -0, 0x80 the one NaN
+  bool has_inf;      // E5M2: IEEE-style infinities, and NaNs, at the top exponent
+  uint8_t max_code;  // the code of the largest finite value, where conversions saturate
+};
+Fp8Format fp8_format(DType dt);
+// double <-> 8-bit float (dt one of the fp8 dtypes) as tinygrad's float_to_fp8 / fp8_to_float: round to nearest
+// even, saturating at the largest finite value; NaN (and E4M3's infinities) to NaN; FNUZ's zero is never negative.
+uint8_t double_to_fp8_bits(double d, DType dt);
+float fp8_bits_to_float(uint8_t b, DType dt);
 
 }  // namespace tg

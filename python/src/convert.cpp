@@ -175,6 +175,7 @@ Tensor from_bytes(const std::vector<uint8_t>& b, tg::DType dt, const tg::Shape& 
   if (dt == float32) return typed<float>(b, shape, dev);
   if (dt == float64) return typed<double>(b, shape, dev);
   if (dt == float16 || dt == bfloat16) return typed<uint16_t>(b, shape, dev).bitcast(dt);
+  if (dt.is_fp8()) return typed<uint8_t>(b, shape, dev).bitcast(dt);
   throw py::type_error("cannot make a tensor of dtype " + dt.name() + " from host data");
 }
 
@@ -256,6 +257,11 @@ Tensor from_list(py::handle data, std::optional<tg::DType> dtype, const std::str
     if (target == float16 || target == bfloat16) {  // rounded once, here: a cast through float32 rounds twice
       std::vector<uint16_t> bits(n);
       for (size_t i = 0; i < n; i++) bits[i] = target == float16 ? tg::double_to_half_bits(v[i]) : tg::double_to_bf16_bits(v[i]);
+      return Tensor(bits, d.shape, dev).bitcast(target);
+    }
+    if (target.is_fp8()) {
+      std::vector<uint8_t> bits(n);
+      for (size_t i = 0; i < n; i++) bits[i] = tg::double_to_fp8_bits(v[i], target);
       return Tensor(bits, d.shape, dev).bitcast(target);
     }
     Tensor t(v, d.shape, dev);

@@ -22,6 +22,8 @@ const std::vector<Names>& names() {
       {bool_, "bool", "bool", 0},          {int8, "signed char", "char", 1},     {uint8, "unsigned char", "uchar", 2},
       {int16, "short", "short", 3},        {uint16, "unsigned short", "ushort", 4}, {int32, "int", "int", 5},
       {uint32, "unsigned int", "uint", 6}, {int64, "long", "long", 7},           {uint64, "unsigned long", "ulong", 8},
+      {fp8e4m3, "float8_e4m3", "fp8e4m3", 10}, {fp8e5m2, "float8_e5m2", "fp8e5m2", 11},
+      {fp8e4m3fnuz, "float8_e4m3fnuz", "fp8e4m3fnuz", 10}, {fp8e5m2fnuz, "float8_e5m2fnuz", "fp8e5m2fnuz", 11},
       {float16, "half", "half", 12},       {bfloat16, "__bf16", "bfloat16", 13}, {float32, "float", "float", 14},
       {float64, "double", "double", 15}};
   return n;
@@ -130,6 +132,26 @@ void init_dtype(py::module_& m) {
     for (size_t i = 1; i < ds.size(); i++) out = tg::least_upper_dtype({out, ds[i].cast<tg::DType>()});
     return dtype_object(out);
   });
+  // tinygrad.dtype's float_to_fp8 / fp8_to_float: the core's conversions (rounded once from the Python float)
+  m.def("float_to_fp8", [](double x, const tg::DType& d) {
+    if (!d.is_fp8()) throw py::value_error(d.name() + " is not an 8-bit float");
+    return static_cast<int>(tg::double_to_fp8_bits(x, d));
+  }, py::arg("x"), py::arg("dtype"));
+  m.def("fp8_to_float", [](int64_t b, const tg::DType& d) {
+    if (!d.is_fp8()) throw py::value_error(d.name() + " is not an 8-bit float");
+    if (b < 0 || b > 255) throw py::value_error("an 8-bit float's code is 0 to 255, not " + std::to_string(b));
+    return static_cast<double>(tg::fp8_bits_to_float(static_cast<uint8_t>(b), d));
+  }, py::arg("x"), py::arg("dtype"));
+  m.def("truncate", [](py::handle x, const tg::DType& d) -> py::object {
+    tg::ConstValue v = PyBool_Check(x.ptr()) ? tg::ConstValue{x.ptr() == Py_True}
+                       : PyLong_Check(x.ptr()) ? tg::ConstValue{x.cast<int64_t>()}
+                                               : tg::ConstValue{x.cast<double>()};
+    tg::ConstValue c = tg::cast_const(v, d);
+    if (d.is_bool()) return py::bool_(std::get<bool>(c));
+    if (d.is_float()) return py::float_(std::get<double>(c));
+    if (d.is_unsigned()) return py::int_(std::get<uint64_t>(c));
+    return py::int_(std::get<int64_t>(c));
+  }, py::arg("x"), py::arg("dtype"));
   m.def("least_upper_float", [](const tg::DType& d) { return dtype_object(tg::least_upper_float(d)); });
   m.def("all_dtypes", [] {
     py::list out;

@@ -18,6 +18,10 @@ class DTypes:
   uint32 = _core.dtype_by_name("uint32")
   int64 = _core.dtype_by_name("int64")
   uint64 = _core.dtype_by_name("uint64")
+  fp8e4m3 = _core.dtype_by_name("fp8e4m3")
+  fp8e5m2 = _core.dtype_by_name("fp8e5m2")
+  fp8e4m3fnuz = _core.dtype_by_name("fp8e4m3fnuz")
+  fp8e5m2fnuz = _core.dtype_by_name("fp8e5m2fnuz")
   float16 = _core.dtype_by_name("float16")
   bfloat16 = _core.dtype_by_name("bfloat16")
   float32 = _core.dtype_by_name("float32")
@@ -32,7 +36,10 @@ class DTypes:
   @property
   def default_int(self) -> DType: return _core.dtype_by_name("default_int")
 
-  floats = (float16, bfloat16, float32, float64)
+  fp8_ocp = (fp8e4m3, fp8e5m2)
+  fp8_fnuz = (fp8e4m3fnuz, fp8e5m2fnuz)
+  fp8s = fp8_ocp + fp8_fnuz
+  floats = fp8s + (float16, bfloat16, float32, float64)
   uints = (uint8, uint16, uint32, uint64)
   sints = (int8, int16, int32, int64)
   ints = uints + sints
@@ -62,7 +69,8 @@ class DTypes:
   def finfo(dtype: DType) -> tuple[int, int]:
     """(exponent bits, mantissa bits) of a float dtype"""
     if not dtypes.is_float(dtype): raise ValueError(f"{dtype} is not a floating point type")
-    return {dtypes.float16: (5, 10), dtypes.bfloat16: (8, 7), dtypes.float32: (8, 23), dtypes.float64: (11, 52)}[dtype]
+    return {dtypes.float16: (5, 10), dtypes.bfloat16: (8, 7), dtypes.float32: (8, 23), dtypes.float64: (11, 52),
+            dtypes.fp8e4m3: (4, 3), dtypes.fp8e5m2: (5, 2), dtypes.fp8e4m3fnuz: (4, 3), dtypes.fp8e5m2fnuz: (5, 2)}[dtype]
 
 dtypes = DTypes()
 
@@ -73,12 +81,28 @@ def to_dtype(dtype: DTypeLike) -> DType:
 def least_upper_dtype(*ds: DType) -> DType: return _core.least_upper_dtype(*ds)
 def least_upper_float(dt: DType) -> DType: return _core.least_upper_float(dt)
 
+# every dtype by its attribute name (aliases left out), and back
+DTYPES_DICT = {k: v for k, v in DTypes.__dict__.items() if isinstance(v, DType) and k not in
+               ("half", "float", "double", "uchar", "ushort", "uint", "ulong", "char", "short", "int", "long")}
+INVERSE_DTYPES_DICT = {v.name: k for k, v in DTYPES_DICT.items()}
+
+def float_to_fp8(x: float, dtype: DType) -> int:
+  """The code (0-255) of the 8-bit float nearest x (ties to even, saturating at the largest finite value)."""
+  return _core.float_to_fp8(x, dtype)
+def fp8_to_float(x: int, dtype: DType) -> float:
+  """The value of an 8-bit float's code."""
+  return _core.fp8_to_float(x, dtype)
+
+# a Python value rounded or wrapped to what a dtype holds (tinygrad's truncate)
+truncate = {dt: (lambda x, dt=dt: _core.truncate(x, dt)) for dt in DTYPES_DICT.values()}
+
 _NP_NAMES = {dtypes.bool: "bool", dtypes.int8: "int8", dtypes.uint8: "uint8", dtypes.int16: "int16", dtypes.uint16: "uint16",
              dtypes.int32: "int32", dtypes.uint32: "uint32", dtypes.int64: "int64", dtypes.uint64: "uint64",
              dtypes.float16: "float16", dtypes.float32: "float32", dtypes.float64: "float64"}
 def _to_np_dtype(dtype: DType):
   import numpy as np
-  if dtype == dtypes.bfloat16: return np.float32  # numpy has no bfloat16: its values read as float32 (tinygrad's)
+  # numpy has no bfloat16 or 8-bit floats: their values read as float32 (tinygrad's)
+  if dtype == dtypes.bfloat16 or dtype in dtypes.fp8s: return np.float32
   return np.dtype(_NP_NAMES[dtype]).type if dtype in _NP_NAMES else None
 def _from_np_dtype(npdtype) -> DType:
   import numpy as np

@@ -161,7 +161,7 @@ class _TensorPy:
   # ***** reading values *****
   def data(self) -> memoryview:
     """The values as a memoryview of the tensor's shape and format (realizes)."""
-    if self.dtype == dtypes.bfloat16: return self.cast(dtypes.float32).data()
+    if self.dtype == dtypes.bfloat16 or self.dtype in dtypes.fp8s: return self.cast(dtypes.float32).data()
     mv = memoryview(self._bytes())
     fmt = self.dtype.fmt
     if self.ndim == 0: return mv.cast(fmt)
@@ -170,15 +170,15 @@ class _TensorPy:
   def tolist(self):
     """The values as (nested) Python lists of int, float or bool; a 0-d tensor gives one scalar."""
     if self.ndim == 0: return self.item()
-    if self.dtype == dtypes.float16 or self.dtype == dtypes.bfloat16: return self.cast(dtypes.float32).tolist()
+    if self.dtype in (dtypes.float16, dtypes.bfloat16, *dtypes.fp8s): return self.cast(dtypes.float32).tolist()
     if 0 in self.shape:
       def empty(s): return [] if len(s) == 1 else [empty(s[1:]) for _ in range(s[0])]
       return empty(self.shape)
     return self.data().tolist()
   def numpy(self):
-    """The values as a numpy array of the tensor's dtype (bfloat16, which numpy lacks, as float32)."""
+    """The values as a numpy array of the tensor's dtype (bfloat16 and the 8-bit floats, which numpy lacks, as float32)."""
     import numpy as np
-    if self.dtype == dtypes.bfloat16: return self.cast(dtypes.float32).numpy()
+    if self.dtype == dtypes.bfloat16 or self.dtype in dtypes.fp8s: return self.cast(dtypes.float32).numpy()
     np_dt = _to_np_dtype(self.dtype)
     if np_dt is None: raise TypeError(f"no numpy dtype for {self.dtype}")
     return np.frombuffer(self._bytes(), dtype=np_dt).reshape(self.shape)

@@ -25,7 +25,7 @@ struct ScalarInfo {
   bool is_float, is_int, is_unsigned;
 };
 
-constexpr std::array<ScalarInfo, 14> kInfo = {{
+constexpr std::array<ScalarInfo, 18> kInfo = {{
     {"bool", "bool", 1, false, false, false},
     {"int8", "int8_t", 1, false, true, false},
     {"uint8", "uint8_t", 1, false, true, true},
@@ -35,6 +35,10 @@ constexpr std::array<ScalarInfo, 14> kInfo = {{
     {"uint32", "unsigned int", 4, false, true, true},
     {"int64", "long long", 8, false, true, false},
     {"uint64", "unsigned long long", 8, false, true, true},
+    {"fp8e4m3", "uint8_t", 1, true, false, false},
+    {"fp8e5m2", "uint8_t", 1, true, false, false},
+    {"fp8e4m3fnuz", "uint8_t", 1, true, false, false},
+    {"fp8e5m2fnuz", "uint8_t", 1, true, false, false},
     {"float16", "_Float16", 2, true, false, false},
     {"bfloat16", "__bf16", 2, true, false, false},
     {"float32", "float", 4, true, false, false},
@@ -44,20 +48,32 @@ constexpr std::array<ScalarInfo, 14> kInfo = {{
 
 const ScalarInfo& info(ScalarType s) { return kInfo[static_cast<size_t>(s)]; }
 
-// tinygrad's promotion lattice (fp8 left out: int64/uint64 go straight to the 16-bit floats, as through fp8).
-uint32_t direct_parents(ScalarType s) {
-  auto bit = [](ScalarType t) { return 1u << static_cast<int>(t); };
+// tinygrad's promotion lattice, over ranks: a scalar type's position in priority order with tinygrad's weak float
+// between uint64 and the 8-bit floats. The widest ints meet the floats there, and a tensor holds it as the default
+// float (int8 with uint64 is float32, as in tinygrad, not an 8-bit float). Its weak int is promote_with_scalar's.
+constexpr int kWeakFloatRank = static_cast<int>(ScalarType::FP8E4M3);
+int rank(ScalarType s) { return static_cast<int>(s) < kWeakFloatRank ? static_cast<int>(s) : static_cast<int>(s) + 1; }
+ScalarType from_rank(int r) { return static_cast<ScalarType>(r < kWeakFloatRank ? r : r - 1); }
+
+uint32_t direct_parents(int r) {
+  auto bit = [](ScalarType t) { return 1u << rank(t); };
   using S = ScalarType;
-  switch (s) {
+  const uint32_t fp8s = bit(S::FP8E4M3) | bit(S::FP8E5M2) | bit(S::FP8E4M3FNUZ) | bit(S::FP8E5M2FNUZ);
+  if (r == kWeakFloatRank) return fp8s;
+  switch (from_rank(r)) {
     case S::Bool: return bit(S::Int8) | bit(S::UInt8);
     case S::Int8: return bit(S::Int16);
     case S::Int16: return bit(S::Int32);
     case S::Int32: return bit(S::Int64);
-    case S::Int64: return bit(S::Float16) | bit(S::BFloat16);
     case S::UInt8: return bit(S::Int16) | bit(S::UInt16);
     case S::UInt16: return bit(S::Int32) | bit(S::UInt32);
     case S::UInt32: return bit(S::Int64) | bit(S::UInt64);
-    case S::UInt64: return bit(S::Float16) | bit(S::BFloat16);
+    case S::Int64:
+    case S::UInt64: return 1u << kWeakFloatRank;
+    case S::FP8E4M3:
+    case S::FP8E5M2:
+    case S::FP8E4M3FNUZ:
+    case S::FP8E5M2FNUZ: return bit(S::Float16) | bit(S::BFloat16);
     case S::Float16: return bit(S::Float32);
     case S::BFloat16: return bit(S::Float32);
     case S::Float32: return bit(S::Float64);
@@ -65,13 +81,13 @@ uint32_t direct_parents(ScalarType s) {
   }
 }
 
-// the dtype and everything above it in the lattice, as a bitset over ScalarType
-uint32_t ancestors(ScalarType s) {
-  uint32_t out = 1u << static_cast<int>(s), frontier = out;
+// the rank and everything above it in the lattice, as a bitset over ranks
+uint32_t ancestors(int r) {
+  uint32_t out = 1u << r, frontier = out;
   while (frontier) {
     uint32_t next = 0;
-    for (int i = 0; i < kNumValueScalarTypes; i++)
-      if (frontier & (1u << i)) next |= direct_parents(static_cast<ScalarType>(i));
+    for (int i = 0; i <= kNumValueScalarTypes; i++)
+      if (frontier & (1u << i)) next |= direct_parents(i);
     frontier = next & ~out;
     out |= next;
   }
@@ -100,6 +116,7 @@ std::ostream& operator<<(std::ostream& os, const DType& dt) { return os << "dtyp
 ConstValue DType::min() const {
   DType s = scalar();
   if (s.is_bool()) return false;
+  if (s.is_fp8() && !fp8_format(s).has_inf) return -static_cast<double>(fp8_bits_to_float(fp8_format(s).max_code, s));
   if (s.is_float()) return -std::numeric_limits<double>::infinity();
   if (s.is_unsigned()) return uint64_t{0};
   if (s.is_int()) return static_cast<int64_t>(s.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (s.bits() - 1)));
@@ -109,6 +126,7 @@ ConstValue DType::min() const {
 ConstValue DType::max() const {
   DType s = scalar();
   if (s.is_bool()) return true;
+  if (s.is_fp8() && !fp8_format(s).has_inf) return static_cast<double>(fp8_bits_to_float(fp8_format(s).max_code, s));
   if (s.is_float()) return std::numeric_limits<double>::infinity();
   if (s.is_unsigned()) return s.bits() == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << s.bits()) - 1;
   if (s.is_int()) return s.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (s.bits() - 1)) - 1;
@@ -119,12 +137,15 @@ std::optional<DType> dtype_from_name(const std::string& raw) {
   using namespace dtypes;
   std::string n;
   for (char c : raw) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::array<std::pair<const char*, DType>, 24> names = {{
+  static const std::array<std::pair<const char*, DType>, 32> names = {{
       {"bool", bool_},      {"bool_", bool_},      {"int8", int8},       {"char", int8},       {"uint8", uint8},
       {"uchar", uint8},     {"int16", int16},      {"short", int16},     {"uint16", uint16},   {"ushort", uint16},
       {"int32", int32},     {"int", int32},        {"uint32", uint32},   {"uint", uint32},     {"int64", int64},
       {"long", int64},      {"uint64", uint64},    {"ulong", uint64},    {"float16", float16}, {"half", float16},
-      {"bfloat16", bfloat16}, {"float32", float32}, {"float", float32},  {"float64", float64}}};
+      {"bfloat16", bfloat16}, {"float32", float32}, {"float", float32},  {"float64", float64},
+      {"fp8e4m3", fp8e4m3}, {"float8_e4m3", fp8e4m3}, {"fp8e5m2", fp8e5m2}, {"float8_e5m2", fp8e5m2},
+      {"fp8e4m3fnuz", fp8e4m3fnuz}, {"float8_e4m3fnuz", fp8e4m3fnuz}, {"fp8e5m2fnuz", fp8e5m2fnuz},
+      {"float8_e5m2fnuz", fp8e5m2fnuz}}};
   for (const auto& [name, dt] : names)
     if (n == name) return dt;
   if (n == "double") return float64;
@@ -162,9 +183,9 @@ DType default_float() { return dtype_setting("DEFAULT_FLOAT", float32, true); }
 DType default_int() { return dtype_setting("DEFAULT_INT", int32, false); }
 
 std::span<const DType> all() {
-  static const std::array<DType, kNumValueScalarTypes> kAll = {bool_, int8,    uint8,    int16,   uint16,
-                                                               int32, uint32,  int64,    uint64,  float16,
-                                                               bfloat16, float32, float64};
+  static const std::array<DType, kNumValueScalarTypes> kAll = {
+      bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64, fp8e4m3, fp8e5m2, fp8e4m3fnuz, fp8e5m2fnuz,
+      float16, bfloat16, float32, float64};
   return kAll;
 }
 }  // namespace dtypes
@@ -175,10 +196,11 @@ DType least_upper_dtype(std::initializer_list<DType> dts) {
   for (const DType& d : dts) {
     if (d.is_ptr() || d.count() != 1 || d.scalar_type() == ScalarType::Void)
       throw DTypeError("least_upper_dtype", "cannot promote " + d.name());
-    common &= ancestors(d.scalar_type());
+    common &= ancestors(rank(d.scalar_type()));
   }
   // float64 is above everything, so the intersection is never empty; the lowest priority wins
-  return DType(static_cast<ScalarType>(std::countr_zero(common)));
+  int r = std::countr_zero(common);
+  return r == kWeakFloatRank ? dtypes::default_float() : DType(from_rank(r));
 }
 
 DType least_upper_float(DType dt) { return dt.is_float() ? dt : least_upper_dtype({dt, dtypes::default_float()}); }
@@ -246,6 +268,58 @@ uint16_t float_to_bf16_bits(float f) {
 }
 
 float bf16_bits_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// ---- 8-bit floats ----
+
+Fp8Format fp8_format(DType dt) {
+  switch (dt.scalar_type()) {
+    case ScalarType::FP8E4M3: return {3, 7, false, false, 0x7e};
+    case ScalarType::FP8E5M2: return {2, 15, false, true, 0x7b};
+    case ScalarType::FP8E4M3FNUZ: return {3, 8, true, false, 0x7f};
+    case ScalarType::FP8E5M2FNUZ: return {2, 16, true, false, 0x7f};
+    default: throw DTypeError("fp8", dt.name() + " is not an 8-bit float");
+  }
+}
+
+uint8_t double_to_fp8_bits(double d, DType dt) {
+  const Fp8Format f = fp8_format(dt);
+  uint8_t sign = std::signbit(d) ? 0x80 : 0;
+  if (std::isnan(d) || std::isinf(d)) {
+    if (f.fnuz) return 0x80;
+    if (f.has_inf) return static_cast<uint8_t>(sign | (std::isinf(d) ? 0x7c : 0x7f));
+    return static_cast<uint8_t>(sign | 0x7f);  // E4M3 has no infinity: NaN
+  }
+  // the significand's 53 bits cut at the fp8's quantum (larger below the smallest normal), rounded to nearest even
+  uint64_t bits = std::bit_cast<uint64_t>(d) & ~(uint64_t{1} << 63);
+  int exp = static_cast<int>(bits >> 52) - 1023, min_exp = 1 - f.bias;
+  uint32_t code = 0;
+  if (bits >> 52 == 0) code = 0;                  // zero or a double subnormal: far below the fp8's range
+  else if (exp > 17) code = f.max_code;           // far above it: saturates
+  else {
+    int shift = 52 - f.mant_bits + (exp < min_exp ? min_exp - exp : 0);
+    if (shift <= 53) {
+      uint64_t sig = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+      uint64_t q = sig >> shift, rem = sig & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+      if (rem > half || (rem == half && (q & 1))) q++;
+      // a normal value's code is its biased exponent above its mantissa; a carry of q moves it up one binade
+      code = static_cast<uint32_t>(q) + (exp >= min_exp ? static_cast<uint32_t>(exp + f.bias - 1) << f.mant_bits : 0);
+    }
+    if (code > f.max_code) code = f.max_code;
+  }
+  if (code == 0 && f.fnuz) return 0;
+  return static_cast<uint8_t>(sign | code);
+}
+
+float fp8_bits_to_float(uint8_t b, DType dt) {
+  const Fp8Format f = fp8_format(dt);
+  int mag = b & 0x7f, exp = mag >> f.mant_bits, mant = mag & ((1 << f.mant_bits) - 1), top = 0x7f >> f.mant_bits;
+  float sign = (b & 0x80) ? -1.0f : 1.0f;
+  if (f.fnuz && b == 0x80) return std::numeric_limits<float>::quiet_NaN();
+  if (!f.fnuz && f.has_inf && exp == top) return mant ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
+  if (!f.fnuz && !f.has_inf && mag == 0x7f) return std::numeric_limits<float>::quiet_NaN();
+  if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), 1 - f.bias - f.mant_bits);
+  return sign * std::ldexp(static_cast<float>(mant | (1 << f.mant_bits)), exp - f.bias - f.mant_bits);
+}
 
 // ---- constants ----
 
@@ -324,7 +398,8 @@ ConstValue cast_const(const ConstValue& v, DType dt) {
       case ScalarType::Float32: return static_cast<double>(static_cast<float>(d));
       case ScalarType::Float16: return static_cast<double>(half_bits_to_float(double_to_half_bits(d)));
       case ScalarType::BFloat16: return static_cast<double>(bf16_bits_to_float(double_to_bf16_bits(d)));
-      default: return d;
+      case ScalarType::Float64: return d;
+      default: return static_cast<double>(fp8_bits_to_float(double_to_fp8_bits(d, s), s));
     }
   }
   if (s.is_int()) {

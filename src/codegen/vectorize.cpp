@@ -20,8 +20,9 @@ using uop::UOp;
 
 namespace {
 
-// bools and 16-bit floats are stored in other forms than they compute in: no vector loads or casts of them
-bool stored_differently(DType dt) { return dt.is_bool() || dt.is_half(); }
+// bools and 16- and 8-bit floats are stored in other forms than they compute in: no vector loads or casts of them
+// (16-bit floats have vector loads of their own, below)
+bool stored_differently(DType dt) { return dt.is_bool() || dt.is_half() || dt.is_fp8(); }
 
 // a float32 value rounded to a 16-bit float
 bool narrowed_to_half(const UOp& u) {

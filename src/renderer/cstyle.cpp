@@ -41,6 +41,11 @@ int bracket_nesting(const std::string& e) {
   return deepest;
 }
 
+// 16- and 8-bit floats: stored as their bits, computed as float32
+bool computed_as_float(DType dt) { return dt.is_half() || dt.is_fp8(); }
+// the unsigned integer type of such a value's stored bits; any other dtype is its own
+DType bits_dtype(DType dt) { return dt.is_half() ? dtypes::uint16 : dt.is_fp8() ? dtypes::uint8 : dt; }
+
 }  // namespace
 
 std::string half_helpers(const std::string& f16_hw) {
@@ -79,6 +84,53 @@ static inline uint16_t tg_f32_to_bf16(float f) {
 )C";
 }
 
+namespace {
+
+// 8-bit floats in any dialect: their byte <-> float32, with the format's layout as arguments (constants the compiler
+// folds). kind 0: E4M3 (NaN at 0x7f and 0xff), 1: E5M2 (infinities and NaNs at the top exponent), 2: FNUZ (0x80 the
+// one NaN, no -0). float32 -> fp8 rounds to nearest even and saturates at the largest finite code, as
+// tg::double_to_fp8_bits does. The rounding is not inlined: a kernel of many 8-bit float ops (each result is rounded)
+// took PoCL minutes to compile with it inlined at every use.
+std::string fp8_helpers() {
+  return R"C(
+static inline float tg_fp8_to_f32(unsigned int b, int m, int bias, int kind) {
+  unsigned int mag = b & 0x7fu, e = mag >> m, f = mag & ((1u << m) - 1u), top = 0x7fu >> m;
+  union { unsigned int u; float f; } r;
+  if ((kind == 2 && b == 0x80u) || (kind == 0 && mag == 0x7fu) || (kind == 1 && e == top && f != 0u)) { r.u = 0x7fc00000u; return r.f; }
+  if (kind == 1 && e == top) r.u = 0x7f800000u;
+  else if (e == 0u) { r.u = (unsigned int)(128 - bias - m) << 23; r.f *= (float)f; }
+  else r.u = ((unsigned int)((int)e - bias + 127) << 23) | (f << (23 - m));
+  r.u |= (b & 0x80u) << 24;
+  return r.f;
+}
+static inline __attribute__((noinline)) unsigned char tg_f32_to_fp8(float x, int m, int bias, int kind, unsigned int max_code) {
+  union { float f; unsigned int u; } v; v.f = x;
+  unsigned int sign = (v.u >> 24) & 0x80u, a = v.u & 0x7fffffffu, code = 0u;
+  if (a >= 0x7f800000u) {
+    if (kind == 2) return (unsigned char)0x80u;
+    return (unsigned char)(sign | (kind == 1 && a == 0x7f800000u ? 0x7cu : 0x7fu));
+  }
+  int e = (int)(a >> 23) - 127, min_e = 1 - bias;
+  if (a >= 0x00800000u) {
+    if (e > 17) code = max_code;
+    else {
+      int shift = 23 - m + (e < min_e ? min_e - e : 0);
+      if (shift <= 24) {
+        unsigned int sig = (a & 0x7fffffu) | 0x800000u, q = sig >> shift, rem = sig & ((1u << shift) - 1u), tie = 1u << (shift - 1);
+        if (rem > tie || (rem == tie && (q & 1u))) q++;
+        code = q + (e >= min_e ? (unsigned int)(e + bias - 1) << m : 0u);
+      }
+      if (code > max_code) code = max_code;
+    }
+  }
+  if (code == 0u && kind == 2) return (unsigned char)0u;
+  return (unsigned char)(sign | code);
+}
+)C";
+}
+
+}  // namespace
+
 const CStyleLanguage& language(const std::string& dialect) {
   if (dialect == "C") return c_language();
   if (dialect == "OpenCL") return opencl_language();
@@ -87,15 +139,15 @@ const CStyleLanguage& language(const std::string& dialect) {
 }
 
 std::string CStyleLanguage::value_type(DType dt) const {
-  if (dt.count() > 1) return vector_type(dt.is_half() ? dtypes::float32.vec(dt.count()) : dt);  // computed as float
+  if (dt.count() > 1) return vector_type(computed_as_float(dt) ? dtypes::float32.vec(dt.count()) : dt);
   if (dt.is_bool()) return bool_type();
-  if (dt.is_half()) return "float";
+  if (computed_as_float(dt)) return "float";
   return scalar_type(dt);
 }
 
 std::string CStyleLanguage::storage_type(DType dt) const {
   if (dt.scalar() == dtypes::bool_) return scalar_type(dtypes::uint8);
-  if (dt.scalar().is_half()) return scalar_type(dtypes::uint16);
+  if (computed_as_float(dt.scalar())) return scalar_type(bits_dtype(dt.scalar()));
   return scalar_type(dt.scalar());
 }
 
@@ -173,11 +225,18 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   auto splat = [&](const UOp& x, DType dt) { return x.dtype().count() > 1 ? val(x) : lang.splat(dt, val(x)); };
   // the value as stored bits, and back; a float rounded to the 16-bit format's precision (every 16-bit op rounds
   // its result, as it would in memory)
+  auto fp8_args = [&](DType dt) {
+    prelude.helpers.emplace("tg_fp8", fp8_helpers());
+    Fp8Format f = fp8_format(dt);
+    return ", " + std::to_string(f.mant_bits) + ", " + std::to_string(f.bias) + ", " + (f.fnuz ? "2" : f.has_inf ? "1" : "0");
+  };
   auto to_bits = [&](DType dt, const std::string& v) {
+    if (dt.is_fp8()) return "tg_f32_to_fp8(" + v + fp8_args(dt) + ", " + std::to_string(fp8_format(dt).max_code) + "u)";
     prelude.half = true;
     return std::string(dt == dtypes::float16 ? "tg_f32_to_f16(" : "tg_f32_to_bf16(") + v + ")";
   };
   auto from_bits = [&](DType dt, const std::string& v) {
+    if (dt.is_fp8()) return "tg_fp8_to_f32(" + v + fp8_args(dt) + ")";
     prelude.half = true;
     return std::string(dt == dtypes::float16 ? "tg_f16_to_f32(" : "tg_bf16_to_f32(") + v + ")";
   };
@@ -346,7 +405,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
   };
 
   for (const UOp& u : uops) {
-    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), u.dtype().is_half() ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
+    if (u.dtype().count() > 1) prelude.vectors.emplace(ctype(u.dtype()), computed_as_float(u.dtype()) ? dtypes::float32.vec(u.dtype().count()) : u.dtype().base());
     prelude.fp64 = prelude.fp64 || u.dtype().scalar() == dtypes::float64;
     switch (u.op()) {
       case Ops::DEFINE_GLOBAL: {
@@ -441,7 +500,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         }
         if (u.dtype().count() > 1 && u.dtype().is_half()) e = lang.half_vector_load(u.dtype(), e, prelude);
         else if (u.dtype().count() > 1) e = lang.vector_load(u.dtype(), e);  // elements from the index on
-        else if (u.dtype().is_half() && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
+        else if (computed_as_float(u.dtype()) && idx.dtype().addr_space() != AddrSpace::Local) e = from_bits(u.dtype(), e);
         else if (u.dtype().is_bool()) e = "(" + e + " != 0)";
         DType in_registers = u.dtype().is_half() && u.dtype().count() > 1 ? dtypes::float32.vec(u.dtype().count()) : u.dtype();
         std::string zero = u.dtype().count() > 1 ? lang.splat(in_registers, "0") : "(" + ctype(u.dtype()) + ")0";
@@ -457,7 +516,7 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
         // a gated store (GROUP: the first work-item of the group) writes only where its gate holds
         std::string gate = u.src(0).src().size() > 2 ? "if (" + val(u.src(0).src(2)) + ") " : "";
         // local memory holds values as they are in registers (16-bit floats as float)
-        bool bits = dt.is_half() && u.src(0).dtype().addr_space() != AddrSpace::Local;
+        bool bits = computed_as_float(dt) && u.src(0).dtype().addr_space() != AddrSpace::Local;
         if (dt.count() > 1 && dt.is_half()) {  // CAST(16-bit float vector, float32 vector), made for this store (vectorize)
           std::string wide = val(u.src(1).src(0)), at = val(u.src(0)), vec = lang.half_vector_store(dt, at, wide, prelude);
           if (!vec.empty()) line(gate + vec + ";");
@@ -588,10 +647,10 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
                                                       : "((" + ctype(u.dtype()) + ")" + s(0) + ")";
             break;
           case Ops::BITCAST: {
-            // 16-bit floats live as float in registers: go through their bits
-            std::string x = in.is_half() ? to_bits(in, s(0)) : s(0);
-            e = lang.bitcast(in.is_half() ? dtypes::uint16 : in, u.dtype().is_half() ? dtypes::uint16 : u.dtype(), x);
-            if (u.dtype().is_half()) e = from_bits(u.dtype(), e);
+            // 16- and 8-bit floats live as float in registers: go through their bits
+            std::string x = computed_as_float(in) ? to_bits(in, s(0)) : s(0);
+            e = lang.bitcast(bits_dtype(in), bits_dtype(u.dtype()), x);
+            if (computed_as_float(u.dtype())) e = from_bits(u.dtype(), e);
             break;
           }
           case Ops::MAX:
@@ -640,8 +699,8 @@ RenderedKernel render(const CStyleLanguage& lang, const std::string& name, const
                                  : "((" + ut + ")" + s(0) + (u.op() == Ops::ADD ? "+" : "*") + "(" + ut + ")" + s(1) + ")";
           e = "((" + ctype(u.dtype()) + ")" + e + ")";
         }
-        // every 16-bit float result is rounded to its format, except where the op cannot change the value
-        if (u.dtype().is_half() && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE)
+        // every 16- or 8-bit float result is rounded to its format, except where the op cannot change the value
+        if (computed_as_float(u.dtype()) && u.op() != Ops::BITCAST && u.op() != Ops::NEG && u.op() != Ops::MAX && u.op() != Ops::WHERE)
           e = from_bits(u.dtype(), to_bits(u.dtype(), e));
         // C computes narrow ints as int and bools as int: bring the result back to the op's type
         if (u.dtype().count() == 1 && ((u.dtype().is_int() && u.dtype().itemsize() < 4) || (u.dtype().is_bool() && !uop::GroupOp::Comparison().contains(u.op()) &&

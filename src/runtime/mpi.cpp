@@ -50,7 +50,7 @@ struct Api {
                        : dt == dtypes::uint32  ? "ompi_mpi_uint32_t"
                        : dt == dtypes::uint64  ? "ompi_mpi_uint64_t"
                                                : nullptr;
-    if (!name) throw ArgumentError("mpi", "no MPI type for " + dt.name() + " (16-bit floats are widened to float32 first)");
+    if (!name) throw ArgumentError("mpi", "no MPI type for " + dt.name() + " (16- and 8-bit floats are widened to float32 first)");
     return lib.get<void*>(name);
   }
   int rank = 0, size = 1;

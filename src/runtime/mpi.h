@@ -23,7 +23,7 @@ enum class Op { Sum, Max, Min };
 // "sum", "max" or "min" as an Op (tg::mpi's and the ALLREDUCE node's names for them); nullopt for any other name
 std::optional<Op> op_named(const std::string& name);
 
-// data[i] combined over every rank, in place, for count elements of dtype dt (float16/bfloat16 are not summed here:
+// data[i] combined over every rank, in place, for count elements of dtype dt (16- and 8-bit floats are not summed here:
 // the caller widens them). `what` names the collective in errors.
 void allreduce(void* data, size_t count, DType dt, Op op, const std::string& what);
 

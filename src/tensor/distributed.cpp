@@ -56,7 +56,7 @@ Tensor allreduce(const Tensor& x, const std::string& op, Loc where) {
   header.resize(18, 0);
   header.push_back(x.numel());
   check_same_everywhere(header, "allreduce", "shape " + shape + ") of " + x.dtype().name(), where);
-  if (!x.dtype().is_half()) return allreduce_node(x, op, where);
+  if (!x.dtype().is_half() && !x.dtype().is_fp8()) return allreduce_node(x, op, where);
   return allreduce_node(x.cast(dtypes::float32), op, where).cast(x.dtype());
 }
 

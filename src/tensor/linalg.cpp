@@ -67,7 +67,8 @@ namespace tensor {
 // (the kernel converts the 16-bit values as it loads them; products rounded to 16 bits one by one have no vector
 // form on a CPU: ./build/bin/tg_bench matmul 1024 --half)
 Tensor exact_products(const Tensor& x, const Tensor& y, SourceLocation where) {
-  if (!x.dtype().is_half() || !y.dtype().is_half()) return x.mul(y, where);
+  auto narrow = [](DType dt) { return dt.is_half() || dt.is_fp8(); };  // products of two are exact in float32
+  if (!narrow(x.dtype()) || !narrow(y.dtype())) return x.mul(y, where);
   return x.cast(dtypes::float32, where).mul(y.cast(dtypes::float32, where), where);
 }
 

@@ -81,7 +81,8 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device, 
   Tensor counts = Tensor::arange(0, static_cast<double>(n), 1, dtypes::uint32, dev);
   Tensor bits = threefry(counts, k.shrink({{0, 1}}).reshape({}), k.shrink({{1, 2}}).reshape({}));
   // the top bits as a float in [0, 1), as many as the dtype holds exactly, so rounding never gives 1.0
-  int mant = dtype == dtypes::float16 ? 11 : dtype == dtypes::bfloat16 ? 8 : 24;
+  int mant = dtype == dtypes::float16 ? 11 : dtype == dtypes::bfloat16 ? 8 : !dtype.is_fp8() ? 24
+             : dtype == dtypes::fp8e4m3 || dtype == dtypes::fp8e4m3fnuz ? 4 : 3;
   Tensor u = (bits >> (32 - mant)).cast(dtypes::float32) * static_cast<float>(1.0 / static_cast<double>(1u << mant));
   return u.reshape(shape, where).cast(dtype, where);
 }

@@ -22,11 +22,11 @@ std::vector<int64_t> Axes::resolve(int64_t ndim) const {
 
 namespace {
 
-// tinygrad's accumulation dtypes: small ints sum as int32 (unsigned as uint32), 16-bit floats as float32
+// tinygrad's accumulation dtypes: small ints sum as int32 (unsigned as uint32), 16- and 8-bit floats as float32
 DType sum_acc_dtype(DType dt) {
   if (dt.is_bool()) return dtypes::int32;
   if (dt.is_int() && dt.itemsize() < 4) return dt.is_unsigned() ? dtypes::uint32 : dtypes::int32;
-  if (dt.is_half()) return dtypes::float32;
+  if (dt.is_half() || dt.is_fp8()) return dtypes::float32;
   return dt;
 }
 

@@ -283,6 +283,10 @@ void write_value(unsigned char* dst, DType dt, const ConstValue& v) {
     case ScalarType::UInt64: put(static_cast<uint64_t>(const_to_int(c))); break;
     case ScalarType::Float16: put(double_to_half_bits(const_to_double(c))); break;
     case ScalarType::BFloat16: put(double_to_bf16_bits(const_to_double(c))); break;
+    case ScalarType::FP8E4M3:
+    case ScalarType::FP8E5M2:
+    case ScalarType::FP8E4M3FNUZ:
+    case ScalarType::FP8E5M2FNUZ: put(double_to_fp8_bits(const_to_double(c), dt)); break;
     case ScalarType::Float32: put(static_cast<float>(const_to_double(c))); break;
     case ScalarType::Float64: put(const_to_double(c)); break;
     case ScalarType::Void: throw InternalError("Tensor", "void data");

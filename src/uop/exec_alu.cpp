@@ -67,7 +67,7 @@ ConstValue bitcast_const(const ConstValue& v, DType from, DType to) {
     case ScalarType::Float64: bits = std::bit_cast<uint64_t>(std::get<double>(v)); break;
     case ScalarType::Float16: bits = float_to_half_bits(static_cast<float>(std::get<double>(v))); break;
     case ScalarType::BFloat16: bits = float_to_bf16_bits(static_cast<float>(std::get<double>(v))); break;
-    default: bits = const_to_bits(v);
+    default: bits = from.is_fp8() ? double_to_fp8_bits(std::get<double>(v), from) : const_to_bits(v);
   }
   if (from.bits() < 64) bits &= (uint64_t{1} << from.bits()) - 1;
   switch (to.scalar_type()) {
@@ -75,7 +75,9 @@ ConstValue bitcast_const(const ConstValue& v, DType from, DType to) {
     case ScalarType::Float64: return std::bit_cast<double>(bits);
     case ScalarType::Float16: return static_cast<double>(half_bits_to_float(static_cast<uint16_t>(bits)));
     case ScalarType::BFloat16: return static_cast<double>(bf16_bits_to_float(static_cast<uint16_t>(bits)));
-    default: return cast_const(ConstValue{bits}, to);
+    default:
+      if (to.is_fp8()) return static_cast<double>(fp8_bits_to_float(static_cast<uint8_t>(bits), to));
+      return cast_const(ConstValue{bits}, to);
   }
 }
 

@@ -2,7 +2,9 @@
 // the ctest that runs the value suites there); results against plain C++ loops over the same data.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
+#include <span>
 
 #include "engine/kernel_cache.h"
 #include "engine/realize.h"
@@ -119,4 +121,45 @@ TEST(Kernels, IntegerDivisionByZeroDoesNotTrap) {
   EXPECT_EQ(got[1], 0);
   EXPECT_EQ(got[2], INT32_MIN);  // wraps, as int32 arithmetic does
   EXPECT_EQ(got[3], -3);
+}
+
+// 8-bit floats: stored as their bytes, computed in float32 and rounded to the format after every op, as the host's
+// conversion (tg::double_to_fp8_bits, checked against the formats' definition in DType.Fp8*) rounds. Four kernels
+// per format: PoCL compiles each for seconds. (Not in the Kernels suite, which runs again under every opts mode.)
+TEST(Fp8, StoresAndArithmeticRoundAsTheHost) {
+  std::vector<float> xs{0.f, -0.f, 0.3f, -1.7f, 3.14159f, 100.f, 448.f, 470.f, 1e6f, -1e6f, 1e-3f, -2e-5f, 57344.f,
+                        61440.f, INFINITY, -INFINITY, NAN, 0.0625f, 5.5f, -240.f};
+  std::vector<float> ys{1.f, 2.5f, -0.3f, -1.7f, 0.01f, 30.f, 16.f, -470.f, 2.f, 1e-6f, 7.f, 0.5f, 1.f,
+                        -3.f, 1.f, 2.f, 1.f, 0.0625f, -5.5f, 1.1f};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  auto same = [](float got, float want) { return std::isnan(want) ? std::isnan(got) : got == want && std::signbit(got) == std::signbit(want); };
+  auto same_value = [](float got, float want) { return std::isnan(want) ? std::isnan(got) : got == want; };
+  Tensor x(std::span<const float>(xs), {n}), y(std::span<const float>(ys), {n});
+  Tensor codes = Tensor::arange(0, 256, 1, dtypes::int32).cast(dtypes::uint8);
+  for (DType dt : {dtypes::fp8e4m3, dtypes::fp8e5m2, dtypes::fp8e4m3fnuz, dtypes::fp8e5m2fnuz}) {
+    auto q = [&](double v) { return fp8_bits_to_float(double_to_fp8_bits(v, dt), dt); };
+    Tensor qx = x.cast(dt), qy = y.cast(dt);
+    // one kernel: the codes of x, and the sum, product and maximum of each pair. A stack adds its padded parts, so a
+    // -0 comes out as 0 in the last three.
+    std::vector<float> all = Tensor::stack({qx.bitcast(dtypes::uint8).cast(dtypes::float32), (qx + qy).cast(dtypes::float32),
+                                            (qx * qy).cast(dtypes::float32), qx.maximum(qy).cast(dtypes::float32)}).to_vector<float>();
+    for (int64_t i = 0; i < n; i++) {
+      float a = q(xs[i]), b = q(ys[i]), sum = all[n + i], prod = all[2 * n + i], big = all[3 * n + i];
+      EXPECT_TRUE(same(fp8_bits_to_float(static_cast<uint8_t>(all[i]), dt), a)) << dt.name() << " of " << xs[i];
+      EXPECT_TRUE(same_value(sum, q(static_cast<double>(a) + b))) << dt.name() << ": " << a << " + " << b << " gave " << sum;
+      EXPECT_TRUE(same_value(prod, q(static_cast<double>(a) * b))) << dt.name() << ": " << a << " * " << b << " gave " << prod;
+      if (!std::isnan(a) && !std::isnan(b)) {
+        EXPECT_EQ(big, std::max(a, b)) << dt.name();
+      }
+    }
+    // a sum accumulates in float32 and rounds once; a max starts from the lowest value the format has (not -inf,
+    // which E4M3 and FNUZ store as NaN)
+    Tensor steps = Tensor::arange(1, 17, 1, dtypes::float32).mul(0.25f).cast(dt);
+    EXPECT_EQ(steps.sum().dtype(), dt);
+    EXPECT_EQ(steps.sum().cast(dtypes::float32).item<float>(), q(34.0)) << dt.name();
+    EXPECT_EQ(Tensor::stack({steps, -steps}).max(1).cast(dtypes::float32).to_vector<float>(), (std::vector<float>{q(4.0), q(-0.25)})) << dt.name();
+    // every code read back: a bitcast from bytes
+    std::vector<float> decoded = codes.bitcast(dt).cast(dtypes::float32).to_vector<float>();
+    for (int c = 0; c < 256; c++) EXPECT_TRUE(same(decoded[c], fp8_bits_to_float(static_cast<uint8_t>(c), dt))) << dt.name() << " code " << c;
+  }
 }

@@ -97,6 +97,21 @@ TEST(Safetensors, RoundTripsEveryDtype) {
   EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 2, 4, 6, 8, 10}));
 }
 
+// 8-bit floats under the format's codes F8_E4M3 and F8_E5M2, as their bytes; the FNUZ variants have no code.
+TEST(Safetensors, EightBitFloatsUseTheFormatsCodes) {
+  std::string path = temp_path("fp8.safetensors");
+  Tensor a = Tensor({0.5f, -3.0f, 448.0f}).cast(dtypes::fp8e4m3), b = Tensor({1.0f, 57344.0f}).cast(dtypes::fp8e5m2);
+  safe_save({{"a", a}, {"b", b}}, path);
+  std::string bytes = read_file(path);
+  EXPECT_NE(bytes.find("\"dtype\":\"F8_E4M3\""), std::string::npos) << bytes.substr(0, 200);
+  EXPECT_NE(bytes.find("\"dtype\":\"F8_E5M2\""), std::string::npos) << bytes.substr(0, 200);
+  StateDict back = safe_load(path);
+  EXPECT_EQ(back.at("a").dtype(), dtypes::fp8e4m3);
+  EXPECT_EQ(back.at("a").to_bytes(), (std::vector<uint8_t>{double_to_fp8_bits(0.5, dtypes::fp8e4m3), double_to_fp8_bits(-3.0, dtypes::fp8e4m3), 0x7e}));
+  EXPECT_EQ(back.at("b").cast(dtypes::float32).to_vector<float>(), (std::vector<float>{1.0f, 57344.0f}));
+  EXPECT_THROW(safe_save({{"c", a.cast(dtypes::fp8e4m3fnuz)}}, path), DTypeError);
+}
+
 // The numpy file's data section starts at byte 1927, so its float32 tensors are not aligned in the mapping: their
 // bytes are copied into memory of their own, at their first use
 TEST(Safetensors, LoadingCopiesOnFirstUse) {
@@ -229,7 +244,7 @@ TEST(Safetensors, MalformedFilesRaiseAClearError) {
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],)", 8), "bad JSON header at byte", __LINE__);
   expect_load_error(file_with("[1, 2]", 0), "does not start with '{'", __LINE__);
   expect_load_error(file_with(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", 8), "no valid \"dtype\"", __LINE__);
-  expect_load_error(file_with(R"({"t":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 8), "F8_E4M3, which tinygrad.cpp does not support", __LINE__);
+  expect_load_error(file_with(R"({"t":{"dtype":"F8_E8M0","shape":[2],"data_offsets":[0,2]}})", 8), "F8_E8M0, which tinygrad.cpp does not support", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8), "not a size", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8), "begin <= end", __LINE__);
   expect_load_error(file_with(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8), "needs 12 bytes", __LINE__);
