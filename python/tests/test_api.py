@@ -114,6 +114,9 @@ def test_tinygrads_error_kinds_and_checks():
 
 def test_tinygrads_conveniences():
   assert Tensor([1, 2]).pad_to(4, value=2).tolist() == [1, 2, 2, 2]
+  assert Tensor([[1, 2]]).pad_to(None, 3).tolist() == [[1, 2, 0]]
+  with pytest.raises(ValueError): Tensor([1, 2]).pad_to(2, 3)  # a dim too many
+  with pytest.raises(ValueError): Tensor([[1, 2]]).pad_to(1, 1)  # smaller: not a pad
   r = Tensor.randn(3, dtype=dtypes.int32)
   assert r.dtype == dtypes.int32 and r.shape == (3,)
   a = Tensor.rand(4, 4)

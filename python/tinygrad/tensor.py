@@ -226,6 +226,8 @@ class _TensorPy:
   def pad2d(self, padding: Sequence[int], value: float = 0.0) -> Tensor: return self.pad(tuple(padding), value=value)
   def pad_to(self, shape, *args, value: float = 0.0) -> Tensor:
     s = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,) + args
+    if len(s) != self.ndim: raise ValueError(f"pad_to: shape {s} has {len(s)} dims, the tensor {self.ndim}")
+    if any(n is not None and n < o for o, n in zip(self.shape, s)): raise ValueError(f"pad_to cannot shrink {self.shape} to {s}")
     return self.pad(tuple((0, 0 if n is None else n - o) for o, n in zip(self.shape, s)), value=value)
   def meshgrid(self, *args: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     if indexing not in ("ij", "xy"): raise RuntimeError(f"indexing must be 'ij' or 'xy', not {indexing!r}")
