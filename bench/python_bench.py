@@ -24,7 +24,7 @@ def graph_ops(x, b, n: int, reduce_max):
   return x
 
 def tinygrad_side():
-  from tinygrad import Tensor, TinyJit, nn
+  from tinygrad import Tensor, TinyJit, Context, nn
   x = Tensor.arange(16).float().contiguous().realize()
   (x + 1).realize()  # compiles once
   line("overhead", "realize of (x + 1), x of 16 floats, kernel compiled", median_ms(2000, lambda: (x + 1).realize()))
@@ -39,7 +39,7 @@ def tinygrad_side():
   opt = nn.optim.Adam(params)
   @TinyJit
   def step():
-    with Tensor.train():
+    with Context(TRAINING=1):  # (tinygrad's current spelling; Tensor.train() is gone from it)
       opt.zero_grad()
       s = Tensor.randint(512, high=2048)
       loss = X[s].sequential(layers).sparse_categorical_crossentropy(Y[s]).backward()
