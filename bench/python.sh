@@ -29,11 +29,11 @@ def cpp_ms(name):
     if name == "mnist_step" and d["name"] == "mnist_step": return d["median_ms"]
 def ms(side, name): return next((d["median_ms"] for d in side if d["name"] == name), None)
 cols = ["ours Python", "ours C++", "PyTorch eager"] + (["tinygrad"] if tiny else [])
-print("%-10s %-52s" % ("workload", "what") + "".join("%15s" % (c + " ms") for c in cols) + "   ratios to ours Python (> 1: ours is faster)")
+print("%-10s %-52s" % ("workload", "what") + "".join("%18s" % (c + " ms") for c in cols) + "   ratios to ours Python (> 1: ours is faster)")
 for d in ours:
   n, mine = d["name"], d["median_ms"]
   vals = [mine, cpp_ms(n), ms(torch, n)] + ([ms(tiny, n)] if tiny else [])
-  cells = "".join("%15.4f" % v if v is not None else "%15s" % "-" for v in vals)
+  cells = "".join("%18.4f" % v if v is not None else "%18s" % "-" for v in vals)
   ratios = ", ".join("%s %.2f" % (c, v / mine) for c, v in zip(cols[1:], vals[1:]) if v)
   print("%-10s %-52s%s   %s" % (n, d["what"], cells, ratios))
 PYEOF
