@@ -13,9 +13,9 @@ class Interrupted : public std::runtime_error {
 
 // Installs `check`, called on the realizing thread between the kernels and copies of a realize that has more than
 // one, and after compiling them. It stops the realize by throwing; the realize's tensors then keep their graphs, so a
-// later realize computes them again. Once a kernel has written a buffer the realize did not make (an assign into a
-// live tensor), the rest run to the end without checks, so a stop never leaves a tensor half updated. TinyJit's
-// replays are not checked. One check per process; an empty function removes it.
+// later realize computes them again. From the first kernel that writes memory already in use (an assign into a live
+// tensor) the rest run to the end without checks, so a stop never leaves a tensor half updated. TinyJit's replays
+// are not checked. One check per process; an empty function removes it.
 void set_interrupt_check(std::function<void()> check);
 
 }  // namespace tg

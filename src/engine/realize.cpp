@@ -240,10 +240,8 @@ void run_schedule(schedule::Schedule s) {
       if (item.kind == ScheduleItem::Kind::Kernel) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});
     if (requests.size() > 1) get_kernels(requests);
   }
-  // an item that writes memory made before this realize (an assign into a live tensor) ends the checks: stopping
-  // after it would leave that tensor's graph to apply its update a second time
-  std::vector<char> in_place(s.items.size());
-  for (size_t i = 0; i < s.items.size(); i++) in_place[i] = !s.items[i].bufs.empty() && buffer_of(s.items[i].bufs[0]).allocated();
+  // an item that writes memory already there (an assign into a live tensor, or a buffer an earlier item began)
+  // ends the checks: stopping after it could leave a tensor's graph to apply its update a second time
   bool checking = s.items.size() > 1;
   std::unordered_map<const uop::UOpNode*, size_t> last_use;  // capture: each buffer's last item in this schedule
   if (capture_sink)
@@ -252,7 +250,7 @@ void run_schedule(schedule::Schedule s) {
   viz::StoredRealize* viz = viz::current_realize();
   for (size_t i = 0; i < s.items.size(); i++) {
     ScheduleItem& item = s.items[i];
-    if (checking && (checking = !in_place[i])) check_interrupt();
+    if (checking && (checking = item.bufs.empty() || !buffer_of(item.bufs[0]).allocated())) check_interrupt();
     viz::StageTimer timer;
     std::string kernel_name;
     std::vector<runtime::Buffer*> bufs;
