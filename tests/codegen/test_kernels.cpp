@@ -107,8 +107,9 @@ TEST(Kernels, MatmulIsOneReduceKernel) {
       for (int k = 0; k < N; k++) want[i * N + j] += a[i * N + k] * b[k * N + j];
   EXPECT_EQ(run(ast, N * N, {a, b}), want);
   // (random opts may pad an axis, which the name shows: which one depends on the kernel's hash)
-  if (getenv_int("RANDOM_OPTS") == 0)
+  if (getenv_int("RANDOM_OPTS") == 0) {
     EXPECT_EQ(engine::get_kernel(UOp::sink({ast}), runtime::get_device(runtime::default_device()))->name, "r_5_5_5");
+  }
 }
 
 TEST(Kernels, IntegerDivisionByZeroDoesNotTrap) {
