@@ -14,7 +14,7 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), 
 # one side after the other, never at the same time: the kernels use every core
 cpp=$(./build/bin/tg_bench overhead; ./build/bin/tg_bench schedule --ops 10000; ./build/bin/tg_bench mnist_step --reps 5)
 ours=$(PYTHONPATH=build/python "$PY" bench/python_bench.py ours)
-torch=$("$PY" bench/python_bench.py torch)
+torch=$("$PY" bench/python_bench.py torch; "$PY" bench/torch_bench.py mnist_step --reps 5)
 tinygrad=""
 if [ -n "${TINYGRAD_SRC:-}" ]; then tinygrad=$(PYTHONPATH=$TINYGRAD_SRC "$PY" bench/python_bench.py tinygrad); fi
 

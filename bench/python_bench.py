@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # One framework's side of bench/python.sh, as JSON lines: the per-op overhead from Python and beautiful_mnist's
-# training step, defined as tg_bench's `overhead`, `schedule` and `mnist_step` define them in C++.
+# training step (examples/python/beautiful_mnist.py's model), defined as tg_bench's `overhead`, `schedule` and
+# `mnist_step` define them in C++.
 #   python3 bench/python_bench.py ours|tinygrad|torch
 # "ours" and "tinygrad" import the `tinygrad` package found on PYTHONPATH (ours: build/python; tinygrad: a checkout
 # of github.com/tinygrad/tinygrad); "torch" runs PyTorch eagerly.
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 
 def line(name: str, what: str, ms: float): print(json.dumps({"name": name, "what": what, "median_ms": ms}), flush=True)
 
@@ -31,10 +32,10 @@ def tinygrad_side():
   a, b = Tensor.rand(64).realize(), Tensor.rand(64).realize()
   line("graph", "build a 10,000-op graph (lazy)", median_ms(5, lambda: graph_ops(a, b, 10000, lambda t: t.max(0, keepdim=True))))
 
-  layers = [nn.Conv2d(1, 32, 5), Tensor.relu, nn.Conv2d(32, 32, 5), Tensor.relu, nn.BatchNorm(32), Tensor.max_pool2d,
-            nn.Conv2d(32, 64, 3), Tensor.relu, nn.Conv2d(64, 64, 3), Tensor.relu, nn.BatchNorm(64), Tensor.max_pool2d,
-            lambda t: t.flatten(1), nn.Linear(576, 10)]
-  params = nn.state.get_parameters(layers)
+  sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "python"))
+  from beautiful_mnist import Model  # (its training loop runs only as a script)
+  model = Model()
+  params = nn.state.get_parameters(model)
   X, Y = (Tensor.rand(2048, 1, 28, 28) * 255).cast("uint8").realize(), Tensor.randint(2048, high=10).realize()
   opt = nn.optim.Adam(params)
   @TinyJit
@@ -42,35 +43,18 @@ def tinygrad_side():
     with Context(TRAINING=1):  # (tinygrad's current spelling; Tensor.train() is gone from it)
       opt.zero_grad()
       s = Tensor.randint(512, high=2048)
-      loss = X[s].sequential(layers).sparse_categorical_crossentropy(Y[s]).backward()
+      loss = model(X[s]).sparse_categorical_crossentropy(Y[s]).backward()
       return loss.realize(*opt.schedule_step())
   for _ in range(3): step().item()  # run, capture, replay
   line("mnist_step", "beautiful_mnist's training step, batch 512, TinyJit", median_ms(5, lambda: step().item()))
 
-def torch_side():
+def torch_side():  # (its mnist_step is torch_bench.py's)
   import torch
-  import torch.nn as tnn
-  import torch.nn.functional as F
   torch.set_grad_enabled(False)
   x = torch.arange(16).float()
   line("overhead", "realize of (x + 1), x of 16 floats, kernel compiled", median_ms(2000, lambda: x + 1))
   a, b = torch.rand(64), torch.rand(64)
   line("graph", "build a 10,000-op graph (lazy)", median_ms(5, lambda: graph_ops(a, b, 10000, lambda t: t.max(0, keepdim=True)[0])))
-  torch.set_grad_enabled(True)
-  model = tnn.Sequential(tnn.Conv2d(1, 32, 5), tnn.ReLU(), tnn.Conv2d(32, 32, 5), tnn.ReLU(), tnn.BatchNorm2d(32), tnn.MaxPool2d(2),
-                         tnn.Conv2d(32, 64, 3), tnn.ReLU(), tnn.Conv2d(64, 64, 3), tnn.ReLU(), tnn.BatchNorm2d(64), tnn.MaxPool2d(2),
-                         tnn.Flatten(1), tnn.Linear(576, 10))
-  X, Y = (torch.rand(2048, 1, 28, 28) * 255).to(torch.uint8), torch.randint(0, 10, (2048,))
-  opt = torch.optim.Adam(model.parameters())
-  def step():
-    opt.zero_grad()
-    s = torch.randint(0, 2048, (512,))
-    loss = F.cross_entropy(model(X[s].float()), Y[s])
-    loss.backward()
-    opt.step()
-    return loss.item()
-  step()
-  line("mnist_step", "beautiful_mnist's training step, batch 512, TinyJit", median_ms(5, step))
 
 if __name__ == "__main__":
   torch_side() if sys.argv[1] == "torch" else tinygrad_side()

@@ -116,8 +116,7 @@ std::ostream& operator<<(std::ostream& os, const DType& dt) { return os << "dtyp
 ConstValue DType::min() const {
   DType s = scalar();
   if (s.is_bool()) return false;
-  if (s.is_fp8() && !fp8_format(s).has_inf) return -static_cast<double>(fp8_bits_to_float(fp8_format(s).max_code, s));
-  if (s.is_float()) return -std::numeric_limits<double>::infinity();
+  if (s.is_float()) return -std::get<double>(s.max());
   if (s.is_unsigned()) return uint64_t{0};
   if (s.is_int()) return static_cast<int64_t>(s.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (s.bits() - 1)));
   throw DTypeError("dtype.min", "dtype " + name() + " has no values");
@@ -126,7 +125,10 @@ ConstValue DType::min() const {
 ConstValue DType::max() const {
   DType s = scalar();
   if (s.is_bool()) return true;
-  if (s.is_fp8() && !fp8_format(s).has_inf) return static_cast<double>(fp8_bits_to_float(fp8_format(s).max_code, s));
+  if (s.is_fp8()) {
+    Fp8Format f = fp8_format(s);
+    if (!f.has_inf) return static_cast<double>(fp8_bits_to_float(f.max_code, s));
+  }
   if (s.is_float()) return std::numeric_limits<double>::infinity();
   if (s.is_unsigned()) return s.bits() == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << s.bits()) - 1;
   if (s.is_int()) return s.bits() == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (s.bits() - 1)) - 1;
