@@ -75,14 +75,31 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t dim
   return out;
 }
 
+namespace {
+
+// The sizes of pieces of `size` along dimension d, the last one shorter where it does not divide.
+std::vector<int64_t> even_pieces(const char* op, const Shape& shape, int64_t d, int64_t size, SourceLocation where) {
+  // Each piece is a graph node of a few hundred bytes: past this count the pieces cannot fit in memory, and the
+  // process would be killed for it rather than raise.
+  constexpr int64_t kMostPieces = int64_t{1} << 24;
+  int64_t pieces = shape[d] / size + (shape[d] % size != 0);
+  if (pieces > kMostPieces)
+    throw ArgumentError(op, "pieces of " + std::to_string(size) + " along dimension " + std::to_string(d) + " of " +
+                                shape_str(shape) + " make " + std::to_string(pieces) + " tensors, more than " +
+                                std::to_string(kMostPieces) + "; take the ones you need with shrink", where);
+  std::vector<int64_t> sizes;
+  for (int64_t left = shape[d]; left > 0; left -= size) sizes.push_back(std::min(size, left));
+  if (sizes.empty()) sizes.push_back(0);
+  return sizes;
+}
+
+}  // namespace
+
 std::vector<Tensor> Tensor::split(int64_t size, int64_t dim, Loc where) const {
   if (size <= 0) throw ArgumentError("split", "size must be positive, got " + std::to_string(size), where);
   int64_t d = normalize_axis(dim, ndim(), "split", where);
   if (ndim() == 0) throw ShapeError("split", "cannot split a 0-d tensor", where);
-  std::vector<int64_t> sizes;
-  for (int64_t left = shape()[d]; left > 0; left -= size) sizes.push_back(std::min(size, left));
-  if (sizes.empty()) sizes.push_back(0);
-  return split(sizes, d, where);
+  return split(even_pieces("split", shape(), d, size, where), d, where);
 }
 
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim, Loc where) const {
@@ -90,7 +107,8 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim, Loc where) const 
   int64_t d = normalize_axis(dim, ndim(), "chunk", where);
   if (ndim() == 0) throw ShapeError("chunk", "cannot split a 0-d tensor", where);
   // as PyTorch: pieces of ceil(n / chunks), so there may be fewer than `chunks`
-  return split(std::max<int64_t>(1, (shape()[d] + chunks - 1) / chunks), d, where);
+  int64_t size = std::max<int64_t>(1, shape()[d] / chunks + (shape()[d] % chunks != 0));
+  return split(even_pieces("chunk", shape(), d, size, where), d, where);
 }
 
 std::vector<Tensor> Tensor::meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing, Loc where) {

@@ -101,6 +101,8 @@ const std::vector<BadCall>& bad_calls() {
       {"stack", S, __LINE__, [] { Tensor::stack({x, Tensor::ones({3, 2})}); }, {"(2, 3)", "(3, 2)"}},
       {"split", S, __LINE__, [] { x.split(std::vector<int64_t>{1, 1}, 1); }, {"add up to 2", "(2, 3)"}},
       {"split", A, __LINE__, [] { x.split(0); }, {"positive"}},
+      {"split", A, __LINE__, [] { Tensor::empty({int64_t{1} << 32}).split(1); }, {"4294967296 tensors", "shrink"}},
+      {"chunk", A, __LINE__, [] { Tensor::empty({int64_t{1} << 32}).chunk(int64_t{1} << 32); }, {"4294967296 tensors"}},
       {"chunk", A, __LINE__, [] { x.chunk(0); }, {"positive"}},
       {"roll", A, __LINE__, [] { x.roll({1, 2}, {0}); }, {"different lengths"}},
       {"meshgrid", A, __LINE__, [] { Tensor::meshgrid({ix, ix}, "ji"); }, {"ji"}},

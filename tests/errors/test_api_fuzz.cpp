@@ -40,8 +40,9 @@ class ApiFuzzer {
   }
   DType dtype() {
     static const DType all[] = {dtypes::float32, dtypes::float32, dtypes::float16, dtypes::bfloat16, dtypes::float64,
-                                dtypes::int32,   dtypes::int8,    dtypes::uint8,   dtypes::int64,    dtypes::bool_};
-    return all[pick(10)];
+                                dtypes::int32,   dtypes::int8,    dtypes::uint8,   dtypes::int64,    dtypes::bool_,
+                                dtypes::fp8e4m3, dtypes::fp8e5m2fnuz};
+    return all[pick(std::size(all))];
   }
   int64_t axis(const Tensor& t) { return chance(8) ? pick(9) - 4 : (t.ndim() ? pick(t.ndim()) : 0); }
   int64_t small() { return chance(10) ? size() : pick(4); }
