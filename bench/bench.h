@@ -41,6 +41,7 @@ int elementwise(const Args& args);
 int copy(const Args& args);
 int reduce(const Args& args);
 int softmax(const Args& args);
+int sort(const Args& args);
 int mnist_step(const Args& args);
 int peak(const Args& args);
 int mpi_allreduce(const Args& args);

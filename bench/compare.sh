@@ -29,7 +29,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build
 if [ $# -gt 0 ]; then runs=("$*"); else
   runs=("matmul 256" "matmul 512" "matmul 1024" "matmul 2048 --reps 2" "matmul 4096 --reps 1"
         "matmul 5632 --m 512 --k 2048 --bt --reps 3" "matmul 1024 --m 256 --k 1024 --batch 8 --reps 3"
-        "matmul 1024 --bfloat16" "matmul 2048 --bfloat16 --reps 2" "conv" "elementwise" "reduce" "softmax" "mnist_step")
+        "matmul 1024 --bfloat16" "matmul 2048 --bfloat16 --reps 2" "conv" "elementwise" "reduce" "softmax" "sort" "sort --rows 64 --cols 512" "mnist_step")
 fi
 # ROUNDS=n: tg and torch alternate n times per workload and each line shows the median of the n medians (on a
 # shared machine the load changes from minute to minute; alternating exposes both sides to the same load)

@@ -141,6 +141,17 @@ int softmax(const Args& args) {
   return 0;
 }
 
+// A stable sort of R rows of C floats along axis 1, values and indices (rank sort or bitonic network by size).
+int sort(const Args& args) {
+  int64_t r = args.get("--rows", 1), c = args.get("--cols", 65536), reps = args.get("--reps", 5);
+  Tensor a = Tensor::rand({r, c}).realize();
+  print_line("sort", std::to_string(r) + "x" + std::to_string(c) + " axis 1", time_median(reps, [&] {
+               auto [v, i] = a.sort(1);
+               Tensor::realize({v, i});
+             }), 0, 0);
+  return 0;
+}
+
 // One beautiful_mnist training step (the model of GUIDE section 5, Adam) on random data, under TinyJit.
 int mnist_step(const Args& args) {
   int64_t bs = args.get("--batch", 512), reps = args.get("--reps", 3);

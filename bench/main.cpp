@@ -12,6 +12,7 @@
 //   tg_bench copy [--n N]            N float32 to DEV and back (host memory as tensors hold it)
 //   tg_bench reduce [--n N]          sum of N float32, as a vector and as 4096 rows or columns
 //   tg_bench softmax [--rows R --cols C]
+//   tg_bench sort [--rows R --cols C]  a stable sort along axis 1, values and indices (1 x 65536)
 //   tg_bench mnist_step [--batch B]  one beautiful_mnist training step under TinyJit
 //   tg_bench peak                    the machine's float32 FMA peak (one core, every core) and copy bandwidth
 //   mpirun -np 2 tg_bench mpi_allreduce [--max-mb M]  float32 sums over the ranks, 1 KB to M MB: MPI_Allreduce,
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
       "usage: tg_bench <workload> [options]\n  workloads: symbolic [--nodes N], shapetracker [--reps N], overhead [--reps N],\n"
       "             schedule [--ops N], compile [--kernels N], first_result,\n"
       "             mlp_backward [--layers N --width W --batch B], matmul [N --m M --k K --batch B --bt], conv [--batch B],\n"
-      "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C], mnist_step [--batch B],\n"
+      "             elementwise [--n N], copy [--n N], reduce [--n N], softmax [--rows R --cols C],\n"
+      "             sort [--rows R --cols C], mnist_step [--batch B],\n"
       "             peak, mpi_allreduce [--max-mb M] (under mpirun)\n"};
   if (argc < 2) usage.fail("no workload given");
   if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) usage.help();
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   if (what == "copy") return tg::bench::copy(args);
   if (what == "reduce") return tg::bench::reduce(args);
   if (what == "softmax") return tg::bench::softmax(args);
+  if (what == "sort") return tg::bench::sort(args);
   if (what == "mnist_step") return tg::bench::mnist_step(args);
   if (what == "peak") return tg::bench::peak(args);
   if (what == "mpi_allreduce") return tg::bench::mpi_allreduce(args);

@@ -112,6 +112,12 @@ def softmax():
   line("softmax", f"{r}x{c} axis 1", time_median(reps, lambda: a.softmax(1)), 0, 2.0 * r * c * 4)
 
 
+def sort():
+  r, c, reps = arg("--rows", 1), arg("--cols", 65536), arg("--reps", 5)
+  a = torch.rand(r, c)
+  line("sort", f"{r}x{c} axis 1", time_median(reps, lambda: torch.sort(a, dim=1, stable=True)), 0, 0)
+
+
 def mnist_step():
   bs, reps = arg("--batch", 512), arg("--reps", 3)
   model = nn.Sequential(nn.Conv2d(1, 32, 5), nn.ReLU(), nn.Conv2d(32, 32, 5), nn.ReLU(), nn.BatchNorm2d(32), nn.MaxPool2d(2),
@@ -132,4 +138,4 @@ def mnist_step():
 
 if __name__ == "__main__":
   {"matmul": matmul, "conv": conv, "elementwise": elementwise, "copy": copy, "reduce": reduce, "softmax": softmax,
-   "mnist_step": mnist_step}[sys.argv[1]]()
+   "sort": sort, "mnist_step": mnist_step}[sys.argv[1]]()

@@ -173,7 +173,7 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, doub
   std::vector<int64_t> arg;
   for (auto [b, a] : grow) arg.push_back(b), arg.push_back(a);
   Tensor padded = move(x, Ops::PAD, arg, where);
-  if (value == 0) return padded;
+  if (value == 0 && !std::signbit(value)) return padded;
   // the new elements read 0; a padded mask of trues tells them apart
   Tensor mask = move(tensor::const_tensor(true, dtypes::bool_, x.shape(), device()), Ops::PAD, arg, where);
   return mask.where(padded, Tensor(value, dtype(), device(), where), where);

@@ -1,29 +1,99 @@
 // Sorting: sort, argsort, topk, randperm.
 //
-// A rank sort: each element's position is the number of elements that come before it (ties broken by index, so it
-// is stable), then values and indices are gathered by comparing ranks with an arange. O(n^2) work per sorted row,
-// all fused, no data-dependent control flow; tinygrad uses a bitonic network of movement ops instead.
+// Every sort orders (value, index) pairs, so ties keep their original order (stable) and NaN sorts as the largest
+// value. Short rows are rank-sorted: each element's position is the number of elements that come before it, in
+// O(n^2) work and three kernels. Long rows go through a bitonic network, O(n log^2 n) work in log^2 n steps.
 #include "tensor/tensor_impl.h"
 
 namespace tg {
+
+namespace {
+
+// Rows are rank-sorted while rows * n^2 stays under this; past it the bitonic network, whose cost is mostly its
+// log^2 n kernels, is faster (bench/sort.sh).
+constexpr double kMostRankSortWork = double(1 << 24);
+
+// "(va, ia) comes before (vb, ib)": smaller (larger when descending) or, for equal values, an earlier index
+Tensor comes_before(const Tensor& va, const Tensor& ia, const Tensor& vb, const Tensor& ib, bool descending) {
+  Tensor nan_a = va.isnan(), nan_b = vb.isnan();
+  Tensor ordered = descending ? (va > vb) | (nan_a & !nan_b) : (va < vb) | (nan_b & !nan_a);
+  Tensor same = (va == vb) | (nan_a & nan_b);
+  return ordered | (same & (ia < ib));
+}
+
+// xs: the rows to sort on its last axis, of length n
+std::pair<Tensor, Tensor> rank_sort(const Tensor& xs, bool descending, SourceLocation where) {
+  int64_t n = xs.shape().back();
+  Tensor xi = xs.unsqueeze(-1, where), xj = xs.unsqueeze(-2, where);  // (..., i, 1) and (..., 1, j)
+  Tensor idx = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, xs.device(), where);
+  Tensor rank = comes_before(xj, idx.reshape({1, n}), xi, idx.reshape({n, 1}), descending)
+                    .sum(-1, false, where).cast(dtypes::int32);  // (..., i)
+  // out[k] = x[i] where rank[i] == k
+  Tensor hit = rank.unsqueeze(-2, where) == idx.reshape({n, 1});  // (..., k, i)
+  Tensor indices = hit.where(idx.reshape({1, n}), 0).sum(-1, false, where).cast(dtypes::int32);
+  // a gather, which reads each value as it is (a one-hot sum would turn -0.0 into 0.0)
+  return {xs.gather(-1, indices, where), indices};
+}
+
+// The rows padded to 2^k and viewed as (..., 2, ..., 2), bit b of a position being dimension -(b+1). Stage s sorts
+// blocks of 2^s: first each element of a block's lower half meets its mirror in the upper half, then the halves of
+// halves meet as in a half-cleaner. Padding sits at indices >= n and always sorts last.
+std::pair<Tensor, Tensor> bitonic_sort(const Tensor& xs, bool descending, SourceLocation where) {
+  Shape rows(xs.shape().begin(), xs.shape().end() - 1);
+  int64_t n = xs.shape().back(), k = 0;
+  while ((int64_t{1} << k) < n) k++;
+  int64_t padded = int64_t{1} << k, nd = static_cast<int64_t>(rows.size()) + k;
+  Shape bits = rows;
+  bits.insert(bits.end(), static_cast<size_t>(k), 2);
+  std::vector<std::pair<int64_t, int64_t>> pad(rows.size(), {0, 0});
+  pad.push_back({0, padded - n});
+  Tensor v = xs.pad(pad, 0, where).reshape(bits, where);
+  Tensor i = Tensor::arange(0, static_cast<double>(padded), 1, dtypes::int32, xs.device(), where)
+                 .reshape(Shape(static_cast<size_t>(k), 2), where).expand(bits, where);
+  auto exchange = [&](int64_t bit, bool mirror) {
+    int64_t d = nd - 1 - bit;
+    Shape at_d(static_cast<size_t>(nd), 1);
+    at_d[d] = 2;
+    Tensor first_half = Tensor::arange(0, 2, 1, dtypes::int32, xs.device(), where).reshape(at_d, where) == 0;
+    std::vector<int64_t> lower;
+    for (int64_t b = 0; b < bit; b++) lower.push_back(nd - 1 - b);
+    auto vs = v.split(1, d, where), is = i.split(1, d, where);
+    Tensor vb = vs[1], ib = is[1];
+    if (mirror && !lower.empty()) vb = vb.flip(lower, where), ib = ib.flip(lower, where);
+    Tensor swap = (ib < n) & ((is[0] >= n) | comes_before(vb, ib, vs[0], is[0], descending));
+    Tensor v_lo = swap.where(vb, vs[0]), v_hi = swap.where(vs[0], vb);
+    Tensor i_lo = swap.where(ib, is[0]), i_hi = swap.where(is[0], ib);
+    if (mirror && !lower.empty()) v_hi = v_hi.flip(lower, where), i_hi = i_hi.flip(lower, where);
+    // the halves joined by a choice rather than cat's sum, which would turn -0.0 into 0.0
+    auto join = [&](const Tensor& lo, const Tensor& hi) { return first_half.where(lo.expand(bits), hi.expand(bits)); };
+    // contiguous_backward: the gradient, too, is realized per step, not grown into one expression of all of them
+    v = join(v_lo, v_hi).contiguous().contiguous_backward();
+    i = join(i_lo, i_hi).contiguous();
+  };
+  for (int64_t stage = 1; stage <= k; stage++) {
+    exchange(stage - 1, true);
+    for (int64_t bit = stage - 2; bit >= 0; bit--) exchange(bit, false);
+  }
+  Shape flat = rows;
+  flat.push_back(padded);
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (int64_t r : rows) keep.push_back({0, r});
+  keep.push_back({0, n});
+  return {v.reshape(flat, where).shrink(keep, where), i.reshape(flat, where).shrink(keep, where)};
+}
+
+}  // namespace
 
 std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, Loc where) const {
   int64_t ax = tensor::normalize_axis(dim, ndim(), "sort", where);
   if (ndim() == 0) return {*this, Tensor(0, dtypes::int32, device(), where)};
   Tensor xs = transpose(ax, -1, where);
   int64_t n = xs.shape().back();
-  Tensor xi = xs.unsqueeze(-1, where), xj = xs.unsqueeze(-2, where);  // (..., i, 1) and (..., 1, j)
-  // "j sorts before i": smaller (larger when descending) or, for equal values, an earlier index; NaN is the largest
-  Tensor nan_i = xi.isnan(), nan_j = xj.isnan();
-  Tensor less = descending ? (xj > xi) | (nan_j & !nan_i) : (xj < xi) | (nan_i & !nan_j);
-  Tensor same = (xj == xi) | (nan_i & nan_j);
-  Tensor idx = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device(), where);
-  Tensor earlier = idx.reshape({1, n}) < idx.reshape({n, 1});
-  Tensor rank = (less | (same & earlier)).sum(-1, false, where).cast(dtypes::int32);  // (..., i)
-  // out[k] = x[i] where rank[i] == k
-  Tensor hit = rank.unsqueeze(-2, where) == idx.reshape({n, 1});  // (..., k, i)
-  Tensor values = hit.where(xj, xj.zeros_like()).sum(-1, false, where).cast(dtype(), where);
-  Tensor indices = hit.where(idx.reshape({1, n}), 0).sum(-1, false, where).cast(dtypes::int32);
+  if (n > (int64_t{1} << 31))
+    throw ArgumentError("sort", "rows of " + std::to_string(n) + " elements (shape " + tensor::shape_str(shape()) +
+                                    "): the indices are int32, so a row holds at most 2^31", where);
+  double rank_work = static_cast<double>(xs.numel()) * static_cast<double>(n);
+  auto [values, indices] = rank_work <= kMostRankSortWork ? rank_sort(xs, descending, where) : bitonic_sort(xs, descending, where);
   return {values.transpose(ax, -1, where), indices.transpose(ax, -1, where)};
 }
 

@@ -3,8 +3,10 @@
 // bound here to the same call, by "method/variant" where the variant needs its own call, else by "method".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 #include <set>
 
 #include "support/expect_error.h"
@@ -218,6 +220,85 @@ TEST(MethodsExtra, SizeAndIsFloatingPoint) {
   EXPECT_TRUE(x.is_floating_point());
   EXPECT_FALSE(Tensor({1, 2}).is_floating_point());
   EXPECT_TRUE(Tensor::ones({2}, dtypes::float16).is_floating_point());
+}
+
+// pad's value -0.0 is not 0.0: the new elements keep its sign, as PyTorch's
+TEST(MethodsExtra, PadWithNegativeZeroKeepsItsSign) {
+  std::vector<float> got = Tensor({1.0f}).pad({{1, 1}}, -0.0).to_vector<float>();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(std::signbit(got[0]) && std::signbit(got[2]) && got[1] == 1.0f);
+}
+
+// The value a stable sort puts first: NaN is the largest, ties keep their order (std::stable_sort as the reference).
+template <class T> std::vector<int32_t> stable_order(const std::vector<T>& row, bool descending) {
+  std::vector<int32_t> order(row.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int32_t>(i);
+  auto key_less = [](T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
+    }
+    return a < b;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return descending ? key_less(row[b], row[a]) : key_less(row[a], row[b]);
+  });
+  return order;
+}
+
+// Rows long enough for the bitonic network (rows * n^2 past the rank sort's budget), n not a power of two, with
+// ties, signed zeros, infinities and NaNs: values bit for bit and indices as a stable sort's, both directions.
+TEST(MethodsExtra, LongRowsSortStablyAsTheHostDoes) {
+  const int64_t rows = 5, n = 1900;
+  std::vector<float> x(rows * n);
+  std::mt19937 rng(3);
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f};
+  for (float& v : x) v = rng() % 4 == 0 ? specials[rng() % 6] : static_cast<float>(static_cast<int>(rng() % 64) - 32) / 4;
+  for (bool descending : {false, true}) {
+    auto [values, indices] = Tensor(x, {rows, n}).sort(1, descending);
+    std::vector<float> got = values.to_vector<float>();
+    std::vector<int32_t> idx = indices.to_vector<int32_t>();
+    for (int64_t r = 0; r < rows; r++) {
+      std::vector<float> row(x.begin() + r * n, x.begin() + (r + 1) * n);
+      std::vector<int32_t> want = stable_order(row, descending);
+      for (int64_t k = 0; k < n; k++) {
+        ASSERT_EQ(idx[r * n + k], want[k]) << "row " << r << " position " << k << (descending ? " descending" : "");
+        float w = row[want[k]], g = got[r * n + k];
+        ASSERT_TRUE((std::isnan(w) && std::isnan(g)) || (w == g && std::signbit(w) == std::signbit(g))) << g << " vs " << w;
+      }
+    }
+  }
+  std::vector<int32_t> ints(4099);
+  for (int32_t& v : ints) v = static_cast<int32_t>(rng());  // the full int32 range, so no padding value would do
+  auto [iv, ii] = Tensor(ints, {4099}).sort(0, true);
+  std::vector<int32_t> want = stable_order(ints, true);
+  std::vector<int32_t> got = iv.to_vector<int32_t>();
+  ASSERT_EQ(ii.to_vector<int32_t>(), want);
+  for (size_t k = 0; k < want.size(); k++) ASSERT_EQ(got[k], ints[want[k]]);
+}
+
+// The gradient of the sorted values goes back to where each value came from, on the bitonic path too
+TEST(MethodsExtra, LongSortGradientFollowsThePermutation) {
+  const int64_t rows = 8, n = 1500;
+  Tensor x = Tensor::rand({rows, n}).realize();
+  Tensor w = Tensor::rand({rows, n}).realize();
+  x.requires_grad_(true);
+  auto [values, indices] = x.sort(1);
+  (values * w).sum().backward();
+  std::vector<float> g = x.grad().to_vector<float>(), wv = w.to_vector<float>();
+  std::vector<int32_t> idx = indices.to_vector<int32_t>();
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = 0; k < n; k++) ASSERT_EQ(g[r * n + idx[r * n + k]], wv[r * n + k]) << r << ", " << k;
+}
+
+// topk over an axis of 2^18 finishes (a quadratic sort would take minutes) and finds the largest
+TEST(MethodsExtra, TopkOfAVeryLongAxis) {
+  const int64_t n = int64_t{1} << 18;
+  Tensor x = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64).reshape({1, n});
+  x = (x * 7919 % n).realize();  // a permutation of 0..n-1 (7919 is odd, n a power of 2)
+  auto [v, i] = x.topk(3, 1);
+  EXPECT_EQ(v.to_vector<int64_t>(), (std::vector<int64_t>{n - 1, n - 2, n - 3}));
+  std::vector<int32_t> where = i.to_vector<int32_t>();
+  for (int k = 0; k < 3; k++) EXPECT_EQ((int64_t{where[k]} * 7919) % n, n - 1 - k);
 }
 
 // multinomial is random: frequencies against the weights (binomial standard error), shapes, distinct draws
