@@ -10,7 +10,7 @@ namespace tg {
 namespace {
 
 // Rows are rank-sorted while rows * n^2 stays under this; past it the bitonic network, whose cost is mostly its
-// log^2 n kernels, is faster (bench/sort.sh).
+// log^2 n kernels, is faster (tg_bench sort --rows R --cols C; bench/results/2026-12-03.md).
 constexpr double kMostRankSortWork = double(1 << 24);
 
 // "(va, ia) comes before (vb, ib)": smaller (larger when descending) or, for equal values, an earlier index
