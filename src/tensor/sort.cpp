@@ -3,6 +3,8 @@
 // Every sort orders (value, index) pairs, so ties keep their original order (stable) and NaN sorts as the largest
 // value. Short rows are rank-sorted: each element's position is the number of elements that come before it, in
 // O(n^2) work and three kernels. Long rows go through a bitonic network, O(n log^2 n) work in log^2 n steps.
+#include <bit>
+
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -39,15 +41,13 @@ std::pair<Tensor, Tensor> rank_sort(const Tensor& xs, bool descending, SourceLoc
 // blocks of 2^s: first each element of a block's lower half meets its mirror in the upper half, then the halves of
 // halves meet as in a half-cleaner. Padding sits at indices >= n and always sorts last.
 std::pair<Tensor, Tensor> bitonic_sort(const Tensor& xs, bool descending, SourceLocation where) {
-  Shape rows(xs.shape().begin(), xs.shape().end() - 1);
-  int64_t n = xs.shape().back(), k = 0;
-  while ((int64_t{1} << k) < n) k++;
-  int64_t padded = int64_t{1} << k, nd = static_cast<int64_t>(rows.size()) + k;
-  Shape bits = rows;
+  int64_t n = xs.shape().back(), k = std::bit_width(static_cast<uint64_t>(n - 1));
+  int64_t padded = int64_t{1} << k, nd = xs.ndim() - 1 + k;
+  Shape flat = xs.shape(), bits = xs.shape();
+  flat.back() = padded;
+  bits.pop_back();
   bits.insert(bits.end(), static_cast<size_t>(k), 2);
-  std::vector<std::pair<int64_t, int64_t>> pad(rows.size(), {0, 0});
-  pad.push_back({0, padded - n});
-  Tensor v = xs.pad(pad, 0, where).reshape(bits, where);
+  Tensor v = xs.pad_to(flat, where).reshape(bits, where);
   Tensor i = Tensor::arange(0, static_cast<double>(padded), 1, dtypes::int32, xs.device(), where)
                  .reshape(Shape(static_cast<size_t>(k), 2), where).expand(bits, where);
   auto exchange = [&](int64_t bit, bool mirror) {
@@ -74,12 +74,7 @@ std::pair<Tensor, Tensor> bitonic_sort(const Tensor& xs, bool descending, Source
     exchange(stage - 1, true);
     for (int64_t bit = stage - 2; bit >= 0; bit--) exchange(bit, false);
   }
-  Shape flat = rows;
-  flat.push_back(padded);
-  std::vector<std::pair<int64_t, int64_t>> keep;
-  for (int64_t r : rows) keep.push_back({0, r});
-  keep.push_back({0, n});
-  return {v.reshape(flat, where).shrink(keep, where), i.reshape(flat, where).shrink(keep, where)};
+  return {v.reshape(flat, where).shrink_to(xs.shape(), where), i.reshape(flat, where).shrink_to(xs.shape(), where)};
 }
 
 }  // namespace
