@@ -10,6 +10,7 @@
 #include <random>
 #include <tuple>
 
+#include "base/util.h"
 #include "codegen/grid.h"
 #include "codegen/linearize.h"
 #include "codegen/lower.h"
@@ -148,7 +149,8 @@ std::vector<std::shared_ptr<const CompiledKernel>> get_kernels(const std::vector
   // distinct kernels with the same loop sizes get distinct names: E_4_3, E_4_3n1, ...
   static std::map<std::string, int> name_count;
   std::lock_guard<std::mutex> lock(mu);
-  int64_t noopt = getenv_int("NOOPT"), random_seed = getenv_int("RANDOM_OPTS"), beam = getenv_int("BEAM"), tc = getenv_int("TC", 1);
+  static const base::IntSetting noopt_s("NOOPT"), random_s("RANDOM_OPTS"), beam_s("BEAM"), tc_s("TC", 1);
+  int64_t noopt = noopt_s.get(), random_seed = random_s.get(), beam = beam_s.get(), tc = tc_s.get();
   std::vector<std::shared_ptr<const CompiledKernel>> out(requests.size());
   std::map<Key, std::shared_ptr<CompiledKernel>> planned;  // new kernels, once each
   std::map<runtime::Device*, std::vector<std::shared_ptr<CompiledKernel>>> to_compile;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/util.h"
 #include "engine/kernel_cache.h"
 #include "runtime/mpi.h"
 #include "runtime/thread_pool.h"
@@ -163,7 +164,8 @@ void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, 
   int64_t mem = 0;
   for (runtime::Buffer* buf : bufs) mem += static_cast<int64_t>(buf->nbytes());
   runtime::Buffer& out = *bufs[0];
-  bool debug = getenv_int("DEBUG") >= 2, profiling = profile::enabled(), timed = debug || profiling;
+  static const base::IntSetting debug_level("DEBUG");
+  bool debug = debug_level.get() >= 2, profiling = profile::enabled(), timed = debug || profiling;
   double device_s = 0;
   auto t0 = std::chrono::steady_clock::now();
   size_t threads = run_program(k, bufs, timed ? &device_s : nullptr, vals);
@@ -213,7 +215,8 @@ void capture_item(ScheduleItem item, size_t i, std::unordered_map<const uop::UOp
 }  // namespace
 
 void run_schedule(schedule::Schedule s) {
-  int debug = static_cast<int>(getenv_int("DEBUG"));
+  static const base::IntSetting debug_level("DEBUG"), beam("BEAM");
+  int debug = static_cast<int>(debug_level.get());
   if (debug >= 1 && !s.items.empty()) {
     size_t copies = 0;
     for (const ScheduleItem& it : s.items) copies += it.kind != ScheduleItem::Kind::Kernel;
@@ -234,7 +237,7 @@ void run_schedule(schedule::Schedule s) {
   // the schedule's new kernels compiled together first (one compiler run per thread on the CPU, not one per
   // kernel); not under BEAM, which times each kernel on its buffers when its turn comes (an earlier run of a later
   // kernel could overwrite what an earlier one reads)
-  if (getenv_int("BEAM") <= 0) {
+  if (beam.get() <= 0) {
     std::vector<KernelRequest> requests;
     for (const ScheduleItem& item : s.items)
       if (item.kind == ScheduleItem::Kind::Kernel) requests.push_back({item.ast, &buffer_of(item.bufs[0]).device()});

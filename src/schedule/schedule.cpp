@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/util.h"
 #include "multi/multi.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/kernel_ast.h"
@@ -157,7 +158,8 @@ Schedule multi_schedule(const std::vector<UOp>& outputs) {
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOp>& outputs) {
-  bool spec = getenv_int("SPEC") >= 1;  // read once per realize: the checks below build and walk graphs
+  static const base::IntSetting spec_level("SPEC");
+  bool spec = spec_level.get() >= 1;  // read once per realize: the checks below build and walk graphs
   if (spec) uop::check_spec(UOp::sink(outputs), uop::SpecStage::Tensor);
   Schedule s = multi::involves_multi(outputs) ? multi_schedule(outputs) : cached_schedule(outputs, build_schedule);
   if (spec)

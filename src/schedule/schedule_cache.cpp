@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "base/util.h"
 #include "schedule/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "tg/context.h"
@@ -39,7 +40,7 @@ struct FormNode {
 struct Graph {
   std::vector<UOp> nodes, buffers;
   std::vector<int64_t> slot;
-  std::unordered_map<const uop::UOpNode*, uint32_t> index;
+  uop::NodeIndex index;
   std::unordered_map<uint32_t, Arg> unbound;
   uop::VarVals var_vals;
   bool cacheable = true;  // false where two values of one variable meet (the schedule raises that)
@@ -53,7 +54,6 @@ struct Graph {
 Graph read_graph(const std::vector<UOp>& outputs) {
   Graph g;
   g.nodes = UOp::sink(outputs).toposort();
-  g.index.reserve(g.nodes.size());
   for (const UOp& u : g.nodes) {
     bool buffer = u.op() == Ops::BUFFER;
     g.slot.push_back(buffer ? static_cast<int64_t>(g.buffers.size()) : -1);
@@ -76,7 +76,7 @@ Graph read_graph(const std::vector<UOp>& outputs) {
                                 : g.arg(g.index.size()).hash());
     for (const UOp& s : u.src()) h = uop::hash_mix(h, g.index.at(s.get()));
     g.hash = uop::hash_mix(g.hash, h);
-    g.index.emplace(u.get(), static_cast<uint32_t>(g.index.size()));
+    g.index.insert(u.get(), static_cast<uint32_t>(g.index.size()));
   }
   return g;
 }
@@ -134,10 +134,10 @@ std::optional<Template> make_template(const Graph& g, const Schedule& s) {
   for (size_t i = 0; i < g.buffers.size(); i++) inputs.emplace(g.buffers[i].get(), static_cast<uint32_t>(i));
   for (const auto& [node, view] : s.becomes) {
     const UOp& buffer = movement_base(view);
-    auto at = g.index.find(node.get());
-    if (buffer.op() != Ops::BUFFER || at == g.index.end()) return std::nullopt;
+    const uint32_t* at = g.index.find(node.get());
+    if (buffer.op() != Ops::BUFFER || !at) return std::nullopt;
     auto [f, added] = fresh.emplace(buffer.get(), static_cast<uint32_t>(t.fresh.size()));  // two nodes may share one
-    t.becomes.push_back({at->second, f->second});
+    t.becomes.push_back({*at, f->second});
     if (added) t.fresh.push_back({buffer.src(0).arg().get<std::string>(), buffer.dtype(), uop::get_buffer_arg(buffer).size});
   }
   for (const ScheduleItem& it : s.items) {
@@ -187,7 +187,8 @@ CacheStats schedule_cache_stats() {
 }
 
 Schedule cached_schedule(const std::vector<UOp>& outputs, const std::function<Schedule(const std::vector<UOp>&)>& make) {
-  if (!getenv_int("SCHEDULE_CACHE", 1)) return make(outputs);
+  static const base::IntSetting enabled("SCHEDULE_CACHE", 1);
+  if (!enabled.get()) return make(outputs);
   Graph g = read_graph(outputs);
   if (!g.cacheable) return make(outputs);
   std::shared_ptr<const Template> hit;

@@ -1,6 +1,7 @@
 // Interning, lifetime, building and printing of UOps.
 #include "uop/uop.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <ostream>
@@ -215,20 +216,21 @@ UOp operator>>(const UOp& a, const UOp& b) { return a.alu(Ops::SHR, {b}); }
 std::vector<UOp> UOp::toposort() const {
   std::vector<UOp> out;
   if (!n_) return out;
-  std::unordered_set<const UOpNode*> done;
+  NodeIndex done;
   std::vector<std::pair<const UOp*, bool>> stack{{this, false}};  // (node, its sources are pushed)
+  stack.reserve(16);
   while (!stack.empty()) {
     auto [u, expanded] = stack.back();
     stack.pop_back();
-    if (done.count(u->get())) continue;
+    if (done.find(u->get())) continue;
     if (expanded) {
-      done.insert(u->get());
+      done.insert(u->get(), 0);
       out.push_back(*u);
       continue;
     }
     stack.push_back({u, true});
     for (auto it = u->src().rbegin(); it != u->src().rend(); ++it)
-      if (!done.count(it->get())) stack.push_back({&*it, false});
+      if (!done.find(it->get())) stack.push_back({&*it, false});
   }
   return out;
 }
@@ -263,6 +265,12 @@ uint64_t UOp::buffer_bloom() const {
 std::vector<UOp> substitute(const std::vector<UOp>& roots, const std::vector<std::pair<UOp, UOp>>& replacements) {
   std::unordered_map<const UOpNode*, UOp> map;
   for (const auto& [from, to] : replacements) map[from.get()] = to;
+  // roots that are themselves replaced need no walk (a realized tensor's own graph, the common case)
+  if (std::all_of(roots.begin(), roots.end(), [&](const UOp& r) { return map.count(r.get()); })) {
+    std::vector<UOp> out;
+    for (const UOp& r : roots) out.push_back(map.at(r.get()));
+    return out;
+  }
   std::vector<UOp> nodes = UOp::sink(roots).toposort();
   nodes.pop_back();  // the SINK
   for (const UOp& u : nodes) {

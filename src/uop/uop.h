@@ -177,6 +177,43 @@ struct UOpNode {
   mutable std::atomic<const Shape*> shape_cache{nullptr};
 };
 
+// A map from nodes to numbers (their place in a walk), open addressing keyed by the node's own hash: one
+// allocation per walk, where an unordered_map allocated per node and small walks were most of a small realize.
+class NodeIndex {
+ public:
+  const uint32_t* find(const UOpNode* n) const {
+    for (size_t i = n->hash & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].node == n) return &slots_[i].value;
+      if (!slots_[i].node) return nullptr;
+    }
+  }
+  uint32_t at(const UOpNode* n) const { return *find(n); }  // n must be in the map
+  void insert(const UOpNode* n, uint32_t value) {  // n must not be in the map yet
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    size_t i = n->hash & mask_;
+    while (slots_[i].node) i = (i + 1) & mask_;
+    slots_[i] = {n, value};
+    size_++;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    const UOpNode* node = nullptr;
+    uint32_t value = 0;
+  };
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.node) insert(s.node, s.value);
+  }
+  std::vector<Slot> slots_ = std::vector<Slot>(32);
+  size_t mask_ = 31, size_ = 0;
+};
+
 inline Ops UOp::op() const { return n_->op; }
 inline DType UOp::dtype() const { return n_->dtype; }
 inline const std::vector<UOp>& UOp::src() const { return n_->src; }

@@ -1079,10 +1079,7 @@ TEST(Beam, AShippedCacheFileDecidesWithoutSearching) {
   Context search_everything{{"BEAM_MIN_US", 0}};
   std::string file = ::testing::TempDir() + "tg_beam_cache_test.txt";
   std::remove(file.c_str());
-  struct Env {  // set for this test only, also when an assertion ends it early
-    explicit Env(const std::string& f) { setenv("BEAM_CACHE", f.c_str(), 1); }
-    ~Env() { unsetenv("BEAM_CACHE"); }
-  } env(file);
+  Context beam_cache{{"BEAM_CACHE", file}};
   constexpr int64_t n = 12;
   uop::UOp ast = matmul_ast(n);
   codegen::LoweredKernel k = codegen::lower(ast);

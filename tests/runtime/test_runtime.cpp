@@ -408,7 +408,15 @@ TEST(Context, OverridesNestAndRestore) {
   }
   EXPECT_EQ(getenv_int("TG_TEST_SETTING", 7), 7);
   ::setenv("TG_TEST_SETTING", "abc", 1);
+  EXPECT_EQ(getenv_str("TG_TEST_SETTING", "unset"), "unset");  // the environment as first read, until told
+  reread_environment();
   EXPECT_EQ(getenv_int("TG_TEST_SETTING", 3), 3);  // not a number
   EXPECT_EQ(getenv_str("TG_TEST_SETTING"), "abc");
+  {
+    Context c{{"TG_TEST_SETTING", 4}};  // a Context still wins over the environment
+    EXPECT_EQ(getenv_str("TG_TEST_SETTING"), "4");
+  }
   ::unsetenv("TG_TEST_SETTING");
+  reread_environment();
+  EXPECT_EQ(getenv_int("TG_TEST_SETTING", 7), 7);
 }
