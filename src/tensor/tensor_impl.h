@@ -85,8 +85,10 @@ void realize_graphs(const std::vector<uop::UOp>& outs, const std::vector<const T
 // The live tensors not yet realized whose graphs read `buffer` (an in-place write realizes them first: they keep
 // the values they were made from).
 std::vector<Tensor> lazy_readers(const uop::UOp& buffer);
-// Every live tensor with requires_grad set (backward() picks those in its graph), or every live float tensor
-// (backward_all()'s).
+// Every live tensor with requires_grad set (backward() picks those in its graph), or every live float tensor that
+// reads a buffer (backward_all()'s). A tensor of constants alone is not one: its node is the node of that constant
+// in every graph (x - 1 holds the 1.0 that a gradient seed is), so it would take gradients meant for nothing it
+// was made for. It gets one by requiring it.
 std::vector<Tensor> tensors_requiring_grad(bool every_float = false);
 // The graph backward() differentiates from root: its kept autograd graph (TensorImpl::autograd_uop) or its graph,
 // with each node a realize replaced by a buffer that a live tensor kept the graph of put back.
