@@ -3,6 +3,8 @@
 //
 //   llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] [--top-k K] [--top-p P]
 //       [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]
+//   llm --model PATH --chat                         a conversation in the terminal
+//   llm --model PATH --serve [PORT] [--host HOST]   OpenAI's API and a chat page (port 8080, host 127.0.0.1)
 //
 // PATH is a Hugging Face folder or a GGUF file. With a tokenizer (the folder's tokenizer.json, or vocab.json +
 // merges.txt, or the GGUF file's tokenizer.ggml.* metadata) --prompt is encoded and the text is streamed as it is
@@ -19,6 +21,7 @@
 #include <bit>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +31,7 @@
 #include "cli.h"
 #include "tg/counters.h"
 #include "tg/llm.h"
+#include "tg/serve.h"
 #include "tg/state.h"
 #include "tg/text.h"
 
@@ -36,6 +40,8 @@ namespace {
 const tg::cli::Usage kUsage{"llm",
                             "usage: llm --model PATH (--tokens 1,2,3 | --prompt TEXT) [--max-new N] [--temperature T] [--top-k K]\n"
                             "           [--top-p P] [--seed S] [--print-tokens] [--bench] [--device DEV] [--max-context N] [--no-jit]\n"
+                            "       llm --model PATH --chat\n"
+                            "       llm --model PATH --serve [PORT] [--host HOST]\n"
                             "PATH is a Hugging Face folder (config.json, model.safetensors) or a GGUF file.\n"};
 
 [[noreturn]] void usage(const std::string& msg) { kUsage.fail(msg); }
@@ -62,13 +68,40 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// --chat: read a line, answer it, keep the conversation (the engine keeps its cache between turns)
+void chat(tg::serve::Engine& engine, const tg::llm::SamplingOptions& sampling, int64_t max_new) {
+  std::vector<tg::text::ChatMessage> messages;
+  std::string line;
+  std::printf("(an empty line or end of input ends the chat)\n");
+  for (;;) {
+    std::printf("> ");
+    std::fflush(stdout);
+    if (!std::getline(std::cin, line) || line.empty()) break;
+    messages.push_back({"user", line});
+    tg::serve::Request req{engine.chat_prompt(messages), max_new, sampling, {}};
+    if (static_cast<int64_t>(req.prompt.size()) >= engine.max_context()) {
+      std::printf("(the conversation fills the context of %lld tokens: start again)\n", static_cast<long long>(engine.max_context()));
+      break;
+    }
+    tg::serve::Outcome out = engine.run(req, [](const std::string& piece) {
+      std::printf("%s", piece.c_str());
+      std::fflush(stdout);
+      return true;
+    });
+    std::printf("\n");
+    messages.push_back({"assistant", out.text});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   std::string model_path, device, prompt;
   std::vector<int32_t> tokens;
   int64_t max_new = 32, max_context = 0;
-  bool print_tokens = false, bench = false, jit = true;
+  bool print_tokens = false, bench = false, jit = true, chat_mode = false;
+  int serve_port = -1;
+  std::string host = "127.0.0.1";
   tg::llm::SamplingOptions sampling;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -99,25 +132,59 @@ int main(int argc, char** argv) try {
     else if (a == "--device") device = value();
     else if (a == "--max-context") max_context = static_cast<int64_t>(number());
     else if (a == "--no-jit") jit = false;
+    else if (a == "--chat") chat_mode = true;
+    else if (a == "--host") host = value();
+    else if (a == "--serve") {
+      serve_port = 8080;
+      if (i + 1 < argc && argv[i + 1][0] != '-') {
+        double p = number();
+        if (p < 0 || p > 65535 || p != static_cast<int>(p)) usage("--serve: the port must be 0 to 65535");
+        serve_port = static_cast<int>(p);
+      }
+    }
     else if (a == "-h" || a == "--help") kUsage.help();
     else usage("unknown option " + a);
   }
   if (model_path.empty()) usage("--model is required");
-  if (prompt.empty() == tokens.empty()) usage("give --prompt or --tokens (one of them)");
+  const bool talk = chat_mode || serve_port >= 0;
+  if (chat_mode && serve_port >= 0) usage("give --chat or --serve, not both");
+  if (talk && !(prompt.empty() && tokens.empty())) usage("--chat and --serve take no --prompt or --tokens");
+  if (!talk && prompt.empty() == tokens.empty()) usage("give --prompt or --tokens (one of them), or --chat, or --serve");
   if (max_new < 0 || sampling.top_k < 0 || sampling.temperature < 0 || sampling.top_p <= 0 || sampling.top_p > 1)
     usage("--max-new, --top-k and --temperature must be >= 0 and --top-p in (0, 1]");
   // the model and its tokenizer: a GGUF file holds both (read once), a folder may hold tokenizer files
   namespace fs = std::filesystem;
   std::unique_ptr<tg::llm::Transformer> model;
   std::optional<tg::text::Tokenizer> tok;
+  std::string chat_template;  // tokenizer.chat_template (GGUF) or tokenizer_config.json's chat_template
   if (fs::path(model_path).extension() == ".gguf") {
     tg::GGUFFile file = tg::gguf_load(model_path, device);
     model = tg::llm::from_gguf(file, model_path);
     if (file.metadata.count("tokenizer.ggml.model")) tok = tg::text::Tokenizer::from_gguf(file.metadata, model_path);
+    if (auto t = file.metadata.find("tokenizer.chat_template"); t != file.metadata.end())
+      chat_template = t->second.as_string(model_path + ": tokenizer.chat_template");
   } else {
     model = tg::llm::load(model_path, device);
     if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json"))
       tok = tg::text::Tokenizer::load(model_path);
+  }
+  if (talk) {
+    if (!tok) usage("--chat and --serve need a tokenizer (a GGUF file's, or tokenizer.json in " + model_path + ")");
+    if (max_context == 0) max_context = model->config().max_context;
+    tg::serve::Engine engine(*model, *tok, tg::text::ChatTemplate::detect(chat_template, *tok), max_context, jit);
+    if (chat_mode) {
+      chat(engine, sampling, max_new);
+      return 0;
+    }
+    tg::serve::Options options;
+    options.host = host, options.port = serve_port;
+    options.model_name = fs::path(model_path).filename().string();
+    options.on_listening = [&](int port) {
+      std::printf("serving %s on http://%s:%d (OpenAI's API under /v1, a chat page at /)\n", options.model_name.c_str(), host.c_str(), port);
+      std::fflush(stdout);
+    };
+    tg::serve::serve(engine, options);
+    return 0;
   }
   if (!prompt.empty()) {
     if (!tok) usage("--prompt needs a tokenizer (tokenizer.json, or vocab.json + merges.txt) in " + model_path + ": give --tokens");

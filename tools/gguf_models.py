@@ -13,6 +13,10 @@ docs/gguf.md) in numpy and struct, independent of tinygrad.cpp's reader, with th
 
     gguf_models.py tokenizer TOKENIZER_JSON OUT.gguf
                                               a GGUF holding only that vocabulary as tokenizer.ggml.* metadata
+    gguf_models.py chat OUT.gguf TOKENIZER_JSON
+                                              llama_tiny with random weights, that vocabulary plus ChatML's
+                                              <|im_start|> and <|im_end|>, and a ChatML chat template (the server's
+                                              tests)
     gguf_models.py bench CONFIG OUT.gguf TYPE TOKENIZER_JSON
                                               llm_reference.py's CONFIG (a LLaMA) with random weights as TYPE and
                                               that vocabulary: a file llama.cpp loads too (bench/gguf.sh)
@@ -27,7 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-if sys.argv[1:2] in (["make"], ["bench"]):  # they need PyTorch (llm_reference exits 77 without it)
+if sys.argv[1:2] in (["make"], ["bench"], ["chat"]):  # they need PyTorch (llm_reference exits 77 without it)
   import llm_reference as ref  # noqa: E402
   import torch  # noqa: E402
 
@@ -279,11 +283,45 @@ def bench(name, out, type_name, tokenizer_json):
   write_gguf(out, meta, tensors)
 
 
+# Qwen2's template, the ChatML format: what GGUF files of ChatML models carry as tokenizer.chat_template
+CHATML_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+                   "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def chat(out, tokenizer_json):
+  """a tiny LLaMA (llm_reference's llama_tiny shape) with random weights, tokenizer_json's vocabulary and ChatML's
+  markers as control tokens, and the ChatML template; <|im_end|> is its end of text"""
+  torch.manual_seed(0)
+  meta = vocab_metadata(tokenizer_json)
+  tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+  for marker in ("<|im_start|>", "<|im_end|>"):
+    if marker not in tokens: tokens.append(marker), types.append(I32(3))
+  c = dict(ref.CONFIGS["llama_tiny"], vocab_size=len(tokens))
+  d, L, f = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"]
+  kv = c["num_key_value_heads"] * (d // c["num_attention_heads"])
+  w = {"model.embed_tokens.weight": torch.randn(len(tokens), d), "model.norm.weight": torch.ones(d),
+       "lm_head.weight": torch.randn(len(tokens), d) * 0.5}
+  for i in range(L):
+    p = f"model.layers.{i}."
+    for k, shape in (("self_attn.q_proj", (d, d)), ("self_attn.k_proj", (kv, d)), ("self_attn.v_proj", (kv, d)),
+                     ("self_attn.o_proj", (d, d)), ("mlp.gate_proj", (f, d)), ("mlp.up_proj", (f, d)),
+                     ("mlp.down_proj", (d, f))):
+      w[p + k + ".weight"] = torch.randn(*shape) * 0.1
+    w[p + "input_layernorm.weight"], w[p + "post_attention_layernorm.weight"] = torch.ones(d), torch.ones(d)
+  m, tensors, _ = convert(c, w, "F32", keep=False)
+  m.update(meta)
+  m["tokenizer.chat_template"] = CHATML_TEMPLATE
+  m["tokenizer.ggml.eos_token_id"] = tokens.index("<|im_end|>")
+  write_gguf(out, m, tensors)
+
+
 if __name__ == "__main__":
   if sys.argv[1:2] == ["make"] and len(sys.argv) == 5:
     make(sys.argv[2], sys.argv[3], sys.argv[4])
   elif sys.argv[1:2] == ["tokenizer"] and len(sys.argv) == 4:
     tokenizer(sys.argv[2], sys.argv[3])
+  elif sys.argv[1:2] == ["chat"] and len(sys.argv) == 4:
+    chat(sys.argv[2], sys.argv[3])
   elif sys.argv[1:2] == ["bench"] and len(sys.argv) == 6:
     bench(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
   else:

@@ -178,6 +178,10 @@ class Generator {
   int32_t next(const std::vector<int32_t>& tokens, Sampler& sampler, Loc where = Loc::current());
   int64_t position() const { return pos_; }
   int64_t max_context() const { return model_.cache_context(); }
+  // The tokens in the cache, position() of them; rewind(p) keeps the first p and the next tokens go after them
+  // (a conversation's next turn reads only what is new).
+  const std::vector<int32_t>& history() const { return history_; }
+  void rewind(int64_t position, Loc where = Loc::current());
 
  private:
   static constexpr int64_t kShortPromptChunk = 8, kPromptChunk = 32, kLongPromptChunk = 128;

@@ -58,6 +58,36 @@ class Tokenizer {
   std::shared_ptr<Impl> impl_;
 };
 
+// One message of a chat: role "system", "user" or "assistant", and its text.
+struct ChatMessage {
+  std::string role, content;
+};
+
+// A chat as the model was trained to read it. The chat templates of GGUF files (tokenizer.chat_template) are Jinja
+// programs; the formats the common models use are recognized by their markers and written here.
+class ChatTemplate {
+ public:
+  enum class Format {
+    ChatML,  // Qwen and many others: <|im_start|>role\ncontent<|im_end|>\n
+    Llama3,  // <|begin_of_text|><|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>
+    Tulu,    // OLMo's: <|user|>\ncontent\n<|assistant|>\ncontent<eos>\n
+    Plain,   // no template and no markers: "role: content" lines
+  };
+  // The format of `jinja` (a GGUF's tokenizer.chat_template, empty for none); without one, ChatML where the
+  // vocabulary has <|im_start|>, else Plain. A template with none of the known markers raises ArgumentError.
+  static ChatTemplate detect(const std::string& jinja, const Tokenizer& tok, SourceLocation where = SourceLocation::current());
+  ChatTemplate(Format format, std::string eos);  // eos: the end-of-text token's spelling (Tulu ends turns with it)
+  // The messages, then (add_generation_prompt) the opening of the assistant's turn.
+  std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
+  // The tokens that end the assistant's turn in this format (<|im_end|>, <|eot_id|>), as the vocabulary spells them.
+  std::vector<std::string> end_of_turn() const;
+  Format format() const { return format_; }
+
+ private:
+  Format format_;
+  std::string eos_;
+};
+
 // The pre-tokenizer regexes, hand-written (exposed for tests). Each splits `text` into consecutive pieces that cover
 // it exactly; invalid UTF-8 bytes count as one character each of no class.
 enum class SplitPattern {

@@ -80,6 +80,14 @@ Tensor Generator::prompt(const std::vector<int32_t>& tokens, const char* op, Loc
   return logits;
 }
 
+void Generator::rewind(int64_t position, Loc where) {
+  if (position < 0 || position > pos_)
+    throw ArgumentError("Generator::rewind", "position " + std::to_string(position) + " is outside the " + std::to_string(pos_) +
+                                                 " cached tokens", where);
+  pos_ = position;  // the cache past it is written again before a step reads it: steps read positions < pos_ only
+  history_.resize(static_cast<size_t>(pos_));
+}
+
 std::vector<float> Generator::prefill(const std::vector<int32_t>& tokens, Loc where) {
   return prompt(tokens, "Generator::prefill", where).to_vector<float>();
 }

@@ -354,3 +354,30 @@ TEST(RealVocab, FromGgufMetadata) {
     check_real(Tokenizer::from_gguf(tg::gguf_load(file).metadata, file), key);
   }
 }
+
+namespace {
+
+// the chat formats as their published Jinja templates write them (Qwen2's ChatML, Llama 3.1's, OLMoE-Instruct's)
+const std::vector<tg::text::ChatMessage> kChat = {{"system", "Be brief."}, {"user", "Hi"}, {"assistant", " Hello! "}, {"user", "2+2?"}};
+
+TEST(ChatTemplate, WritesEachFormatAsItsTemplateDoes) {
+  using tg::text::ChatTemplate;
+  auto t = Tokenizer::load(kDir + "/tiny_llama3");
+  ChatTemplate chatml = ChatTemplate::detect("{{'<|im_start|>' + message['role'] + '\\n'}}", t);
+  EXPECT_EQ(chatml.format(), ChatTemplate::Format::ChatML);
+  EXPECT_EQ(chatml.render(kChat), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n Hello! "
+                                  "<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(chatml.end_of_turn(), std::vector<std::string>{"<|im_end|>"});
+  ChatTemplate llama3 = ChatTemplate::detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}", t);
+  EXPECT_EQ(llama3.render(kChat, false),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi"
+            "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>");
+  ChatTemplate tulu = ChatTemplate::detect("{{ '<|user|>\\n' }}{{ '<|assistant|>\\n' }}", t);
+  EXPECT_EQ(tulu.render({kChat[1], kChat[2], kChat[3]}),
+            "<|user|>\nHi\n<|assistant|>\n Hello! <|endoftext|>\n<|user|>\n2+2?\n<|assistant|>\n");
+  EXPECT_EQ(ChatTemplate::detect("", t).format(), ChatTemplate::Format::ChatML);  // the vocabulary has <|im_start|>
+  EXPECT_EQ(ChatTemplate::detect("", Tokenizer::load(kDir + "/tiny_gpt2")).render({kChat[1]}), "user: Hi\nassistant:");
+  EXPECT_THROW(ChatTemplate::detect("{{ messages | tojson }}", t), tg::ArgumentError);
+}
+
+}  // namespace
