@@ -2,7 +2,8 @@
 """llm --serve against OpenAI's API as clients speak it, over real sockets: the structure of replies and stream
 chunks, stream == non-stream for one seed, usage against the tokens, the cache kept between turns, every bad
 request answered with a 4xx and OpenAI's error object, waiting requests, a client that leaves mid-stream, random
-bytes. The model: tools/gguf_models.py's ChatML test model (random weights).
+bytes; the chat page in headless Chromium and OpenAI's own JavaScript client (npm's openai) where they can be had;
+llm --chat. The model: tools/gguf_models.py's ChatML test model (random weights).
 
   test_server.py LLM TOOLS_DIR WORK_DIR      (exits 77, skipped, where llm was built without the HTTP server)
 """
@@ -138,6 +139,31 @@ try:
     check(len(shown) == 2 and html.unescape(shown[1][1]) == want, f"the page's streamed reply is the API's: {shown} vs {want!r}")
   else:
     print("chat page in Chromium: skipped (Debian: apt-get install chromium)")
+
+  lap('the OpenAI client')
+  # OpenAI's own JavaScript client (npm's openai), where npm can install it: the same replies, its errors typed
+  modules = os.path.join(WORK, "npm", "node_modules")
+  if not os.path.isdir(os.path.join(modules, "openai")) and shutil.which("npm") and shutil.which("node"):
+    if subprocess.call(["timeout", "60", "npm", "view", "--fetch-retries=0", "openai", "version"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+      subprocess.call(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", os.path.join(WORK, "npm"), "openai"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+  if os.path.isdir(os.path.join(modules, "openai")):
+    p = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "openai_client.mjs"), modules, str(port), NAME],
+                       capture_output=True, text=True, timeout=300)
+    try:
+      o = json.loads(p.stdout)
+      check(o["models"] == [NAME], "openai client: models.list")
+      check(o["whole"]["text"] == o["streamed"]["text"] and o["whole"]["finish"] == o["streamed"]["finish"] == "length",
+            "openai client: stream == non-stream")
+      check(o["streamed"]["usage"]["completion_tokens"] == 8 and o["whole"]["usage"]["total_tokens"] == o["whole"]["usage"]["prompt_tokens"] + 8,
+            "openai client: usage")
+      check(o["completion"]["finish"] == "length", "openai client: completions")
+      check(o["unknown_model"]["status"] == 404 and o["unknown_model"]["code"] == "model_not_found", "openai client: unknown model")
+      check(o["bad_temperature"] == {"status": 400, "param": "temperature"}, "openai client: a bad value")
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+      check(False, f"openai client: {e!r} {p.stdout!r} {p.stderr[-2000:]!r}")
+  else:
+    print("OpenAI's JavaScript client: skipped (npm could not install openai)")
 
   lap('the next turn of a conversation')
   # the next turn of a conversation reads only what is new: the cache holds the first turn
