@@ -165,21 +165,30 @@ def convert(c, w, type_name, keep=True):
         put(b + gg + ".weight", p + hf + ".weight", T, T)
         put(b + gg + ".bias", p + hf + ".bias")
   else:
-    arch, L, nh, nkv = "llama", c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
+    # Qwen2 and Qwen3 are LLaMA's block under their own names; their q and k rows are not permuted (NEOX rotation)
+    arch = c["model_type"] if c["model_type"] in ("qwen2", "qwen3") else "llama"
+    L, nh, nkv = c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
     d = c["hidden_size"]
-    meta = {"general.architecture": arch, "llama.context_length": c["max_position_embeddings"],
-            "llama.embedding_length": d, "llama.block_count": L, "llama.feed_forward_length": c["intermediate_size"],
-            "llama.attention.head_count": nh, "llama.attention.head_count_kv": nkv,
-            "llama.attention.layer_norm_rms_epsilon": float(c["rms_norm_eps"]),
-            "llama.rope.freq_base": float(c["rope_theta"]), "llama.rope.dimension_count": d // nh}
+    hd = c.get("head_dim", d // nh)
+    meta = {"general.architecture": arch, f"{arch}.context_length": c["max_position_embeddings"],
+            f"{arch}.embedding_length": d, f"{arch}.block_count": L, f"{arch}.feed_forward_length": c["intermediate_size"],
+            f"{arch}.attention.head_count": nh, f"{arch}.attention.head_count_kv": nkv,
+            f"{arch}.attention.layer_norm_rms_epsilon": float(c["rms_norm_eps"]),
+            f"{arch}.rope.freq_base": float(c["rope_theta"]), f"{arch}.rope.dimension_count": hd}
+    if hd != d // nh: meta[f"{arch}.attention.key_length"] = meta[f"{arch}.attention.value_length"] = hd
+    qk = (lambda t, n: t, lambda t, n: t) if arch != "llama" else (permute, unpermute)
     put("token_embd.weight", "model.embed_tokens.weight")
     put("output_norm.weight", "model.norm.weight")
     if not c.get("tie_word_embeddings"): put("output.weight", "lm_head.weight")
     for i in range(L):
       p, b = f"model.layers.{i}.", f"blk.{i}."
       put(b + "attn_norm.weight", p + "input_layernorm.weight")
-      put(b + "attn_q.weight", p + "self_attn.q_proj.weight", lambda t: permute(t, nh), lambda t: unpermute(t, nh))
-      put(b + "attn_k.weight", p + "self_attn.k_proj.weight", lambda t: permute(t, nkv), lambda t: unpermute(t, nkv))
+      put(b + "attn_q.weight", p + "self_attn.q_proj.weight", lambda t: qk[0](t, nh), lambda t: qk[1](t, nh))
+      put(b + "attn_k.weight", p + "self_attn.k_proj.weight", lambda t: qk[0](t, nkv), lambda t: qk[1](t, nkv))
+      for hf, gg in (("self_attn.q_proj.bias", "attn_q.bias"), ("self_attn.k_proj.bias", "attn_k.bias"),
+                     ("self_attn.v_proj.bias", "attn_v.bias"), ("self_attn.q_norm.weight", "attn_q_norm.weight"),
+                     ("self_attn.k_norm.weight", "attn_k_norm.weight")):
+        if p + hf in w: put(b + gg, p + hf)
       for hf, gg in (("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output"),
                      ("post_attention_layernorm", "ffn_norm"), ("mlp.gate_proj", "ffn_gate"),
                      ("mlp.up_proj", "ffn_up"), ("mlp.down_proj", "ffn_down")):
@@ -213,7 +222,7 @@ def make(hf_dir, out_dir, type_name):
   L = c.get("n_layer") or c["num_hidden_layers"]
   fwd = ref.gpt2_forward if arch == "gpt2" else ref.llama_forward
   heads = c.get("n_head") or c["num_key_value_heads"]
-  hd = (c.get("n_embd") or c["hidden_size"]) // (c.get("n_head") or c["num_attention_heads"])
+  hd = c.get("head_dim") or (c.get("n_embd") or c["hidden_size"]) // (c.get("n_head") or c["num_attention_heads"])
   new_cache = lambda: [[torch.zeros(heads, 0, hd), torch.zeros(heads, 0, hd)] for _ in range(L)]
   with torch.no_grad():
     result = ref.greedy(c, held, fwd, new_cache)

@@ -38,6 +38,15 @@ CONFIGS = {
                              hidden_act="silu", torch_dtype="bfloat16",
                              rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
                                                high_freq_factor=8.0, original_max_position_embeddings=64)),
+    # Qwen2: biases on the q, k and v projections (no field says so), tied embeddings, rope_theta 1e6
+    "qwen2_tiny": dict(model_type="qwen2", vocab_size=320, hidden_size=64, intermediate_size=128,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-6,
+                       rope_theta=1000000.0, max_position_embeddings=64, tie_word_embeddings=True, hidden_act="silu"),
+    # Qwen3: an RMSNorm over each head of q and k before the rotation, and a head_dim wider than hidden/heads
+    "qwen3_tiny": dict(model_type="qwen3", vocab_size=320, hidden_size=64, intermediate_size=128,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                       rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=64,
+                       tie_word_embeddings=False, hidden_act="silu", attention_bias=False),
     # rows of 256 and 512: whole blocks of every GGUF type, K-quants included (tools/gguf_models.py)
     "llama_q": dict(model_type="llama", vocab_size=320, hidden_size=256, intermediate_size=512,
                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
@@ -109,7 +118,7 @@ def attention(q, k, v, start):
 def llama_weights(c):
   d, v, f, nh, nkv = (c[k] for k in ("hidden_size", "vocab_size", "intermediate_size", "num_attention_heads",
                                      "num_key_value_heads"))
-  hd = d // nh
+  hd = c.get("head_dim", d // nh)
   r = lambda *s, std=0.2: torch.randn(*s) * std
   w = {"model.embed_tokens.weight": r(v, d, std=0.5)}
   for i in range(c["num_hidden_layers"]):
@@ -118,6 +127,11 @@ def llama_weights(c):
               p + "self_attn.k_proj.weight": r(nkv * hd, d), p + "self_attn.v_proj.weight": r(nkv * hd, d),
               p + "self_attn.o_proj.weight": r(d, nh * hd), p + "post_attention_layernorm.weight": 1 + r(d),
               p + "mlp.gate_proj.weight": r(f, d), p + "mlp.up_proj.weight": r(f, d), p + "mlp.down_proj.weight": r(d, f)})
+    if c["model_type"] == "qwen2":
+      w.update({p + "self_attn.q_proj.bias": r(nh * hd), p + "self_attn.k_proj.bias": r(nkv * hd),
+                p + "self_attn.v_proj.bias": r(nkv * hd)})
+    if c["model_type"] == "qwen3":
+      w.update({p + "self_attn.q_norm.weight": 1 + r(hd), p + "self_attn.k_norm.weight": 1 + r(hd)})
   w["model.norm.weight"] = 1 + r(d)
   if not c["tie_word_embeddings"]: w["lm_head.weight"] = r(v, d, std=0.5)
   if c.get("torch_dtype") == "bfloat16":  # stored as bfloat16; the reference computes with the stored values
@@ -127,7 +141,7 @@ def llama_weights(c):
 
 def llama_forward(w, c, tokens, start, cache):
   d, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
-  hd, T, eps = d // nh, len(tokens), c["rms_norm_eps"]
+  hd, T, eps = c.get("head_dim", d // nh), len(tokens), c["rms_norm_eps"]
   w = {k: t.float() for k, t in w.items()}
   norm = lambda x, p: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w[p + ".weight"]
   inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
@@ -148,12 +162,15 @@ def llama_forward(w, c, tokens, start, cache):
   for i in range(c["num_hidden_layers"]):
     p = f"model.layers.{i}."
     x = norm(h, p + "input_layernorm")
-    q = rope((x @ w[p + "self_attn.q_proj.weight"].T).reshape(T, nh, hd).transpose(0, 1))
-    k = rope((x @ w[p + "self_attn.k_proj.weight"].T).reshape(T, nkv, hd).transpose(0, 1))
-    v = (x @ w[p + "self_attn.v_proj.weight"].T).reshape(T, nkv, hd).transpose(0, 1)
+    # Qwen2's projection biases; Qwen3's RMSNorm of each head of q and k (over head_dim) before the rotation
+    proj = lambda name: x @ w[p + name + ".weight"].T + (w[p + name + ".bias"] if p + name + ".bias" in w else 0)
+    head_norm = lambda t, name: norm(t, p + name) if p + name + ".weight" in w else t
+    q = rope(head_norm(proj("self_attn.q_proj").reshape(T, nh, hd), "self_attn.q_norm").transpose(0, 1))
+    k = rope(head_norm(proj("self_attn.k_proj").reshape(T, nkv, hd), "self_attn.k_norm").transpose(0, 1))
+    v = proj("self_attn.v_proj").reshape(T, nkv, hd).transpose(0, 1)
     k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
     cache[i] = [k, v]
-    h = h + attention(q, k, v, start).transpose(0, 1).reshape(T, d) @ w[p + "self_attn.o_proj.weight"].T
+    h = h + attention(q, k, v, start).transpose(0, 1).reshape(T, nh * hd) @ w[p + "self_attn.o_proj.weight"].T
     x = norm(h, p + "post_attention_layernorm")
     g = x @ w[p + "mlp.gate_proj.weight"].T
     h = h + (torch.nn.functional.silu(g) * (x @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
@@ -165,7 +182,7 @@ def model(name, seed=0):
   c = dict(CONFIGS[name])
   gpt2 = c["model_type"] == "gpt2"
   n_layers, heads = (c["n_layer"], c["n_head"]) if gpt2 else (c["num_hidden_layers"], c["num_key_value_heads"])
-  hd = (c["n_embd"] // c["n_head"]) if gpt2 else c["hidden_size"] // c["num_attention_heads"]
+  hd = (c["n_embd"] // c["n_head"]) if gpt2 else c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
   torch.manual_seed(seed)
   w = gpt2_weights(c) if gpt2 else llama_weights(c)
   fwd = gpt2_forward if gpt2 else llama_forward

@@ -32,7 +32,7 @@ using Loc = SourceLocation;
 
 // A model's shape, from a Hugging Face config.json (GPT-2's n_embd/n_layer/... or LLaMA's hidden_size/...).
 struct Config {
-  std::string arch;  // "gpt2" or "llama"
+  std::string arch;  // "gpt2" or "llama" (LLaMA's block, also for Mistral, Qwen2 and Qwen3)
   int64_t vocab_size = 0, dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0, hidden_dim = 0;
   int64_t max_context = 0;  // GPT-2's n_positions, LLaMA's max_position_embeddings
   double norm_eps = 1e-5;
@@ -44,6 +44,8 @@ struct Config {
   // q and k rotated in pairs (2i, 2i+1) instead of halves (i, i + D/2): the layout of the q and k projections' rows
   // in GGUF files (llama.cpp's converter permutes each head's rows so); the attention scores are the same
   bool rope_interleaved = false;
+  bool attention_bias = false;  // Qwen2's: biases on the q, k and v projections
+  bool qk_norm = false;         // Qwen3's: an RMSNorm over each head of q and of k, before the rotation
   std::vector<int32_t> eos_token_ids;  // config.json's eos_token_id (one or a list): generation stops at them
 };
 // Reads and checks a config.json: a missing or malformed field raises tg::ArgumentError naming the file and field.

@@ -45,18 +45,20 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
     return it->second;
   };
   Config c;
-  if (m.arch == "llama") {
+  if (m.arch == "llama" || m.arch == "qwen2" || m.arch == "qwen3") {
     c.arch = "llama", c.n_heads = m.integer("attention.head_count"), c.n_kv_heads = m.integer("attention.head_count_kv", c.n_heads);
     c.norm_eps = m.number("attention.layer_norm_rms_epsilon", 1e-5), c.rope_theta = m.number("rope.freq_base", 10000);
     c.hidden_dim = m.integer("feed_forward_length"), c.tie_embeddings = !file.tensors.count("output.weight");
-    c.rope_interleaved = true;
-    if (const GGUFValue* scaling = m.find("llama.rope.scaling.type"); scaling && scaling->as_string("rope.scaling.type", where) != "none")
+    // llama.cpp's converter permutes LLaMA's q and k rows into pairs; Qwen's keep Hugging Face's halves (NEOX)
+    c.rope_interleaved = m.arch == "llama";
+    c.attention_bias = file.tensors.count("blk.0.attn_q.bias") > 0, c.qk_norm = file.tensors.count("blk.0.attn_q_norm.weight") > 0;
+    if (const GGUFValue* scaling = m.find(m.arch + ".rope.scaling.type"); scaling && scaling->as_string("rope.scaling.type", where) != "none")
       throw ArgumentError("llm::load", path + ": rope scaling '" + scaling->s + "' is not supported", where);
   } else if (m.arch == "gpt2") {
     c.arch = "gpt2", c.n_heads = c.n_kv_heads = m.integer("attention.head_count"), c.tie_embeddings = true;
     c.norm_eps = m.number("attention.layer_norm_epsilon", 1e-5), c.hidden_dim = m.integer("feed_forward_length");
   } else {
-    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, gpt2)", where);
+    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, qwen2, qwen3, gpt2)", where);
   }
   c.dim = m.integer("embedding_length"), c.n_layers = m.integer("block_count"), c.max_context = m.integer("context_length");
   c.vocab_size = tensor("token_embd.weight").shape()[0];
@@ -88,6 +90,9 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
       put(h + "self_attn.k_proj.weight", b + "attn_k.weight", same);
       put(h + "self_attn.v_proj.weight", b + "attn_v.weight", same);
       put(h + "self_attn.o_proj.weight", b + "attn_output.weight", same);
+      put(h + "self_attn.q_proj.bias", b + "attn_q.bias", same), put(h + "self_attn.k_proj.bias", b + "attn_k.bias", same);
+      put(h + "self_attn.v_proj.bias", b + "attn_v.bias", same);
+      put(h + "self_attn.q_norm.weight", b + "attn_q_norm.weight", same), put(h + "self_attn.k_norm.weight", b + "attn_k_norm.weight", same);
       put(h + "post_attention_layernorm.weight", b + "ffn_norm.weight", same);
       put(h + "mlp.gate_proj.weight", b + "ffn_gate.weight", same);
       put(h + "mlp.up_proj.weight", b + "ffn_up.weight", same);

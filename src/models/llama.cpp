@@ -1,6 +1,7 @@
 // LLaMA (tinygrad's extra/models/llama.py; Meta's model.py in Hugging Face's layout): RMSNorm pre-norm blocks,
 // rotary position embeddings (the rotate-half convention of HF checkpoints, with LLaMA 3's frequency scaling),
 // grouped-query attention, a SwiGLU feed-forward, an untied or tied head. Projections are (out, in) weights.
+// Qwen2 adds biases to the q, k and v projections; Qwen3 normalizes each head of q and k before the rotation.
 #include <cmath>
 
 #include "models/models.h"
@@ -46,11 +47,14 @@ class Llama : public Transformer {
  public:
   struct Layer : nn::Module {
     Tensor input_norm, q_proj, k_proj, v_proj, o_proj, post_norm, gate_proj, up_proj, down_proj;
+    Tensor q_bias, k_bias, v_bias, q_norm, k_norm;  // Qwen2's biases, Qwen3's head norms (undefined: none)
     void state(const nn::StateVisitor& v) override {
       v("input_layernorm.weight", input_norm), v("self_attn.q_proj.weight", q_proj), v("self_attn.k_proj.weight", k_proj);
       v("self_attn.v_proj.weight", v_proj), v("self_attn.o_proj.weight", o_proj);
       v("post_attention_layernorm.weight", post_norm), v("mlp.gate_proj.weight", gate_proj);
       v("mlp.up_proj.weight", up_proj), v("mlp.down_proj.weight", down_proj);
+      v("self_attn.q_proj.bias", q_bias), v("self_attn.k_proj.bias", k_bias), v("self_attn.v_proj.bias", v_bias);
+      v("self_attn.q_norm.weight", q_norm), v("self_attn.k_norm.weight", k_norm);
     }
   };
 
@@ -65,6 +69,8 @@ class Llama : public Transformer {
       l.input_norm = ones(d), l.q_proj = normal({q, d}), l.k_proj = normal({kv, d}), l.v_proj = normal({kv, d});
       l.o_proj = normal({d, q}), l.post_norm = ones(d), l.gate_proj = normal({f, d}), l.up_proj = normal({f, d});
       l.down_proj = normal({d, f});
+      if (c.attention_bias) l.q_bias = normal({q}), l.k_bias = normal({kv}), l.v_bias = normal({kv});
+      if (c.qk_norm) l.q_norm = ones(c.head_dim), l.k_norm = ones(c.head_dim);
     }
     // cos and sin of every position's angles, (max_context, head_dim / 2)
     std::vector<float> inv = inverse_frequencies(c), cos, sin;
@@ -88,9 +94,13 @@ class Llama : public Transformer {
     const Layer& l = layers[layer];
     Tensor x = rms_norm(h, l.input_norm, config_.norm_eps);
     int64_t B = h.shape()[0], T = h.shape()[1], D = config_.head_dim;
-    auto heads = [&](const Tensor& t, int64_t n) { return t.reshape({B, T, n, D}); };
-    return {rope(heads(linear(x, l.q_proj), config_.n_heads), p), rope(heads(linear(x, l.k_proj), config_.n_kv_heads), p),
-            heads(linear(x, l.v_proj), config_.n_kv_heads)};
+    auto heads = [&](const Tensor& t, int64_t n, const Tensor& norm) {
+      Tensor h = t.reshape({B, T, n, D});
+      return norm.defined() ? rms_norm(h, norm, config_.norm_eps) : h;
+    };
+    return {rope(heads(linear(x, l.q_proj, l.q_bias), config_.n_heads, l.q_norm), p),
+            rope(heads(linear(x, l.k_proj, l.k_bias), config_.n_kv_heads, l.k_norm), p),
+            heads(linear(x, l.v_proj, l.v_bias), config_.n_kv_heads, Tensor())};
   }
   Tensor attention_output(size_t layer, const Tensor& a) const override { return linear(a, layers[layer].o_proj); }
   Tensor feed_forward(size_t layer, const Tensor& h) const override {

@@ -98,8 +98,11 @@ Config read_config(const std::string& path, Loc where) {
     c.tie_embeddings = true;
     std::string act = f.string("activation_function", "gelu_new");
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") throw f.error("activation_function \"" + act + "\" is not supported (gelu_new)");
-  } else if (c.arch == "llama" || c.arch == "mistral") {
+  } else if (c.arch == "llama" || c.arch == "mistral" || c.arch == "qwen2" || c.arch == "qwen3") {
+    const std::string type = c.arch;
     c.arch = "llama";
+    c.attention_bias = type == "qwen2";  // always, without a field saying so
+    c.qk_norm = type == "qwen3";
     c.vocab_size = f.integer("vocab_size"), c.dim = f.integer("hidden_size");
     c.n_layers = f.integer("num_hidden_layers"), c.n_heads = f.integer("num_attention_heads");
     c.n_kv_heads = f.integer("num_key_value_heads", c.n_heads), c.hidden_dim = f.integer("intermediate_size");
@@ -108,7 +111,8 @@ Config read_config(const std::string& path, Loc where) {
     if (f.find("head_dim")) c.head_dim = f.integer("head_dim");
     std::string act = f.string("hidden_act", "silu");
     if (act != "silu") throw f.error("hidden_act \"" + act + "\" is not supported (silu)");
-    if (f.boolean("attention_bias", false) || f.boolean("mlp_bias", false)) throw f.error("attention_bias and mlp_bias are not supported");
+    c.attention_bias = f.boolean("attention_bias", c.attention_bias);
+    if (f.boolean("mlp_bias", false)) throw f.error("mlp_bias is not supported");
     if (const base::Json* scaling = f.find("rope_scaling")) {
       Fields s(*scaling, path + " rope_scaling", where);
       std::string type = s.string("rope_type", s.string("type", ""));
