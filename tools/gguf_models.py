@@ -166,7 +166,7 @@ def convert(c, w, type_name, keep=True):
         put(b + gg + ".bias", p + hf + ".bias")
   else:
     # Qwen2 and Qwen3 are LLaMA's block under their own names; their q and k rows are not permuted (NEOX rotation)
-    arch = c["model_type"] if c["model_type"] in ("qwen2", "qwen3") else "llama"
+    arch = {"qwen2": "qwen2", "qwen3": "qwen3", "qwen3_moe": "qwen3moe"}.get(c["model_type"], "llama")
     L, nh, nkv = c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
     d = c["hidden_size"]
     hd = c.get("head_dim", d // nh)
@@ -176,6 +176,14 @@ def convert(c, w, type_name, keep=True):
             f"{arch}.attention.layer_norm_rms_epsilon": float(c["rms_norm_eps"]),
             f"{arch}.rope.freq_base": float(c["rope_theta"]), f"{arch}.rope.dimension_count": hd}
     if hd != d // nh: meta[f"{arch}.attention.key_length"] = meta[f"{arch}.attention.value_length"] = hd
+    if c.get("num_experts"):
+      E = c["num_experts"]
+      meta.update({f"{arch}.expert_count": E, f"{arch}.expert_used_count": c["num_experts_per_tok"],
+                   f"{arch}.expert_feed_forward_length": c["moe_intermediate_size"]})
+      for i in range(L):  # llama.cpp's layout: the experts of a projection stacked into one (E, out, in) tensor
+        p = f"model.layers.{i}.mlp."
+        for hf in ("gate_proj", "up_proj", "down_proj"):
+          w[p + "experts." + hf + ".weight"] = torch.stack([w.pop(f"{p}experts.{j}.{hf}.weight") for j in range(E)])
     qk = (lambda t, n: t, lambda t, n: t) if arch != "llama" else (permute, unpermute)
     put("token_embd.weight", "model.embed_tokens.weight")
     put("output_norm.weight", "model.norm.weight")
@@ -191,8 +199,14 @@ def convert(c, w, type_name, keep=True):
         if p + hf in w: put(b + gg, p + hf)
       for hf, gg in (("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output"),
                      ("post_attention_layernorm", "ffn_norm"), ("mlp.gate_proj", "ffn_gate"),
-                     ("mlp.up_proj", "ffn_up"), ("mlp.down_proj", "ffn_down")):
-        put(b + gg + ".weight", p + hf + ".weight")
+                     ("mlp.up_proj", "ffn_up"), ("mlp.down_proj", "ffn_down"), ("mlp.gate", "ffn_gate_inp"),
+                     ("mlp.experts.gate_proj", "ffn_gate_exps"), ("mlp.experts.up_proj", "ffn_up_exps"),
+                     ("mlp.experts.down_proj", "ffn_down_exps")):
+        if p + hf + ".weight" in w: put(b + gg + ".weight", p + hf + ".weight")
+      if keep and c.get("num_experts"):  # the reference reads HF's names, one expert each
+        for hf in ("gate_proj", "up_proj", "down_proj"):
+          stacked = held.pop(f"{p}mlp.experts.{hf}.weight")
+          held.update({f"{p}mlp.experts.{j}.{hf}.weight": stacked[j] for j in range(c["num_experts"])})
     if c.get("rope_scaling"):  # LLaMA 3.1: the scaled frequencies as divisors, as llama.cpp's converter writes them
       s, hd = c["rope_scaling"], d // nh
       inv = 1.0 / (c["rope_theta"] ** (np.arange(0, hd, 2, dtype=np.float32) / hd))

@@ -47,6 +47,12 @@ CONFIGS = {
                        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
                        rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=64,
                        tie_word_embeddings=False, hidden_act="silu", attention_bias=False),
+    # Qwen3-MoE: Qwen3's attention, and a router choosing 2 of 4 SwiGLU experts per token (norm_topk_prob)
+    "qwen3moe_tiny": dict(model_type="qwen3_moe", vocab_size=320, hidden_size=64, intermediate_size=128,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                          rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=64,
+                          tie_word_embeddings=False, hidden_act="silu", num_experts=4, num_experts_per_tok=2,
+                          moe_intermediate_size=64, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]),
     # rows of 256 and 512: whole blocks of every GGUF type, K-quants included (tools/gguf_models.py)
     "llama_q": dict(model_type="llama", vocab_size=320, hidden_size=256, intermediate_size=512,
                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
@@ -125,12 +131,19 @@ def llama_weights(c):
     p = f"model.layers.{i}."
     w.update({p + "input_layernorm.weight": 1 + r(d), p + "self_attn.q_proj.weight": r(nh * hd, d),
               p + "self_attn.k_proj.weight": r(nkv * hd, d), p + "self_attn.v_proj.weight": r(nkv * hd, d),
-              p + "self_attn.o_proj.weight": r(d, nh * hd), p + "post_attention_layernorm.weight": 1 + r(d),
-              p + "mlp.gate_proj.weight": r(f, d), p + "mlp.up_proj.weight": r(f, d), p + "mlp.down_proj.weight": r(d, f)})
+              p + "self_attn.o_proj.weight": r(d, nh * hd), p + "post_attention_layernorm.weight": 1 + r(d)})
+    if c.get("num_experts"):  # HF's layout: the router, then each expert's three projections
+      fe = c["moe_intermediate_size"]
+      w[p + "mlp.gate.weight"] = r(c["num_experts"], d, std=1.0)
+      for j in range(c["num_experts"]):
+        e = f"{p}mlp.experts.{j}."
+        w.update({e + "gate_proj.weight": r(fe, d), e + "up_proj.weight": r(fe, d), e + "down_proj.weight": r(d, fe)})
+    else:
+      w.update({p + "mlp.gate_proj.weight": r(f, d), p + "mlp.up_proj.weight": r(f, d), p + "mlp.down_proj.weight": r(d, f)})
     if c["model_type"] == "qwen2":
       w.update({p + "self_attn.q_proj.bias": r(nh * hd), p + "self_attn.k_proj.bias": r(nkv * hd),
                 p + "self_attn.v_proj.bias": r(nkv * hd)})
-    if c["model_type"] == "qwen3":
+    if c["model_type"] in ("qwen3", "qwen3_moe"):
       w.update({p + "self_attn.q_norm.weight": 1 + r(hd), p + "self_attn.k_norm.weight": 1 + r(hd)})
   w["model.norm.weight"] = 1 + r(d)
   if not c["tie_word_embeddings"]: w["lm_head.weight"] = r(v, d, std=0.5)
@@ -172,8 +185,16 @@ def llama_forward(w, c, tokens, start, cache):
     cache[i] = [k, v]
     h = h + attention(q, k, v, start).transpose(0, 1).reshape(T, nh * hd) @ w[p + "self_attn.o_proj.weight"].T
     x = norm(h, p + "post_attention_layernorm")
-    g = x @ w[p + "mlp.gate_proj.weight"].T
-    h = h + (torch.nn.functional.silu(g) * (x @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+    swiglu = lambda q: (torch.nn.functional.silu(x @ w[q + "gate_proj.weight"].T) * (x @ w[q + "up_proj.weight"].T)) @ w[q + "down_proj.weight"].T
+    if c.get("num_experts"):
+      # every expert on every token, weighted by the router's softmax where it is among the token's top k, else 0
+      probs = torch.softmax(x @ w[p + "mlp.gate.weight"].T, -1)
+      top = torch.topk(probs, c["num_experts_per_tok"], -1)
+      mix = torch.zeros_like(probs).scatter(-1, top.indices, top.values)
+      if c["norm_topk_prob"]: mix = mix / mix.sum(-1, keepdim=True)
+      h = h + sum(mix[:, j:j + 1] * swiglu(f"{p}mlp.experts.{j}.") for j in range(c["num_experts"]))
+    else:
+      h = h + swiglu(p + "mlp.")
   head = w["model.embed_tokens.weight"] if c["tie_word_embeddings"] else w["lm_head.weight"]
   return norm(h, "model.norm") @ head.T
 

@@ -45,10 +45,19 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
     return it->second;
   };
   Config c;
-  if (m.arch == "llama" || m.arch == "qwen2" || m.arch == "qwen3") {
+  if (m.arch == "llama" || m.arch == "qwen2" || m.arch == "qwen3" || m.arch == "qwen3moe") {
     c.arch = "llama", c.n_heads = m.integer("attention.head_count"), c.n_kv_heads = m.integer("attention.head_count_kv", c.n_heads);
     c.norm_eps = m.number("attention.layer_norm_rms_epsilon", 1e-5), c.rope_theta = m.number("rope.freq_base", 10000);
-    c.hidden_dim = m.integer("feed_forward_length"), c.tie_embeddings = !file.tensors.count("output.weight");
+    c.tie_embeddings = !file.tensors.count("output.weight");
+    if (m.arch == "qwen3moe") {
+      c.n_experts = m.integer("expert_count"), c.n_experts_used = m.integer("expert_used_count");
+      c.expert_hidden_dim = m.integer("expert_feed_forward_length");
+      const GGUFValue* norm = m.find("qwen3moe.expert_weights_norm");
+      c.experts_renormalize = !norm || norm->b;  // Qwen3-MoE's norm_topk_prob, true in its releases
+      c.hidden_dim = m.integer("feed_forward_length", c.expert_hidden_dim);
+    } else {
+      c.hidden_dim = m.integer("feed_forward_length");
+    }
     // llama.cpp's converter permutes LLaMA's q and k rows into pairs; Qwen's keep Hugging Face's halves (NEOX)
     c.rope_interleaved = m.arch == "llama";
     c.attention_bias = file.tensors.count("blk.0.attn_q.bias") > 0, c.qk_norm = file.tensors.count("blk.0.attn_q_norm.weight") > 0;
@@ -58,7 +67,7 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
     c.arch = "gpt2", c.n_heads = c.n_kv_heads = m.integer("attention.head_count"), c.tie_embeddings = true;
     c.norm_eps = m.number("attention.layer_norm_epsilon", 1e-5), c.hidden_dim = m.integer("feed_forward_length");
   } else {
-    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, qwen2, qwen3, gpt2)", where);
+    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, qwen2, qwen3, qwen3moe, gpt2)", where);
   }
   c.dim = m.integer("embedding_length"), c.n_layers = m.integer("block_count"), c.max_context = m.integer("context_length");
   c.vocab_size = tensor("token_embd.weight").shape()[0];
@@ -94,6 +103,10 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
       put(h + "self_attn.v_proj.bias", b + "attn_v.bias", same);
       put(h + "self_attn.q_norm.weight", b + "attn_q_norm.weight", same), put(h + "self_attn.k_norm.weight", b + "attn_k_norm.weight", same);
       put(h + "post_attention_layernorm.weight", b + "ffn_norm.weight", same);
+      put(h + "mlp.gate.weight", b + "ffn_gate_inp.weight", same);
+      put(h + "mlp.experts.gate_proj.weight", b + "ffn_gate_exps.weight", same);
+      put(h + "mlp.experts.up_proj.weight", b + "ffn_up_exps.weight", same);
+      put(h + "mlp.experts.down_proj.weight", b + "ffn_down_exps.weight", same);
       put(h + "mlp.gate_proj.weight", b + "ffn_gate.weight", same);
       put(h + "mlp.up_proj.weight", b + "ffn_up.weight", same);
       put(h + "mlp.down_proj.weight", b + "ffn_down.weight", same);

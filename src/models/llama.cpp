@@ -1,7 +1,8 @@
 // LLaMA (tinygrad's extra/models/llama.py; Meta's model.py in Hugging Face's layout): RMSNorm pre-norm blocks,
 // rotary position embeddings (the rotate-half convention of HF checkpoints, with LLaMA 3's frequency scaling),
 // grouped-query attention, a SwiGLU feed-forward, an untied or tied head. Projections are (out, in) weights.
-// Qwen2 adds biases to the q, k and v projections; Qwen3 normalizes each head of q and k before the rotation.
+// Qwen2 adds biases to the q, k and v projections; Qwen3 normalizes each head of q and k before the rotation;
+// Qwen3-MoE replaces the feed-forward by a mixture of experts.
 #include <cmath>
 
 #include "models/models.h"
@@ -48,6 +49,7 @@ class Llama : public Transformer {
   struct Layer : nn::Module {
     Tensor input_norm, q_proj, k_proj, v_proj, o_proj, post_norm, gate_proj, up_proj, down_proj;
     Tensor q_bias, k_bias, v_bias, q_norm, k_norm;  // Qwen2's biases, Qwen3's head norms (undefined: none)
+    Tensor router, experts_gate, experts_up, experts_down;  // a mixture of experts: (E, d) and stacked (E, out, in)
     void state(const nn::StateVisitor& v) override {
       v("input_layernorm.weight", input_norm), v("self_attn.q_proj.weight", q_proj), v("self_attn.k_proj.weight", k_proj);
       v("self_attn.v_proj.weight", v_proj), v("self_attn.o_proj.weight", o_proj);
@@ -55,6 +57,8 @@ class Llama : public Transformer {
       v("mlp.up_proj.weight", up_proj), v("mlp.down_proj.weight", down_proj);
       v("self_attn.q_proj.bias", q_bias), v("self_attn.k_proj.bias", k_bias), v("self_attn.v_proj.bias", v_bias);
       v("self_attn.q_norm.weight", q_norm), v("self_attn.k_norm.weight", k_norm);
+      v("mlp.gate.weight", router), v("mlp.experts.gate_proj.weight", experts_gate);  // the loader stacks HF's experts
+      v("mlp.experts.up_proj.weight", experts_up), v("mlp.experts.down_proj.weight", experts_down);
     }
   };
 
@@ -67,8 +71,13 @@ class Llama : public Transformer {
     for (int64_t i = 0; i < c.n_layers; i++) {
       Layer& l = layers.emplace_back();
       l.input_norm = ones(d), l.q_proj = normal({q, d}), l.k_proj = normal({kv, d}), l.v_proj = normal({kv, d});
-      l.o_proj = normal({d, q}), l.post_norm = ones(d), l.gate_proj = normal({f, d}), l.up_proj = normal({f, d});
-      l.down_proj = normal({d, f});
+      l.o_proj = normal({d, q}), l.post_norm = ones(d);
+      if (c.n_experts) {
+        const int64_t e = c.n_experts, fe = c.expert_hidden_dim;
+        l.router = normal({e, d}), l.experts_gate = normal({e, fe, d}), l.experts_up = normal({e, fe, d}), l.experts_down = normal({e, d, fe});
+      } else {
+        l.gate_proj = normal({f, d}), l.up_proj = normal({f, d}), l.down_proj = normal({d, f});
+      }
       if (c.attention_bias) l.q_bias = normal({q}), l.k_bias = normal({kv}), l.v_bias = normal({kv});
       if (c.qk_norm) l.q_norm = ones(c.head_dim), l.k_norm = ones(c.head_dim);
     }
@@ -106,6 +115,7 @@ class Llama : public Transformer {
   Tensor feed_forward(size_t layer, const Tensor& h) const override {
     const Layer& l = layers[layer];
     Tensor x = rms_norm(h, l.post_norm, config_.norm_eps);
+    if (config_.n_experts) return experts(l, x);
     return linear(linear(x, l.gate_proj).silu() * linear(x, l.up_proj), l.down_proj);
   }
   Tensor head(const Tensor& h) const override {
@@ -133,6 +143,17 @@ class Llama : public Transformer {
     auto part = [&](int64_t b) { return x.shrink({{0, sh[0]}, {0, sh[1]}, {0, sh[2]}, {b, b + half}}); };
     Tensor x1 = part(0), x2 = part(half);
     return Tensor::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
+  }
+
+  // Each token's chosen experts: their weights gathered by index, so only those experts' bytes are read, and the
+  // outputs mixed by the router's probabilities of them. x (B, T, d) -> (B, T, d).
+  Tensor experts(const Layer& l, const Tensor& x) const {
+    auto [p, chosen] = linear(x, l.router).softmax(-1).topk(config_.n_experts_used, -1);  // (B, T, K)
+    if (config_.experts_renormalize) p = p / p.sum(-1, true);
+    Tensor xe = x.unsqueeze(2).unsqueeze(3);                                     // (B, T, 1, 1, d)
+    Tensor g = (xe * f32(l.experts_gate)[{chosen}]).sum(-1), u = (xe * f32(l.experts_up)[{chosen}]).sum(-1);  // (B, T, K, f)
+    Tensor y = ((g.silu() * u).unsqueeze(3) * f32(l.experts_down)[{chosen}]).sum(-1);  // (B, T, K, d)
+    return (y * p.unsqueeze(-1)).sum(2);
   }
 
   Tensor embed_tokens, norm, lm_head, rope_cos, rope_sin;

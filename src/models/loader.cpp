@@ -1,6 +1,7 @@
 // Models from Hugging Face folders: config.json read into a Config, the architecture built, and the weights of
 // model.safetensors or pytorch_model.bin (or the shards their index.json names) loaded into it by name.
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "base/json.h"
@@ -98,11 +99,19 @@ Config read_config(const std::string& path, Loc where) {
     c.tie_embeddings = true;
     std::string act = f.string("activation_function", "gelu_new");
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") throw f.error("activation_function \"" + act + "\" is not supported (gelu_new)");
-  } else if (c.arch == "llama" || c.arch == "mistral" || c.arch == "qwen2" || c.arch == "qwen3") {
+  } else if (c.arch == "llama" || c.arch == "mistral" || c.arch == "qwen2" || c.arch == "qwen3" || c.arch == "qwen3_moe") {
     const std::string type = c.arch;
     c.arch = "llama";
     c.attention_bias = type == "qwen2";  // always, without a field saying so
-    c.qk_norm = type == "qwen3";
+    c.qk_norm = type == "qwen3" || type == "qwen3_moe";
+    if (type == "qwen3_moe") {
+      c.n_experts = f.integer("num_experts"), c.n_experts_used = f.integer("num_experts_per_tok");
+      c.expert_hidden_dim = f.integer("moe_intermediate_size"), c.experts_renormalize = f.boolean("norm_topk_prob", false);
+      if (c.n_experts_used > c.n_experts) throw f.error("num_experts_per_tok is larger than num_experts");
+      if (f.integer("decoder_sparse_step", 1) != 1) throw f.error("decoder_sparse_step other than 1 is not supported");
+      if (const base::Json* dense = f.find("mlp_only_layers"); dense && !dense->items.empty())
+        throw f.error("mlp_only_layers is not supported");
+    }
     c.vocab_size = f.integer("vocab_size"), c.dim = f.integer("hidden_size");
     c.n_layers = f.integer("num_hidden_layers"), c.n_heads = f.integer("num_attention_heads");
     c.n_kv_heads = f.integer("num_key_value_heads", c.n_heads), c.hidden_dim = f.integer("intermediate_size");
@@ -124,7 +133,7 @@ Config read_config(const std::string& path, Loc where) {
         throw f.error("rope_scaling needs factor > 0 and high_freq_factor > low_freq_factor");
     }
   } else {
-    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral)");
+    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral, qwen2, qwen3, qwen3_moe)");
   }
   if (const base::Json* eos = f.find("eos_token_id")) {
     for (const base::Json& id : eos->kind == base::Json::Kind::Array ? eos->items : std::vector<base::Json>{*eos}) {
@@ -186,12 +195,29 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
   if (files.empty())
     throw ArgumentError("llm::load", folder + ": no model.safetensors, pytorch_model.bin or an index of their shards", where);
   StateDict wanted = get_state_dict(*model), found;  // by the model's names
+  std::map<std::string, std::map<int64_t, Tensor>> experts;  // "...mlp.experts.gate_proj.weight" -> expert j's
   for (const std::string& file : files)
     for (auto& [name, t] : torch_files ? torch_load(file, device, where) : safe_load(file, device, where)) {
       // GPT-2 checkpoints saved from GPT2Model lack the "transformer." prefix; anything unused is left alone
       std::string key = wanted.count(name) ? name : "transformer." + name;
       if (wanted.count(key)) found[key] = t;
+      // "model.layers.0.mlp.experts.7.up_proj.weight": one expert of a stacked weight
+      if (size_t at = name.find(".mlp.experts."); at != std::string::npos) {
+        size_t num = at + 13, dot = name.find('.', num);
+        std::string stacked = name.substr(0, num) + (dot == std::string::npos ? "" : name.substr(dot + 1));
+        if (dot != std::string::npos && dot > num && wanted.count(stacked) && name.find_first_not_of("0123456789", num) == dot)
+          experts[stacked][std::stoll(name.substr(num, dot - num))] = t;
+      }
     }
+  for (auto& [stacked, parts] : experts) {
+    const int64_t want = wanted.at(stacked).shape()[0];
+    if (static_cast<int64_t>(parts.size()) != want || parts.rbegin()->first != want - 1)
+      throw ArgumentError("llm::load", folder + ": " + stacked + " needs experts 0 to " + std::to_string(want - 1) + ", found " +
+                                           std::to_string(parts.size()), where);
+    std::vector<Tensor> all;
+    for (auto& [j, t] : parts) all.push_back(t);
+    found[stacked] = Tensor::stack(all);
+  }
   assign_weights(*model, found, folder, where);
   load_now(model_weights(*model));  // what must be copied from the mapped files, now rather than at the first token
   return model;
