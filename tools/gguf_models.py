@@ -176,14 +176,16 @@ def convert(c, w, type_name, keep=True):
             f"{arch}.attention.layer_norm_rms_epsilon": float(c["rms_norm_eps"]),
             f"{arch}.rope.freq_base": float(c["rope_theta"]), f"{arch}.rope.dimension_count": hd}
     if hd != d // nh: meta[f"{arch}.attention.key_length"] = meta[f"{arch}.attention.value_length"] = hd
-    if c.get("num_experts"):
-      E = c["num_experts"]
-      meta.update({f"{arch}.expert_count": E, f"{arch}.expert_used_count": c["num_experts_per_tok"],
-                   f"{arch}.expert_feed_forward_length": c["moe_intermediate_size"]})
+    experts = ref.moe(c) if c["model_type"] in ("qwen3_moe", "mixtral") else None
+    if experts:
+      E, fe, (router, expert, *projections) = experts
+      meta.update({f"{arch}.expert_count": E, f"{arch}.expert_used_count": c["num_experts_per_tok"]})
+      if arch == "qwen3moe": meta[f"{arch}.expert_feed_forward_length"] = fe
       for i in range(L):  # llama.cpp's layout: the experts of a projection stacked into one (E, out, in) tensor
-        p = f"model.layers.{i}.mlp."
-        for hf in ("gate_proj", "up_proj", "down_proj"):
-          w[p + "experts." + hf + ".weight"] = torch.stack([w.pop(f"{p}experts.{j}.{hf}.weight") for j in range(E)])
+        p = f"model.layers.{i}."
+        w[p + "mlp.gate.weight"] = w.pop(p + router)
+        for hf, ours in zip(projections, ("gate_proj", "up_proj", "down_proj")):
+          w[f"{p}mlp.experts.{ours}.weight"] = torch.stack([w.pop(p + expert.format(j) + hf) for j in range(E)])
     qk = (lambda t, n: t, lambda t, n: t) if arch != "llama" else (permute, unpermute)
     put("token_embd.weight", "model.embed_tokens.weight")
     put("output_norm.weight", "model.norm.weight")
@@ -203,10 +205,11 @@ def convert(c, w, type_name, keep=True):
                      ("mlp.experts.gate_proj", "ffn_gate_exps"), ("mlp.experts.up_proj", "ffn_up_exps"),
                      ("mlp.experts.down_proj", "ffn_down_exps")):
         if p + hf + ".weight" in w: put(b + gg + ".weight", p + hf + ".weight")
-      if keep and c.get("num_experts"):  # the reference reads HF's names, one expert each
-        for hf in ("gate_proj", "up_proj", "down_proj"):
-          stacked = held.pop(f"{p}mlp.experts.{hf}.weight")
-          held.update({f"{p}mlp.experts.{j}.{hf}.weight": stacked[j] for j in range(c["num_experts"])})
+      if keep and experts:  # the reference reads HF's names, one expert each
+        held[p + router] = held.pop(p + "mlp.gate.weight")
+        for hf, ours in zip(projections, ("gate_proj", "up_proj", "down_proj")):
+          stacked = held.pop(f"{p}mlp.experts.{ours}.weight")
+          held.update({p + expert.format(j) + hf: stacked[j] for j in range(E)})
     if c.get("rope_scaling"):  # LLaMA 3.1: the scaled frequencies as divisors, as llama.cpp's converter writes them
       s, hd = c["rope_scaling"], d // nh
       inv = 1.0 / (c["rope_theta"] ** (np.arange(0, hd, 2, dtype=np.float32) / hd))

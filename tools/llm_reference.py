@@ -53,6 +53,11 @@ CONFIGS = {
                           rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=64,
                           tie_word_embeddings=False, hidden_act="silu", num_experts=4, num_experts_per_tok=2,
                           moe_intermediate_size=64, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]),
+    # Mixtral: LLaMA's attention, 2 of 4 experts per token under HF's block_sparse_moe names (w1 gate, w3 up, w2 down)
+    "mixtral_tiny": dict(model_type="mixtral", vocab_size=320, hidden_size=64, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+                         rope_theta=1000000.0, max_position_embeddings=64, tie_word_embeddings=False,
+                         hidden_act="silu", num_local_experts=4, num_experts_per_tok=2),
     # rows of 256 and 512: whole blocks of every GGUF type, K-quants included (tools/gguf_models.py)
     "llama_q": dict(model_type="llama", vocab_size=320, hidden_size=256, intermediate_size=512,
                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
@@ -121,6 +126,17 @@ def attention(q, k, v, start):
   return torch.softmax(s.masked_fill(~mask, float("-inf")), -1) @ v
 
 
+def moe(c):
+  """a mixture of experts' (count, expert width, HF names: router, expert prefix, gate, up, down), or None"""
+  if c["model_type"] == "mixtral":
+    return c["num_local_experts"], c["intermediate_size"], ("block_sparse_moe.gate.weight", "block_sparse_moe.experts.{}.",
+                                                              "w1.weight", "w3.weight", "w2.weight")
+  if c.get("num_experts"):
+    return c["num_experts"], c["moe_intermediate_size"], ("mlp.gate.weight", "mlp.experts.{}.", "gate_proj.weight",
+                                                          "up_proj.weight", "down_proj.weight")
+  return None
+
+
 def llama_weights(c):
   d, v, f, nh, nkv = (c[k] for k in ("hidden_size", "vocab_size", "intermediate_size", "num_attention_heads",
                                      "num_key_value_heads"))
@@ -132,12 +148,12 @@ def llama_weights(c):
     w.update({p + "input_layernorm.weight": 1 + r(d), p + "self_attn.q_proj.weight": r(nh * hd, d),
               p + "self_attn.k_proj.weight": r(nkv * hd, d), p + "self_attn.v_proj.weight": r(nkv * hd, d),
               p + "self_attn.o_proj.weight": r(d, nh * hd), p + "post_attention_layernorm.weight": 1 + r(d)})
-    if c.get("num_experts"):  # HF's layout: the router, then each expert's three projections
-      fe = c["moe_intermediate_size"]
-      w[p + "mlp.gate.weight"] = r(c["num_experts"], d, std=1.0)
-      for j in range(c["num_experts"]):
-        e = f"{p}mlp.experts.{j}."
-        w.update({e + "gate_proj.weight": r(fe, d), e + "up_proj.weight": r(fe, d), e + "down_proj.weight": r(d, fe)})
+    if moe(c):  # HF's layout: the router, then each expert's three projections
+      E, fe, (router, expert, gate, up, down) = moe(c)
+      w[p + router] = r(E, d, std=1.0)
+      for j in range(E):
+        e = p + expert.format(j)
+        w.update({e + gate: r(fe, d), e + up: r(fe, d), e + down: r(d, fe)})
     else:
       w.update({p + "mlp.gate_proj.weight": r(f, d), p + "mlp.up_proj.weight": r(f, d), p + "mlp.down_proj.weight": r(d, f)})
     if c["model_type"] == "qwen2":
@@ -185,16 +201,18 @@ def llama_forward(w, c, tokens, start, cache):
     cache[i] = [k, v]
     h = h + attention(q, k, v, start).transpose(0, 1).reshape(T, nh * hd) @ w[p + "self_attn.o_proj.weight"].T
     x = norm(h, p + "post_attention_layernorm")
-    swiglu = lambda q: (torch.nn.functional.silu(x @ w[q + "gate_proj.weight"].T) * (x @ w[q + "up_proj.weight"].T)) @ w[q + "down_proj.weight"].T
-    if c.get("num_experts"):
+    swiglu = lambda g, u, dn: (torch.nn.functional.silu(x @ w[g].T) * (x @ w[u].T)) @ w[dn].T
+    if moe(c):
       # every expert on every token, weighted by the router's softmax where it is among the token's top k, else 0
-      probs = torch.softmax(x @ w[p + "mlp.gate.weight"].T, -1)
+      E, _, (router, expert, gate, up, down) = moe(c)
+      probs = torch.softmax(x @ w[p + router].T, -1)
       top = torch.topk(probs, c["num_experts_per_tok"], -1)
       mix = torch.zeros_like(probs).scatter(-1, top.indices, top.values)
-      if c["norm_topk_prob"]: mix = mix / mix.sum(-1, keepdim=True)
-      h = h + sum(mix[:, j:j + 1] * swiglu(f"{p}mlp.experts.{j}.") for j in range(c["num_experts"]))
+      if c.get("norm_topk_prob", c["model_type"] == "mixtral"): mix = mix / mix.sum(-1, keepdim=True)
+      e = lambda j: p + expert.format(j)
+      h = h + sum(mix[:, j:j + 1] * swiglu(e(j) + gate, e(j) + up, e(j) + down) for j in range(E))
     else:
-      h = h + swiglu(p + "mlp.")
+      h = h + swiglu(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight")
   head = w["model.embed_tokens.weight"] if c["tie_word_embeddings"] else w["lm_head.weight"]
   return norm(h, "model.norm") @ head.T
 

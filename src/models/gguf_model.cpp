@@ -55,6 +55,9 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
       const GGUFValue* norm = m.find("qwen3moe.expert_weights_norm");
       c.experts_renormalize = !norm || norm->b;  // Qwen3-MoE's norm_topk_prob, true in its releases
       c.hidden_dim = m.integer("feed_forward_length", c.expert_hidden_dim);
+    } else if (const GGUFValue* experts = m.find(m.arch + ".expert_count")) {  // Mixtral: LLaMA with experts
+      c.n_experts = experts->as_int(path + ": " + m.arch + ".expert_count", where), c.n_experts_used = m.integer("expert_used_count");
+      c.hidden_dim = c.expert_hidden_dim = m.integer("feed_forward_length"), c.experts_renormalize = true;
     } else {
       c.hidden_dim = m.integer("feed_forward_length");
     }

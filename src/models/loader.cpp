@@ -1,5 +1,6 @@
 // Models from Hugging Face folders: config.json read into a Config, the architecture built, and the weights of
 // model.safetensors or pytorch_model.bin (or the shards their index.json names) loaded into it by name.
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -58,6 +59,18 @@ class Fields {
   Loc where_;
 };
 
+// Mixtral's expert names as Qwen-MoE's, the model's: block_sparse_moe.gate -> mlp.gate, and each expert's w1, w3,
+// w2 -> gate_proj, up_proj, down_proj
+std::string mixtral_to_qwen_names(const std::string& name) {
+  size_t at = name.find(".block_sparse_moe.");
+  if (at == std::string::npos) return name;
+  std::string out = name.substr(0, at) + ".mlp." + name.substr(at + 18);
+  for (auto [from, to] : {std::pair{".w1.weight", ".gate_proj.weight"}, {".w3.weight", ".up_proj.weight"}, {".w2.weight", ".down_proj.weight"}})
+    if (out.size() > std::strlen(from) && out.compare(out.size() - std::strlen(from), std::string::npos, from) == 0)
+      return out.substr(0, out.size() - std::strlen(from)) + to;
+  return out;
+}
+
 }  // namespace
 
 void assign_weights(Transformer& model, const StateDict& found, const std::string& source, Loc where) {
@@ -99,7 +112,8 @@ Config read_config(const std::string& path, Loc where) {
     c.tie_embeddings = true;
     std::string act = f.string("activation_function", "gelu_new");
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") throw f.error("activation_function \"" + act + "\" is not supported (gelu_new)");
-  } else if (c.arch == "llama" || c.arch == "mistral" || c.arch == "qwen2" || c.arch == "qwen3" || c.arch == "qwen3_moe") {
+  } else if (c.arch == "llama" || c.arch == "mistral" || c.arch == "mixtral" || c.arch == "qwen2" || c.arch == "qwen3" ||
+             c.arch == "qwen3_moe") {
     const std::string type = c.arch;
     c.arch = "llama";
     c.attention_bias = type == "qwen2";  // always, without a field saying so
@@ -111,6 +125,11 @@ Config read_config(const std::string& path, Loc where) {
       if (f.integer("decoder_sparse_step", 1) != 1) throw f.error("decoder_sparse_step other than 1 is not supported");
       if (const base::Json* dense = f.find("mlp_only_layers"); dense && !dense->items.empty())
         throw f.error("mlp_only_layers is not supported");
+    }
+    if (type == "mixtral") {  // its experts are intermediate_size wide; the top k's softmax is renormalized
+      c.n_experts = f.integer("num_local_experts"), c.n_experts_used = f.integer("num_experts_per_tok");
+      c.expert_hidden_dim = f.integer("intermediate_size"), c.experts_renormalize = true;
+      if (c.n_experts_used > c.n_experts) throw f.error("num_experts_per_tok is larger than num_local_experts");
     }
     c.vocab_size = f.integer("vocab_size"), c.dim = f.integer("hidden_size");
     c.n_layers = f.integer("num_hidden_layers"), c.n_heads = f.integer("num_attention_heads");
@@ -133,7 +152,7 @@ Config read_config(const std::string& path, Loc where) {
         throw f.error("rope_scaling needs factor > 0 and high_freq_factor > low_freq_factor");
     }
   } else {
-    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral, qwen2, qwen3, qwen3_moe)");
+    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral, mixtral, qwen2, qwen3, qwen3_moe)");
   }
   if (const base::Json* eos = f.find("eos_token_id")) {
     for (const base::Json& id : eos->kind == base::Json::Kind::Array ? eos->items : std::vector<base::Json>{*eos}) {
@@ -197,7 +216,8 @@ std::unique_ptr<Transformer> load(const std::string& folder, const std::string& 
   StateDict wanted = get_state_dict(*model), found;  // by the model's names
   std::map<std::string, std::map<int64_t, Tensor>> experts;  // "...mlp.experts.gate_proj.weight" -> expert j's
   for (const std::string& file : files)
-    for (auto& [name, t] : torch_files ? torch_load(file, device, where) : safe_load(file, device, where)) {
+    for (auto& [stored_name, t] : torch_files ? torch_load(file, device, where) : safe_load(file, device, where)) {
+      const std::string name = mixtral_to_qwen_names(stored_name);
       // GPT-2 checkpoints saved from GPT2Model lack the "transformer." prefix; anything unused is left alone
       std::string key = wanted.count(name) ? name : "transformer." + name;
       if (wanted.count(key)) found[key] = t;
