@@ -166,7 +166,7 @@ def convert(c, w, type_name, keep=True):
         put(b + gg + ".bias", p + hf + ".bias")
   else:
     # Qwen2 and Qwen3 are LLaMA's block under their own names; their q and k rows are not permuted (NEOX rotation)
-    arch = {"qwen2": "qwen2", "qwen3": "qwen3", "qwen3_moe": "qwen3moe"}.get(c["model_type"], "llama")
+    arch = {"qwen2": "qwen2", "qwen3": "qwen3", "qwen3_moe": "qwen3moe", "olmoe": "olmoe"}.get(c["model_type"], "llama")
     L, nh, nkv = c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
     d = c["hidden_size"]
     hd = c.get("head_dim", d // nh)
@@ -176,7 +176,7 @@ def convert(c, w, type_name, keep=True):
             f"{arch}.attention.layer_norm_rms_epsilon": float(c["rms_norm_eps"]),
             f"{arch}.rope.freq_base": float(c["rope_theta"]), f"{arch}.rope.dimension_count": hd}
     if hd != d // nh: meta[f"{arch}.attention.key_length"] = meta[f"{arch}.attention.value_length"] = hd
-    experts = ref.moe(c) if c["model_type"] in ("qwen3_moe", "mixtral") else None
+    experts = ref.moe(c) if c["model_type"] in ("qwen3_moe", "mixtral", "olmoe") else None
     if experts:
       E, fe, (router, expert, *projections) = experts
       meta.update({f"{arch}.expert_count": E, f"{arch}.expert_used_count": c["num_experts_per_tok"]})

@@ -58,6 +58,11 @@ CONFIGS = {
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
                          rope_theta=1000000.0, max_position_embeddings=64, tie_word_embeddings=False,
                          hidden_act="silu", num_local_experts=4, num_experts_per_tok=2),
+    # OLMoE: an RMSNorm over all of q's and all of k's projection, 2 of 4 experts with no renormalization
+    "olmoe_tiny": dict(model_type="olmoe", vocab_size=320, hidden_size=64, intermediate_size=64,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, rms_norm_eps=1e-5,
+                       rope_theta=10000.0, max_position_embeddings=64, tie_word_embeddings=False, hidden_act="silu",
+                       num_experts=4, num_experts_per_tok=2, norm_topk_prob=False),
     # rows of 256 and 512: whole blocks of every GGUF type, K-quants included (tools/gguf_models.py)
     "llama_q": dict(model_type="llama", vocab_size=320, hidden_size=256, intermediate_size=512,
                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
@@ -132,7 +137,7 @@ def moe(c):
     return c["num_local_experts"], c["intermediate_size"], ("block_sparse_moe.gate.weight", "block_sparse_moe.experts.{}.",
                                                               "w1.weight", "w3.weight", "w2.weight")
   if c.get("num_experts"):
-    return c["num_experts"], c["moe_intermediate_size"], ("mlp.gate.weight", "mlp.experts.{}.", "gate_proj.weight",
+    return c["num_experts"], c.get("moe_intermediate_size", c["intermediate_size"]), ("mlp.gate.weight", "mlp.experts.{}.", "gate_proj.weight",
                                                           "up_proj.weight", "down_proj.weight")
   return None
 
@@ -161,6 +166,8 @@ def llama_weights(c):
                 p + "self_attn.v_proj.bias": r(nkv * hd)})
     if c["model_type"] in ("qwen3", "qwen3_moe"):
       w.update({p + "self_attn.q_norm.weight": 1 + r(hd), p + "self_attn.k_norm.weight": 1 + r(hd)})
+    if c["model_type"] == "olmoe":  # over the whole projections
+      w.update({p + "self_attn.q_norm.weight": 1 + r(nh * hd), p + "self_attn.k_norm.weight": 1 + r(nkv * hd)})
   w["model.norm.weight"] = 1 + r(d)
   if not c["tie_word_embeddings"]: w["lm_head.weight"] = r(v, d, std=0.5)
   if c.get("torch_dtype") == "bfloat16":  # stored as bfloat16; the reference computes with the stored values
@@ -194,8 +201,12 @@ def llama_forward(w, c, tokens, start, cache):
     # Qwen2's projection biases; Qwen3's RMSNorm of each head of q and k (over head_dim) before the rotation
     proj = lambda name: x @ w[p + name + ".weight"].T + (w[p + name + ".bias"] if p + name + ".bias" in w else 0)
     head_norm = lambda t, name: norm(t, p + name) if p + name + ".weight" in w else t
-    q = rope(head_norm(proj("self_attn.q_proj").reshape(T, nh, hd), "self_attn.q_norm").transpose(0, 1))
-    k = rope(head_norm(proj("self_attn.k_proj").reshape(T, nkv, hd), "self_attn.k_norm").transpose(0, 1))
+    if c["model_type"] == "olmoe":  # the norm before the heads are split
+      q = rope(head_norm(proj("self_attn.q_proj"), "self_attn.q_norm").reshape(T, nh, hd).transpose(0, 1))
+      k = rope(head_norm(proj("self_attn.k_proj"), "self_attn.k_norm").reshape(T, nkv, hd).transpose(0, 1))
+    else:
+      q = rope(head_norm(proj("self_attn.q_proj").reshape(T, nh, hd), "self_attn.q_norm").transpose(0, 1))
+      k = rope(head_norm(proj("self_attn.k_proj").reshape(T, nkv, hd), "self_attn.k_norm").transpose(0, 1))
     v = proj("self_attn.v_proj").reshape(T, nkv, hd).transpose(0, 1)
     k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
     cache[i] = [k, v]

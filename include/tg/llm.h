@@ -46,7 +46,8 @@ struct Config {
   bool rope_interleaved = false;
   bool attention_bias = false;  // Qwen2's: biases on the q, k and v projections
   bool qk_norm = false;         // Qwen3's: an RMSNorm over each head of q and of k, before the rotation
-  // a mixture of experts in place of the feed-forward (Qwen3-MoE): a router picks n_experts_used of n_experts per
+  bool qk_norm_whole = false;   // OLMoE's: the RMSNorm over all of q's and all of k's projection instead
+  // a mixture of experts in place of the feed-forward (Qwen3-MoE, Mixtral, OLMoE): a router picks n_experts_used of n_experts per
   // token, each a SwiGLU of expert_hidden_dim, mixed by the router's softmax (renormalized over the chosen ones)
   int64_t n_experts = 0, n_experts_used = 0, expert_hidden_dim = 0;
   bool experts_renormalize = true;

@@ -45,7 +45,7 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
     return it->second;
   };
   Config c;
-  if (m.arch == "llama" || m.arch == "qwen2" || m.arch == "qwen3" || m.arch == "qwen3moe") {
+  if (m.arch == "llama" || m.arch == "qwen2" || m.arch == "qwen3" || m.arch == "qwen3moe" || m.arch == "olmoe") {
     c.arch = "llama", c.n_heads = m.integer("attention.head_count"), c.n_kv_heads = m.integer("attention.head_count_kv", c.n_heads);
     c.norm_eps = m.number("attention.layer_norm_rms_epsilon", 1e-5), c.rope_theta = m.number("rope.freq_base", 10000);
     c.tie_embeddings = !file.tensors.count("output.weight");
@@ -55,14 +55,15 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
       const GGUFValue* norm = m.find("qwen3moe.expert_weights_norm");
       c.experts_renormalize = !norm || norm->b;  // Qwen3-MoE's norm_topk_prob, true in its releases
       c.hidden_dim = m.integer("feed_forward_length", c.expert_hidden_dim);
-    } else if (const GGUFValue* experts = m.find(m.arch + ".expert_count")) {  // Mixtral: LLaMA with experts
+    } else if (const GGUFValue* experts = m.find(m.arch + ".expert_count")) {  // Mixtral (LLaMA with experts), OLMoE
       c.n_experts = experts->as_int(path + ": " + m.arch + ".expert_count", where), c.n_experts_used = m.integer("expert_used_count");
-      c.hidden_dim = c.expert_hidden_dim = m.integer("feed_forward_length"), c.experts_renormalize = true;
+      c.hidden_dim = c.expert_hidden_dim = m.integer("feed_forward_length"), c.experts_renormalize = m.arch == "llama";
     } else {
       c.hidden_dim = m.integer("feed_forward_length");
     }
     // llama.cpp's converter permutes LLaMA's q and k rows into pairs; Qwen's keep Hugging Face's halves (NEOX)
     c.rope_interleaved = m.arch == "llama";
+    c.qk_norm_whole = m.arch == "olmoe";
     c.attention_bias = file.tensors.count("blk.0.attn_q.bias") > 0, c.qk_norm = file.tensors.count("blk.0.attn_q_norm.weight") > 0;
     if (const GGUFValue* scaling = m.find(m.arch + ".rope.scaling.type"); scaling && scaling->as_string("rope.scaling.type", where) != "none")
       throw ArgumentError("llm::load", path + ": rope scaling '" + scaling->s + "' is not supported", where);
@@ -70,7 +71,7 @@ std::unique_ptr<Transformer> from_gguf(const GGUFFile& file, const std::string& 
     c.arch = "gpt2", c.n_heads = c.n_kv_heads = m.integer("attention.head_count"), c.tie_embeddings = true;
     c.norm_eps = m.number("attention.layer_norm_epsilon", 1e-5), c.hidden_dim = m.integer("feed_forward_length");
   } else {
-    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, qwen2, qwen3, qwen3moe, gpt2)", where);
+    throw ArgumentError("llm::load", path + ": general.architecture '" + m.arch + "' is not supported (llama, qwen2, qwen3, qwen3moe, olmoe, gpt2)", where);
   }
   c.dim = m.integer("embedding_length"), c.n_layers = m.integer("block_count"), c.max_context = m.integer("context_length");
   c.vocab_size = tensor("token_embd.weight").shape()[0];

@@ -2,7 +2,8 @@
 // rotary position embeddings (the rotate-half convention of HF checkpoints, with LLaMA 3's frequency scaling),
 // grouped-query attention, a SwiGLU feed-forward, an untied or tied head. Projections are (out, in) weights.
 // Qwen2 adds biases to the q, k and v projections; Qwen3 normalizes each head of q and k before the rotation;
-// Qwen3-MoE replaces the feed-forward by a mixture of experts.
+// Qwen3-MoE, Mixtral and OLMoE replace the feed-forward by a mixture of experts (OLMoE normalizes all of q and
+// of k, not each head).
 #include <cmath>
 
 #include "models/models.h"
@@ -79,7 +80,7 @@ class Llama : public Transformer {
         l.gate_proj = normal({f, d}), l.up_proj = normal({f, d}), l.down_proj = normal({d, f});
       }
       if (c.attention_bias) l.q_bias = normal({q}), l.k_bias = normal({kv}), l.v_bias = normal({kv});
-      if (c.qk_norm) l.q_norm = ones(c.head_dim), l.k_norm = ones(c.head_dim);
+      if (c.qk_norm) l.q_norm = ones(c.qk_norm_whole ? q : c.head_dim), l.k_norm = ones(c.qk_norm_whole ? kv : c.head_dim);
     }
     // cos and sin of every position's angles, (max_context, head_dim / 2)
     std::vector<float> inv = inverse_frequencies(c), cos, sin;
@@ -104,8 +105,9 @@ class Llama : public Transformer {
     Tensor x = rms_norm(h, l.input_norm, config_.norm_eps);
     int64_t B = h.shape()[0], T = h.shape()[1], D = config_.head_dim;
     auto heads = [&](const Tensor& t, int64_t n, const Tensor& norm) {
-      Tensor h = t.reshape({B, T, n, D});
-      return norm.defined() ? rms_norm(h, norm, config_.norm_eps) : h;
+      if (!norm.defined()) return t.reshape({B, T, n, D});
+      if (config_.qk_norm_whole) return rms_norm(t, norm, config_.norm_eps).reshape({B, T, n, D});  // OLMoE
+      return rms_norm(t.reshape({B, T, n, D}), norm, config_.norm_eps);                              // Qwen3
     };
     return {rope(heads(linear(x, l.q_proj, l.q_bias), config_.n_heads, l.q_norm), p),
             rope(heads(linear(x, l.k_proj, l.k_bias), config_.n_kv_heads, l.k_norm), p),

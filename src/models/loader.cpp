@@ -113,14 +113,15 @@ Config read_config(const std::string& path, Loc where) {
     std::string act = f.string("activation_function", "gelu_new");
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") throw f.error("activation_function \"" + act + "\" is not supported (gelu_new)");
   } else if (c.arch == "llama" || c.arch == "mistral" || c.arch == "mixtral" || c.arch == "qwen2" || c.arch == "qwen3" ||
-             c.arch == "qwen3_moe") {
+             c.arch == "qwen3_moe" || c.arch == "olmoe") {
     const std::string type = c.arch;
     c.arch = "llama";
     c.attention_bias = type == "qwen2";  // always, without a field saying so
-    c.qk_norm = type == "qwen3" || type == "qwen3_moe";
-    if (type == "qwen3_moe") {
+    c.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "olmoe", c.qk_norm_whole = type == "olmoe";
+    if (type == "qwen3_moe" || type == "olmoe") {
       c.n_experts = f.integer("num_experts"), c.n_experts_used = f.integer("num_experts_per_tok");
-      c.expert_hidden_dim = f.integer("moe_intermediate_size"), c.experts_renormalize = f.boolean("norm_topk_prob", false);
+      c.expert_hidden_dim = f.integer(type == "olmoe" ? "intermediate_size" : "moe_intermediate_size");
+      c.experts_renormalize = f.boolean("norm_topk_prob", false);
       if (c.n_experts_used > c.n_experts) throw f.error("num_experts_per_tok is larger than num_experts");
       if (f.integer("decoder_sparse_step", 1) != 1) throw f.error("decoder_sparse_step other than 1 is not supported");
       if (const base::Json* dense = f.find("mlp_only_layers"); dense && !dense->items.empty())
@@ -152,7 +153,7 @@ Config read_config(const std::string& path, Loc where) {
         throw f.error("rope_scaling needs factor > 0 and high_freq_factor > low_freq_factor");
     }
   } else {
-    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral, mixtral, qwen2, qwen3, qwen3_moe)");
+    throw f.error("model_type \"" + c.arch + "\" is not supported (gpt2, llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, olmoe)");
   }
   if (const base::Json* eos = f.find("eos_token_id")) {
     for (const base::Json& id : eos->kind == base::Json::Kind::Array ? eos->items : std::vector<base::Json>{*eos}) {
