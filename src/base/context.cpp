@@ -13,14 +13,16 @@ namespace tg {
 
 namespace {
 
+// The tables below are never destroyed: the thread pool's workers read settings until the process is gone, after
+// static destructors have run.
 std::mutex& context_mutex() {
-  static std::mutex m;
-  return m;
+  static std::mutex* m = new std::mutex();
+  return *m;
 }
 // the overrides of every live Context, innermost last
 std::vector<std::pair<std::string, Context::Value>>& overrides() {
-  static std::vector<std::pair<std::string, Context::Value>> v;
-  return v;
+  static auto* v = new std::vector<std::pair<std::string, Context::Value>>();
+  return *v;
 }
 
 // An environment variable as first read: the engine reads a few settings per kernel launch, and scanning environ
@@ -30,8 +32,8 @@ struct EnvValue {
   std::optional<int64_t> number;  // set when text is a whole decimal number
 };
 std::unordered_map<std::string, EnvValue>& env_values() {
-  static std::unordered_map<std::string, EnvValue> m;
-  return m;
+  static auto* m = new std::unordered_map<std::string, EnvValue>();
+  return *m;
 }
 
 std::atomic<uint64_t> generation{0};
