@@ -338,6 +338,7 @@ Tensor& Tensor::set_grad(const Tensor& grad, Loc where) {
                      where);
   impl_->grad = !grad.defined() ? Tensor() : grad.dtype() == dtype() && grad.device() == device() ? grad : grad.cast(dtype(), where).to(device(), where);
   impl_->has_grad = grad.defined();
+  if (grad.defined()) impl_->grad.impl_->is_gradient = true;
   return *this;
 }
 

@@ -174,7 +174,7 @@ std::vector<Tensor> tensors_requiring_grad(bool every_float) {
   std::vector<Tensor> out;
   std::lock_guard lock(registry_mutex());
   for (TensorImpl* t = registry_head; t; t = t->next)
-    if (t->requires_grad || (every_float && t->uop().dtype().is_float() && t->uop().buffer_bloom() != 0))
+    if (t->requires_grad || (every_float && t->uop().dtype().is_float() && !t->is_gradient))
       if (auto p = t->weak_from_this().lock()) out.push_back(handle(std::move(p)));
   return out;
 }

@@ -57,6 +57,7 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   const SourceLocation created;  // the user's line that made it: named when realizing it fails
   std::atomic<bool> requires_grad = false;  // read by backward() in every thread (tensors_requiring_grad)
   Tensor grad;             // accumulated by backward(); undefined until then
+  std::atomic<bool> is_gradient = false;  // some tensor's .grad: never a target of backward_all()
   std::atomic<bool> has_grad = false;  // grad is defined (read by apply_becomes in every thread)
   TensorImpl* prev = nullptr;  // the registry: an intrusive list of every live tensor
   TensorImpl* next = nullptr;
@@ -85,10 +86,10 @@ void realize_graphs(const std::vector<uop::UOp>& outs, const std::vector<const T
 // The live tensors not yet realized whose graphs read `buffer` (an in-place write realizes them first: they keep
 // the values they were made from).
 std::vector<Tensor> lazy_readers(const uop::UOp& buffer);
-// Every live tensor with requires_grad set (backward() picks those in its graph), or every live float tensor that
-// reads a buffer (backward_all()'s). A tensor of constants alone is not one: its node is the node of that constant
-// in every graph (x - 1 holds the 1.0 that a gradient seed is), so it would take gradients meant for nothing it
-// was made for. It gets one by requiring it.
+// Every live tensor with requires_grad set (backward() picks those in its graph), or every live float tensor but
+// the gradients themselves (backward_all()'s). A gradient is often a constant, and a constant's node is the node of
+// that value in every graph (an earlier seed 1.0 is the 1.0 of x - 1), so it would take gradients meant for nothing
+// it was made for.
 std::vector<Tensor> tensors_requiring_grad(bool every_float = false);
 // The graph backward() differentiates from root: its kept autograd graph (TensorImpl::autograd_uop) or its graph,
 // with each node a realize replaced by a buffer that a live tensor kept the graph of put back.

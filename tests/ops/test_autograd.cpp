@@ -133,20 +133,21 @@ TEST(Autograd, BackwardAllAgainAfterReadingTheGradient) {
   EXPECT_EQ(vec(r.grad()), (std::vector<float>{4, 4, 4}));
 }
 
-// a constant is the same node in every graph that uses its value, so backward_all() gives it no gradient unless it
-// requires one (the gradient seed 1.0 of an earlier backward, still live as o.grad, is the 1.0 of x - 1)
-TEST(Autograd, BackwardAllLeavesConstantsAlone) {
+// a gradient is no target of a later backward_all(): the seed 1.0 of an earlier one, still live as o.grad, is the
+// same node as the 1.0 of x - 1, and took that graph's gradient
+TEST(Autograd, BackwardAllLeavesGradientsAlone) {
   Tensor o = Tensor({2.0f, 5.0f}).sum();
   o.backward_all();
   ASSERT_TRUE(o.grad().defined());  // a 0-d constant 1.0
-  Tensor one = Tensor(1.0f), x = Tensor({1.0f, 2.0f, 3.0f});
+  Tensor x = Tensor({1.0f, 2.0f, 3.0f});
   (x - 1).sum().backward_all();
   EXPECT_EQ(vec(x.grad()), (std::vector<float>{1, 1, 1}));
   EXPECT_EQ(vec(o.grad()), (std::vector<float>{1}));
-  EXPECT_FALSE(one.grad().defined());
-  Tensor c = Tensor(1.0f).requires_grad_();  // asked for: it is a target
-  (x - c).sum().backward_all();
-  EXPECT_EQ(vec(c.grad()), (std::vector<float>{-3}));
+  EXPECT_FALSE(o.grad().grad().defined());
+  Tensor s = Tensor(2.0f), f = Tensor::full({2}, 5.0f);  // constants made as tensors are targets, as tinygrad's
+  (s * 3 + (f * f).sum()).backward_all();
+  EXPECT_EQ(vec(s.grad()), (std::vector<float>{3}));
+  EXPECT_EQ(vec(f.grad()), (std::vector<float>{10, 10}));
 }
 
 TEST(Autograd, SetGradReplacesTheGradient) {
