@@ -28,7 +28,7 @@ prompt = " ".join(f"word{i % 97}" for i in range(words))
 
 def cli():
   out = subprocess.run([llm, "--model", model, "--prompt", prompt, "--max-new", str(new), "--bench", "--max-context", "2048"],
-                       capture_output=True, text=True, check=True).stdout
+                       capture_output=True, check=True).stdout.decode(errors="replace")  # a random model's bytes
   m = re.search(r"prefill ([0-9.]+) tok/s \(([0-9]+) tokens\), decode ([0-9.]+) tok/s", out)
   return float(m[1]), int(m[2]), float(m[3])
 
