@@ -287,24 +287,28 @@ def tokenizer(tokenizer_json, out):
   write_gguf(out, vocab_metadata(tokenizer_json), [])
 
 
-def bench(name, out, type_name, tokenizer_json):
-  """a GGUF of llm_reference's CONFIG with random weights (normal, std 0.02; norms 1) and a real vocabulary, for
-  timing against llama.cpp (which needs the vocabulary to load a file)"""
-  import torch
-  c = dict(ref.CONFIGS[name])
+def random_llama(c, embed_std, head_std, std):
+  """HF-named random weights of LLaMA config c (normal; norms 1), drawn in one fixed order from torch's generator"""
   d, L, f = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"]
   q, kv = d, c["num_key_value_heads"] * (d // c["num_attention_heads"])
-  torch.manual_seed(0)
-  w = {"model.embed_tokens.weight": torch.randn(c["vocab_size"], d) * 0.02, "model.norm.weight": torch.ones(d),
-       "lm_head.weight": torch.randn(c["vocab_size"], d) * 0.02}
+  w = {"model.embed_tokens.weight": torch.randn(c["vocab_size"], d) * embed_std, "model.norm.weight": torch.ones(d),
+       "lm_head.weight": torch.randn(c["vocab_size"], d) * head_std}
   for i in range(L):
     p = f"model.layers.{i}."
     for k, shape in (("self_attn.q_proj", (q, d)), ("self_attn.k_proj", (kv, d)), ("self_attn.v_proj", (kv, d)),
                      ("self_attn.o_proj", (d, q)), ("mlp.gate_proj", (f, d)), ("mlp.up_proj", (f, d)),
                      ("mlp.down_proj", (d, f))):
-      w[p + k + ".weight"] = torch.randn(*shape) * 0.02
+      w[p + k + ".weight"] = torch.randn(*shape) * std
     w[p + "input_layernorm.weight"], w[p + "post_attention_layernorm.weight"] = torch.ones(d), torch.ones(d)
-  meta, tensors, _ = convert(c, w, type_name, keep=False)
+  return w
+
+
+def bench(name, out, type_name, tokenizer_json):
+  """a GGUF of llm_reference's CONFIG with random weights (normal, std 0.02; norms 1) and a real vocabulary, for
+  timing against llama.cpp (which needs the vocabulary to load a file)"""
+  c = dict(ref.CONFIGS[name])
+  torch.manual_seed(0)
+  meta, tensors, _ = convert(c, random_llama(c, 0.02, 0.02, 0.02), type_name, keep=False)
   meta.update(vocab_metadata(tokenizer_json))
   write_gguf(out, meta, tensors)
 
@@ -323,17 +327,7 @@ def chat(out, tokenizer_json):
   for marker in ("<|im_start|>", "<|im_end|>"):
     if marker not in tokens: tokens.append(marker), types.append(I32(3))
   c = dict(ref.CONFIGS["llama_tiny"], vocab_size=len(tokens))
-  d, L, f = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"]
-  kv = c["num_key_value_heads"] * (d // c["num_attention_heads"])
-  w = {"model.embed_tokens.weight": torch.randn(len(tokens), d), "model.norm.weight": torch.ones(d),
-       "lm_head.weight": torch.randn(len(tokens), d) * 0.5}
-  for i in range(L):
-    p = f"model.layers.{i}."
-    for k, shape in (("self_attn.q_proj", (d, d)), ("self_attn.k_proj", (kv, d)), ("self_attn.v_proj", (kv, d)),
-                     ("self_attn.o_proj", (d, d)), ("mlp.gate_proj", (f, d)), ("mlp.up_proj", (f, d)),
-                     ("mlp.down_proj", (d, f))):
-      w[p + k + ".weight"] = torch.randn(*shape) * 0.1
-    w[p + "input_layernorm.weight"], w[p + "post_attention_layernorm.weight"] = torch.ones(d), torch.ones(d)
+  w = random_llama(c, 1.0, 0.5, 0.1)
   m, tensors, _ = convert(c, w, "F32", keep=False)
   m.update(meta)
   m["tokenizer.chat_template"] = CHATML_TEMPLATE
