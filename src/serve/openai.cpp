@@ -170,7 +170,7 @@ Parsed parse(const std::string& body, Endpoint endpoint, const Engine& engine, c
 }
 
 std::string error_json(const BadRequest& e) {
-  const char* type = e.status == 404 ? "invalid_request_error" : e.status >= 500 ? "server_error" : "invalid_request_error";
+  const char* type = e.status >= 500 ? "server_error" : "invalid_request_error";
   return "{\"error\":{\"message\":" + quote(e.message) + ",\"type\":\"" + type + "\",\"param\":" + (e.param.empty() ? "null" : quote(e.param)) +
          ",\"code\":" + (e.code.empty() ? "null" : quote(e.code)) + "}}";
 }

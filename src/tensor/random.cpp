@@ -51,7 +51,7 @@ std::pair<Tensor, Tensor> next_counter(const std::string& dev, uint64_t words) {
   }
   Tensor& c = it->second.counter;
   Tensor start(c.uop());  // the current value, which the assign below does not change
-  Tensor low = c.shrink({{0, 1}}) + static_cast<uint32_t>(words), old_low = c.shrink({{0, 1}});
+  Tensor old_low = c.shrink({{0, 1}}), low = old_low + static_cast<uint32_t>(words);
   Tensor high = c.shrink({{1, 2}}) + static_cast<uint32_t>(words >> 32) + (low < old_low).cast(dtypes::uint32);
   c.assign(Tensor::cat({low, high})).realize();
   return {it->second.key, start};
