@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/util.h"
 #include "tg/context.h"
 
 namespace tg::runtime {
@@ -70,7 +71,8 @@ class Pool {
   void work(size_t id) {
     uint64_t seen = 0;
     while (true) {
-      auto spin = std::chrono::microseconds(getenv_int("CPU_SPIN_US", 1000));
+      static const base::IntSetting spin_us("CPU_SPIN_US", 1000);
+      auto spin = std::chrono::microseconds(spin_us.get());
       // kernels of a step come back to back: waiting awake a little while saves the wake-up of a sleeping thread
       // (tens of microseconds, more on a virtual machine) on the next launch
       auto until = std::chrono::steady_clock::now() + spin;
