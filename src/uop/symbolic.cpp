@@ -93,6 +93,15 @@ UOp fold_div_lt(const Match& m) {
 
 UOp self(const Match& m) { return m["x"]; }
 
+// x/(x+1) as 1/(1 + 1/x): equal where x is finite (within rounding, and 0 for a subnormal x), and 1 rather than
+// inf/inf = nan where x overflowed (x = exp(a): a user's sigmoid and its gradient), as tinygrad's kernels compute
+// it. tinygrad writes 1 - 1/(x+1), which cancels to nothing where x is small (the negative tail of our sigmoid)
+UOp quotient(const Match& m) { return (m["x"].alu(Ops::RECIPROCAL) + m["x"].const_like(1.0)).alu(Ops::RECIPROCAL); }
+const UPat& reciprocal_of_x_plus_1() {
+  static const UPat d = UPat(Ops::RECIPROCAL, {UPat::var("x") + UPat::cnst(1)});
+  return d;
+}
+
 }  // namespace
 
 const PatternMatcher& symbolic_simple() {
@@ -186,6 +195,12 @@ const PatternMatcher& symbolic() {
          UOp x = uop_given_valid(m["valid"], m["x"]);
          return x == m["x"] ? UOp() : m["valid"].where(x, m["y"]);
        }},
+      // x * 1/(x+1) -> 1/(1 + 1/x), also negated (a gradient's -x) and inside a product or a sum with a term y
+      {UPat::var("x") * reciprocal_of_x_plus_1(), quotient},
+      {UPat(Ops::NEG, {UPat::var("x")}) * reciprocal_of_x_plus_1(), [](const Match& m) { return -quotient(m); }},
+      {UPat::var("x") * (reciprocal_of_x_plus_1() * UPat::var("y")), [](const Match& m) { return m["y"] * quotient(m); }},
+      {UPat::var("x") * (reciprocal_of_x_plus_1() + UPat::var("y")),
+       [](const Match& m) { return quotient(m) + m["x"] * m["y"]; }},
   });
   return pm;
 }

@@ -81,6 +81,22 @@ TEST(Autograd, TheSumOfASoftmaxHasNoGradient) {
   }
 }
 
+// A user's sigmoid written as exp(x) / (1 + exp(x)) gives 1 and a zero gradient where exp(x) overflows to inf
+// (inf/inf would be nan), as tinygrad's kernels do, and keeps its relative precision where exp(x) is tiny; the
+// reference is the logistic function in double
+TEST(Autograd, ASigmoidWrittenAsAQuotientSurvivesOverflow) {
+  std::vector<float> at{300.0f, -300.0f, 0.5f, -2.0f, 80.0f, -20.0f, -60.0f};
+  Tensor x = Tensor(at, {static_cast<int64_t>(at.size())}).requires_grad_();
+  Tensor y = x.exp() / (x.exp() + 1);
+  y.sum().backward();
+  std::vector<float> got = vec(y), grad = vec(x.grad());
+  for (size_t i = 0; i < at.size(); i++) {
+    double s = 1.0 / (1.0 + std::exp(-static_cast<double>(at[i]))), ds = s * (1 - s);
+    EXPECT_NEAR(got[i], s, 1e-5 * s + 1e-37) << "x = " << at[i];
+    EXPECT_NEAR(grad[i], ds, 1e-5 * ds + 1e-37) << "x = " << at[i];
+  }
+}
+
 TEST(Autograd, GradientsAccumulateUntilZeroed) {
   Tensor w = Tensor({1.0f, 2.0f}).requires_grad_();
   (w * 3).sum().backward();
