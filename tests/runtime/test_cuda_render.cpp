@@ -99,8 +99,9 @@ TEST(CudaRender, EveryKindOfKernelCompiles) {
   EXPECT_NE(kernels.back().second.find("v_n"), std::string::npos) << kernels.back().second;
 }
 
-// Tensor-core kernels (the TC opt): every configuration, float16 and bfloat16, with a fused epilogue, compile for
-// both architectures, and their mma instruction is there
+// Tensor-core kernels (the TC opt): every configuration, float16 and bfloat16, with a fused epilogue, compile, and
+// their mma instruction is there. Every configuration for sm_80, the first also for sm_90: the PTX is the same, and
+// each NVRTC run of such a kernel takes seconds
 TEST(CudaRender, TensorCoreKernelsCompile) {
   NEED_NVRTC();
   runtime::DeviceCaps caps = engine::cuda_gpu_caps();
@@ -116,7 +117,10 @@ TEST(CudaRender, TensorCoreKernelsCompile) {
     for (const codegen::Opt& tc : configs) {
       std::string src = engine::render_kernel(codegen::lower(s.items.back().ast, {tc}, caps), "k", caps, "CUDA")->rendered.source;
       EXPECT_NE(src.find(dt == dtypes::float16 ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" : ".f32.bf16.bf16.f32"), std::string::npos) << src;
-      for (const char* arch : {"sm_80", "sm_90"}) EXPECT_NO_THROW(runtime::nvrtc_compile(src, arch)) << codegen::opts_str({tc}) << " for " << arch << "\n" << src;
+      for (const char* arch : {"sm_80", "sm_90"}) {
+        if (arch == std::string("sm_90") && !(tc == configs[0])) continue;
+        EXPECT_NO_THROW(runtime::nvrtc_compile(src, arch)) << codegen::opts_str({tc}) << " for " << arch << "\n" << src;
+      }
     }
   }
   // sizes the tiles do not divide: gated reads and stores
