@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "bench.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/schedule.h"
 #include "tg/counters.h"
 #include "tg/tensor.h"
@@ -39,7 +39,7 @@ int mlp_backward(const Args& args) {
   std::vector<uop::UOp> uops;
   for (const Tensor& t : outs) uops.push_back(t.uop());
   for (const auto& item : schedule::create_schedule(uops).items)
-    all_buffers += static_cast<int64_t>(schedule::buffer_of(item.bufs[0]).nbytes());
+    all_buffers += static_cast<int64_t>(runtime::buffer_of(item.bufs[0]).nbytes());
   int64_t before = GlobalCounters::mem_used;
   GlobalCounters::reset();
   Tensor::realize(outs);

@@ -12,7 +12,7 @@
 #include "engine/kernel_cache.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/schedule.h"
 #include "shape/shapetracker.h"
@@ -43,15 +43,15 @@ void tensor_to_runtime() {
   assert(lazy.op() == Ops::ADD && lazy.src().size() == 2);
   // each source is a buffer on the CPU already holding its number (the seed's old tinygrad copied it there lazily)
   const UOp& two = lazy.src(0);
-  assert(two.op() == Ops::BUFFER && tg::schedule::device_of(two) == "CPU");
+  assert(two.op() == Ops::BUFFER && tg::uop::device_of(two) == "CPU");
   int held = 0;
-  tg::schedule::buffer_of(two).copyout(&held, sizeof held);
+  tg::runtime::buffer_of(two).copyout(&held, sizeof held);
   std::cout << "the first source holds " << held << "\n";
   std::cout << "realized before realize(): " << (result.is_realized() ? "yes" : "no") << "\n";
   result.realize();
   std::cout << "realized after realize(): " << (result.is_realized() ? "yes" : "no") << "\n";
   // the tensor is now a Buffer on the device; copied out, it is 5
-  tg::runtime::Buffer& realized = tg::schedule::buffer_of(tg::schedule::plain_buffer(result.uop()));
+  tg::runtime::Buffer& realized = tg::runtime::buffer_of(tg::schedule::plain_buffer(result.uop()));
   int out = 0;
   realized.copyout(&out, sizeof out);
   std::cout << "Buffer on " << realized.device().name() << " holding " << out << "\n";

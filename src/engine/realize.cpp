@@ -13,7 +13,7 @@
 #include "engine/kernel_cache.h"
 #include "runtime/mpi.h"
 #include "runtime/thread_pool.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "uop/buffer_arg.h"
 #include "uop/sint.h"
 #include "tg/context.h"
@@ -24,7 +24,7 @@
 
 namespace tg::engine {
 
-using schedule::buffer_of;
+using runtime::buffer_of;
 using schedule::ScheduleItem;
 
 namespace {

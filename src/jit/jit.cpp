@@ -18,7 +18,7 @@
 
 #include "engine/realize.h"
 #include "jit/export_c.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/kernel_ast.h"
 #include "tensor/realize_observer.h"
@@ -222,7 +222,7 @@ struct JitState {
     return in;
   }
 
-  runtime::Buffer& memory(size_t slot) { return slots[slot] ? schedule::buffer_of(slots[slot]) : *planned[slot]; }
+  runtime::Buffer& memory(size_t slot) { return slots[slot] ? runtime::buffer_of(slots[slot]) : *planned[slot]; }
   std::vector<runtime::Buffer*> memories() {  // memory(slot) of every slot
     std::vector<runtime::Buffer*> cur(slots.size());
     for (size_t i = 0; i < slots.size(); i++) cur[i] = &memory(i);
@@ -273,7 +273,7 @@ void JitState::plan_memory(int64_t first_new_id, const std::unordered_set<const 
   std::vector<Block> blocks;
   planned.assign(slots.size(), nullptr);
   for (size_t sl : order) {
-    runtime::Buffer& b = schedule::buffer_of(slots[sl]);
+    runtime::Buffer& b = runtime::buffer_of(slots[sl]);
     Block* best = nullptr;  // the smallest free block of this device that is large enough
     for (Block& bl : blocks)
       if (bl.free_after < first[sl] && &bl.memory->device() == &b.device() && bl.memory->nbytes() >= b.nbytes() &&
@@ -300,7 +300,7 @@ void JitState::find_invariant_steps() {
   for (const auto& is : input_slots)
     if (is) varies[*is] = true;
   for (size_t s = 0; s < slots.size(); s++)
-    if (slots[s] && schedule::buffer_of(slots[s]).external()) varies[s] = true;  // from_blob: the caller's memory
+    if (slots[s] && runtime::buffer_of(slots[s]).external()) varies[s] = true;  // from_blob: the caller's memory
   for (const Tracked& tr : tracked)
     if (tr.updated())
       for (auto [before, after] : tr.slots) varies[before] = varies[after] = true;
@@ -353,7 +353,7 @@ std::vector<Tensor> JitState::capture(const std::vector<Tensor>& in, SourceLocat
     Step st;
     for (const UOp& b : item.bufs) st.slots.push_back(slot(b));
     if (item.kind == schedule::ScheduleItem::Kind::Kernel) {
-      st.kernel = engine::get_kernel(item.ast, schedule::buffer_of(item.bufs[0]).device());
+      st.kernel = engine::get_kernel(item.ast, runtime::buffer_of(item.bufs[0]).device());
       for (const std::string& name : st.kernel->vars)  // one of the call's vars: run_schedule checked it
         for (size_t j = 0; j < var_args.size(); j++)
           if (var_args[j].name == name) st.var_index.push_back(j);
@@ -471,7 +471,7 @@ jit::ExportedProgram JitState::exported(SourceLocation where) {
   for (size_t o = 0; o < outputs.size(); o++) {
     UOp b = schedule::plain_buffer(outputs[o]);
     // an output of symbolic size: its buffer at the largest sizes, of which it is the first rows
-    if (UOp base = base_buffer(outputs[o]); !b && base && outputs[o] == schedule::buffer_as_node(base, outputs[o])) b = base;
+    if (UOp base = base_buffer(outputs[o]); !b && base && outputs[o] == runtime::buffer_as_node(base, outputs[o])) b = base;
     if (!b || !slot_of.count(b.get()))
       throw refuse("output " + std::to_string(o) + " is not a whole buffer the kernels write (a view, or a tensor from outside): "
                    "return it .contiguous()");
@@ -502,11 +502,11 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
   for (size_t i = 0; i < in.size(); i++) {
     if (!input_bufs[i]) continue;  // neither the steps nor the outputs use it
     UOp b = input_buffer(in[i]);
-    if (runtime::Buffer& m = schedule::buffer_of(b); step_writes.count(&m)) {
-      b = schedule::new_buffer(m.device().name(), m.dtype(), static_cast<int64_t>(m.size()));
-      engine::copy_buffer(schedule::buffer_of(b), m);
+    if (runtime::Buffer& m = runtime::buffer_of(b); step_writes.count(&m)) {
+      b = runtime::new_buffer(m.device().name(), m.dtype(), static_cast<int64_t>(m.size()));
+      engine::copy_buffer(runtime::buffer_of(b), m);
     }
-    if (input_slots[i]) cur[*input_slots[i]] = &schedule::buffer_of(b);
+    if (input_slots[i]) cur[*input_slots[i]] = &runtime::buffer_of(b);
     moved.emplace_back(input_bufs[i], b);  // an output that is (a view of) this input returns this call's
   }
   std::vector<Tracked*> swap, repoint;  // repoint: updated tensors the user moved to another buffer since the capture
@@ -532,7 +532,7 @@ std::vector<Tensor> JitState::replay(const std::vector<Tensor>& in, SourceLocati
                                          tensor::shape_str(tr.after.shape()) + " " + tr.after.dtype().name() + " to " +
                                          tensor::shape_str(t->shape) + " " + t->dtype.name() +
                                          " since the capture; call reset() on the TinyJit", where);
-    cur[slot_before] = &schedule::buffer_of(now_buf);
+    cur[slot_before] = &runtime::buffer_of(now_buf);
     moved.emplace_back(a, now_buf);
     changed_outside = true;
     if (tr.updated()) repoint.push_back(&tr);

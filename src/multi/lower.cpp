@@ -20,8 +20,6 @@ namespace tg::multi {
 using uop::Ops;
 using uop::UOp;
 
-bool is_multi(const std::string& device) { return device.find(',') != std::string::npos; }
-
 std::vector<std::string> split_devices(const std::string& device) {
   std::vector<std::string> out;
   size_t start = 0;

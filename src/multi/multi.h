@@ -10,12 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/device.h"
 #include "uop/uop.h"
 
 namespace tg::multi {
 
-// A device name that names several devices joins them with commas: "CPU,CPU:1".
-bool is_multi(const std::string& device);
+// A device name that names several devices joins them with commas: "CPU,CPU:1" (runtime/device.h).
+using runtime::is_multi;
 std::vector<std::string> split_devices(const std::string& device);
 std::string join_devices(const std::vector<std::string>& devices);
 

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "onnx/protobuf.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "runtime/buffer.h"
 #include "tensor/helpers.h"
 
@@ -369,8 +369,8 @@ Tensor to_tensor(const TensorData& t, const std::string& device, const std::stri
   if (have != want)
     throw bad("of shape " + tensor::shape_str(shape) + " and type " + elem_type_name(t.data_type) + " needs " +
               std::to_string(want) + " bytes, it has " + std::to_string(have));
-  uop::UOp buf = schedule::new_buffer(tensor::resolve_device(device), *dt, n);
-  if (n) schedule::buffer_of(buf).copyin(src, want);
+  uop::UOp buf = runtime::new_buffer(tensor::resolve_device(device), *dt, n);
+  if (n) runtime::buffer_of(buf).copyin(src, want);
   return Tensor(buf).reshape(shape);
 }
 

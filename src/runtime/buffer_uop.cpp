@@ -1,18 +1,17 @@
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 
-#include "multi/multi.h"
 #include "runtime/device.h"
 
-namespace tg::schedule {
+namespace tg::runtime {
 
 using uop::Ops;
 using uop::UOp;
 
 UOp new_buffer(const std::string& device, DType dtype, int64_t size) {
-  if (multi::is_multi(device))
+  if (is_multi(device))
     throw ArgumentError("buffer", "a buffer is on one device, not on '" + device + "': make the tensor on one and "
                                   "spread it with .to(\"" + device + "\") or .shard(...)");
-  auto mem = std::make_shared<runtime::Buffer>(runtime::get_device(device), static_cast<size_t>(size), dtype);
+  auto mem = std::make_shared<Buffer>(get_device(device), static_cast<size_t>(size), dtype);
   auto arg = std::make_shared<const uop::BufferArg>(uop::next_buffer_id(), size, std::move(mem));
   UOp dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, uop::Arg(device));
   return UOp::make(Ops::BUFFER, dtype, {dev}, uop::Arg(std::shared_ptr<const uop::ArgExt>(arg)));
@@ -31,8 +30,8 @@ UOp buffer_as_node(const UOp& buffer, const UOp& node) {
   return UOp::make(Ops::SHRINK, buffer.dtype(), {laid_out}, uop::Arg(std::move(ranges)));
 }
 
-runtime::Buffer& buffer_of(const UOp& buffer) {
-  return *static_cast<runtime::Buffer*>(uop::get_buffer_arg(buffer).memory.get());
+Buffer& buffer_of(const UOp& buffer) {
+  return *static_cast<Buffer*>(uop::get_buffer_arg(buffer).memory.get());
 }
 
-}  // namespace tg::schedule
+}  // namespace tg::runtime

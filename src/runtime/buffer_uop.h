@@ -1,4 +1,5 @@
-// BUFFER nodes and the runtime buffers they own.
+// BUFFER nodes and the runtime buffers they own: made here, above the IR, by every layer that creates a buffer
+// (tensor/, state/, onnx/, the scheduler).
 #pragma once
 #include <string>
 #include <vector>
@@ -6,7 +7,7 @@
 #include "runtime/buffer.h"
 #include "uop/buffer_arg.h"
 
-namespace tg::schedule {
+namespace tg::runtime {
 
 // A new BUFFER node of `size` elements on `device`; the memory is allocated on first use.
 uop::UOp new_buffer(const std::string& device, DType dtype, int64_t size);
@@ -17,7 +18,6 @@ uop::UOp buffer_as_shape(const uop::UOp& buffer, const std::vector<int64_t>& sha
 // value of the variables uses the same buffer and the same strides.
 uop::UOp buffer_as_node(const uop::UOp& buffer, const uop::UOp& node);
 // The runtime buffer a BUFFER node owns.
-runtime::Buffer& buffer_of(const uop::UOp& buffer);
-using uop::device_of;  // (uop/uop.h)
+Buffer& buffer_of(const uop::UOp& buffer);
 
-}  // namespace tg::schedule
+}  // namespace tg::runtime

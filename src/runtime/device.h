@@ -135,6 +135,8 @@ class Device {
 
 // The device called `name` ("CPU", case-insensitive; "CLANG" is an alias). Throws tg::DeviceError for an unknown one.
 Device& get_device(const std::string& name);
+// A device name that names several devices joins them with commas: "CPU,CPU:1" (multi/ lowers such graphs).
+bool is_multi(const std::string& device);
 // DEV, else DEVICE, else "CPU".
 std::string default_device();
 std::vector<std::string> device_names();

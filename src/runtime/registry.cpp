@@ -57,6 +57,8 @@ std::string canonical_device(const std::string& name) {
   throw DeviceError("device", "unknown device '" + name + "' (known: " + known + ")");
 }
 
+bool is_multi(const std::string& device) { return device.find(',') != std::string::npos; }
+
 Device& get_device(const std::string& name) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<Device>> devices;

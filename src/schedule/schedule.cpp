@@ -7,7 +7,7 @@
 
 #include "base/util.h"
 #include "multi/multi.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/kernel_ast.h"
 #include "schedule/schedule_cache.h"
 #include "shape/view.h"
@@ -15,6 +15,10 @@
 #include "uop/spec.h"
 
 namespace tg::schedule {
+
+using runtime::buffer_as_node;
+using runtime::buffer_of;
+using runtime::new_buffer;
 
 using uop::Ops;
 using uop::UOp;

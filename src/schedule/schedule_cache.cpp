@@ -6,12 +6,15 @@
 #include <unordered_map>
 
 #include "base/util.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "tg/context.h"
 #include "uop/sint.h"
 
 namespace tg::schedule {
+
+using runtime::buffer_as_node;
+using runtime::new_buffer;
 
 using uop::Arg;
 using uop::Ops;

@@ -11,7 +11,7 @@
 #include <bit>
 #include <cstring>
 
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "state/file_io.h"
 #include "state/gguf_quants.h"
 #include "tensor/helpers.h"
@@ -210,9 +210,9 @@ GGUFFile gguf_load(const std::string& path, const std::string& device, SourceLoc
     std::optional<DType> plain = plain_dtype(type);
     int64_t numel = 1;
     for (int64_t d : t.shape) numel *= d;
-    uop::UOp buf = schedule::new_buffer(dev, plain.value_or(dtypes::uint8), plain ? numel : static_cast<int64_t>(t.bytes));
+    uop::UOp buf = runtime::new_buffer(dev, plain.value_or(dtypes::uint8), plain ? numel : static_cast<int64_t>(t.bytes));
     // its bytes in place, or copied on first use (Buffer::fill_lazily)
-    if (t.bytes) schedule::buffer_of(buf).fill_lazily(map.get() + data_start + t.offset, map);
+    if (t.bytes) runtime::buffer_of(buf).fill_lazily(map.get() + data_start + t.offset, map);
     Tensor values = plain ? Tensor(buf) : state::dequantize(Tensor(buf), type, numel, where);
     out.tensors[t.name] = values.reshape(t.shape, where);
     out.types[t.name] = state::ggml_type_info(t.type)->name;

@@ -8,7 +8,7 @@
 #include <bit>
 #include <cstring>
 
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "state/file_io.h"
 #include "tensor/helpers.h"
 #include "tg/state.h"
@@ -137,12 +137,12 @@ Tensor load_npy(const std::string& path, const std::string& device, SourceLocati
     std::vector<unsigned char> host(p + data_at, p + size);
     size_t item = static_cast<size_t>(h.dtype.itemsize());
     for (size_t k = 0; k < host.size(); k += item) std::reverse(host.begin() + static_cast<std::ptrdiff_t>(k), host.begin() + static_cast<std::ptrdiff_t>(k + item));
-    uop::UOp buf = schedule::new_buffer(dev, h.dtype, n);
-    if (n) schedule::buffer_of(buf).copyin(host.data(), host.size());
+    uop::UOp buf = runtime::new_buffer(dev, h.dtype, n);
+    if (n) runtime::buffer_of(buf).copyin(host.data(), host.size());
     t = Tensor(buf);
   } else {
-    uop::UOp buf = schedule::new_buffer(dev, h.dtype, n);
-    if (n) schedule::buffer_of(buf).fill_lazily(p + data_at, map);  // in place, or copied on first use
+    uop::UOp buf = runtime::new_buffer(dev, h.dtype, n);
+    if (n) runtime::buffer_of(buf).fill_lazily(p + data_at, map);  // in place, or copied on first use
     t = Tensor(buf);
   }
   t = t.reshape(stored, where);

@@ -11,7 +11,7 @@
 #include <map>
 #include <memory>
 
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "state/file_io.h"
 #include "tensor/helpers.h"
 #include "tg/state.h"
@@ -451,9 +451,9 @@ StateDict torch_load(const std::string& path, const std::string& device, SourceL
     if (s.numel > (int64_t{1} << 60) || it->second.size < bytes)
       throw bad("storage " + s.key + " holds " + std::to_string(it->second.size) + " bytes, not the " + std::to_string(s.numel) +
                 " elements of " + s.dtype.name() + " its tensors need");
-    uop::UOp buf = schedule::new_buffer(dev, s.dtype, s.numel);
+    uop::UOp buf = runtime::new_buffer(dev, s.dtype, s.numel);
     // its bytes in place, or copied on first use (Buffer::fill_lazily)
-    if (s.numel) schedule::buffer_of(buf).fill_lazily(map.get() + it->second.offset, map);
+    if (s.numel) runtime::buffer_of(buf).fill_lazily(map.get() + it->second.offset, map);
     return Tensor(buf);
   };
   const ZipEntry& p = entries.at(pkl);

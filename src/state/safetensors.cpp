@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "state/file_io.h"
 #include "base/json.h"
 #include "tensor/helpers.h"
@@ -190,8 +190,8 @@ StateDict safe_load(const std::string& path, const std::string& device, SourceLo
   for (const TensorEntry& e : f.entries) {
     int64_t n = 1;
     for (int64_t d : e.shape) n *= d;
-    uop::UOp buf = schedule::new_buffer(dev, e.dtype, n);
-    if (n) schedule::buffer_of(buf).fill_lazily(f.data + e.begin, f.map);  // in place, or copied on first use
+    uop::UOp buf = runtime::new_buffer(dev, e.dtype, n);
+    if (n) runtime::buffer_of(buf).fill_lazily(f.data + e.begin, f.map);  // in place, or copied on first use
     out[e.name] = Tensor(buf).reshape(e.shape, where);
   }
   return out;

@@ -1,7 +1,7 @@
 #include <set>
 
 #include "runtime/buffer.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "tensor/helpers.h"
 #include "tg/state.h"
@@ -77,7 +77,7 @@ void load_now(const std::vector<Tensor>& tensors) {
   for (const Tensor& t : tensors) {
     if (!t.defined()) continue;
     uop::UOp graph = t.uop(), base = schedule::movement_base(graph);  // movement_base refers into graph: keep it
-    if (base.op() == uop::Ops::BUFFER) schedule::buffer_of(base).ptr();  // a lazily filled buffer copies its bytes here
+    if (base.op() == uop::Ops::BUFFER) runtime::buffer_of(base).ptr();  // a lazily filled buffer copies its bytes here
   }
 }
 

@@ -5,7 +5,7 @@
 #include "runtime/buffer.h"
 #include "multi/multi.h"
 #include "runtime/device.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "tensor/tensor_impl.h"
 
 namespace tg {
@@ -23,7 +23,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device,
   std::string dev = tensor::resolve_device(device);
   if (multi::is_multi(dev)) return empty(shape, dtype, multi::split_devices(dev)[0], where).to(dev, where);
   int64_t n = tensor::prod(shape);
-  UOp buf = schedule::new_buffer(dev, dtype, n);
+  UOp buf = runtime::new_buffer(dev, dtype, n);
   return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 
@@ -41,8 +41,8 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, const std:
   if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(dtype.itemsize()) != 0)
     throw ArgumentError("from_blob", "pointer not aligned to " + dtype.name() + "'s " + std::to_string(dtype.itemsize()) +
                                          " bytes", where);
-  UOp buf = schedule::new_buffer(dev, dtype, n);
-  if (n > 0) schedule::buffer_of(buf).use_external(data);
+  UOp buf = runtime::new_buffer(dev, dtype, n);
+  if (n > 0) runtime::buffer_of(buf).use_external(data);
   return tensor::wrap(shape == Shape{n} ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
 

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "tensor/custom_grad.h"
 #include "viz/graph_dot.h"
 #include "tg/context.h"
@@ -27,7 +27,7 @@ thread_local bool Tensor::no_grad = false;
 
 namespace {
 
-Tensor view(const UOp& u) { return tensor::wrap(u, schedule::device_of(u)); }
+Tensor view(const UOp& u) { return tensor::wrap(u, uop::device_of(u)); }
 
 const std::vector<int64_t>& ints_arg(const UOp& u) { return u.arg().get<std::vector<int64_t>>(); }
 
@@ -113,7 +113,7 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
     case Ops::CONTIGUOUS: return {g};
     case Ops::CONTIGUOUS_BACKWARD: return {g.contiguous()};
     case Ops::CUSTOM_GRAD: return tensor::custom_gradient(u, g);
-    case Ops::COPY: return {g.to(schedule::device_of(u.src(0))), Tensor()};
+    case Ops::COPY: return {g.to(uop::device_of(u.src(0))), Tensor()};
     case Ops::ALLREDUCE:  // every rank's output is the sum of every rank's x: x's gradient sums the ranks' gradients
       if (u.arg().get<std::string>() != "sum") throw ArgumentError("backward", "an allreduce by " + u.arg().get<std::string>() + " has no gradient");
       return {mpi::allreduce(g, "sum")};
@@ -122,7 +122,7 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
       int64_t axis = u.arg().get<int64_t>(), at = 0;
       for (size_t i = 1; i < u.src().size(); i++) {
         int64_t n = axis < 0 ? 0 : u.src(i).shape()[static_cast<size_t>(axis)];
-        const std::string& dev = schedule::device_of(u.src(i));
+        const std::string& dev = uop::device_of(u.src(i));
         UOp sel = UOp::make(Ops::MSELECT, g.dtype(), {g.uop(), tensor::device_uop(dev)},
                             uop::Arg(std::vector<int64_t>{static_cast<int64_t>(i - 1), axis, at, at + n}));
         out.push_back(tensor::wrap(sel, dev));
@@ -134,7 +134,7 @@ std::vector<Tensor> local_gradients(const UOp& u, const Tensor& g) {
       const std::vector<int64_t>& a = ints_arg(u);
       std::vector<std::pair<int64_t, int64_t>> grow(u.shape().size(), {0, 0});
       if (a[1] >= 0) grow[static_cast<size_t>(a[1])] = {a[2], in_shape_of()[static_cast<size_t>(a[1])] - a[3]};
-      return {g.pad(grow).to(schedule::device_of(u.src(0))), Tensor()};
+      return {g.pad(grow).to(uop::device_of(u.src(0))), Tensor()};
     }
     default: return std::vector<Tensor>(u.src().size());  // comparisons, integer ops, DETACH, leaves: no gradient
   }

@@ -9,7 +9,7 @@
 #include "engine/realize.h"
 #include "multi/multi.h"
 #include "runtime/device.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/schedule.h"
 #include "tensor/realize_observer.h"
@@ -324,7 +324,7 @@ void flatten_list(const NestedList& n, size_t depth, Shape& shape, std::vector<C
 
 Tensor::Tensor() = default;
 
-Tensor::Tensor(const UOp& u) : Tensor(detail::make_tensor(u, schedule::device_of(u), {})) {}
+Tensor::Tensor(const UOp& u) : Tensor(detail::make_tensor(u, uop::device_of(u), {})) {}
 
 Tensor::Tensor(NestedList data, std::optional<DType> dtype, const std::string& device, Loc where) {
   Shape shape;
@@ -355,8 +355,8 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
     throw ShapeError("Tensor", std::to_string(count) + " values do not fill shape " + shape_str(shape), where);
   std::string dev = tensor::resolve_device(device);
   if (multi::is_multi(dev)) return from_host(data, count, dtype, shape, multi::split_devices(dev)[0], where).to(dev, where);
-  UOp buf = schedule::new_buffer(dev, dtype, n);
-  if (n) schedule::buffer_of(buf).copyin(data, count * dtype.itemsize());
+  UOp buf = runtime::new_buffer(dev, dtype, n);
+  if (n) runtime::buffer_of(buf).copyin(data, count * dtype.itemsize());
   Shape flat{n};
   return tensor::wrap(shape == flat ? buf : tensor::movement(Ops::RESHAPE, buf, shape), dev, where);
 }
@@ -473,7 +473,7 @@ void Tensor::copy_to_host(void* out, DType as) const {
   t = t.contiguous(made);
   t.realize();
   if (t.numel() == 0) return;
-  runtime::Buffer& b = schedule::buffer_of(schedule::plain_buffer(t.uop()));
+  runtime::Buffer& b = runtime::buffer_of(schedule::plain_buffer(t.uop()));
   b.device().synchronize();
   b.copyout(out, b.nbytes());
 }

@@ -20,7 +20,7 @@
 #include "engine/beam.h"
 #include "engine/kernel_cache.h"
 #include "engine/realize.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/schedule.h"
 #include "tg/tg.h"
 
@@ -402,7 +402,7 @@ TEST(Opts, SwappedLoopsKeepTheValues) {
   std::vector<runtime::Buffer*> bufs;
   runtime::Buffer out(runtime::get_device("CPU"), 3 * 8 * 12, dtypes::float32);
   bufs.push_back(&out);
-  for (size_t i = 1; i < s.items[0].bufs.size(); i++) bufs.push_back(&schedule::buffer_of(s.items[0].bufs[i]));
+  for (size_t i = 1; i < s.items[0].bufs.size(); i++) bufs.push_back(&runtime::buffer_of(s.items[0].bufs[i]));
   engine::run_program(*kernel, bufs);
   std::vector<float> got(want.size());
   out.copyout(got.data(), got.size() * 4);
@@ -607,7 +607,7 @@ TEST(Opts, AVectorWithoutAVectorFormFallsBackToCopies) {
     runtime::Device& cpu = runtime::get_device("CPU");
     auto kernel = engine::build_kernel(cpu, k, "vector_fallback_test");
     std::vector<runtime::Buffer*> bufs;
-    for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+    for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&runtime::buffer_of(b));
     engine::run_program(*kernel, bufs);
     std::vector<double> got(4);
     std::vector<float> x = a.to_vector<float>();
@@ -631,7 +631,7 @@ TEST(Opts, AReduceOverTheVectorCountsEveryLaneOfAnInvariantValue) {
       EXPECT_EQ(k.vectorized, dt == dtypes::float32) << codegen::opts_str(opts);
       auto kernel = engine::build_kernel(runtime::get_device("CPU"), k, "vector_count_test");
       std::vector<runtime::Buffer*> bufs;
-      for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+      for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&runtime::buffer_of(b));
       engine::run_program(*kernel, bufs);
       std::vector<int32_t> got(4);
       std::vector<float> gotf(4);
@@ -660,7 +660,7 @@ TEST(Opts, AScatteredVectorKeepsItsElementType) {
   ASSERT_TRUE(k.vectorized);
   auto kernel = engine::build_kernel(runtime::get_device("CPU"), k, "scatter_f64_test");
   std::vector<runtime::Buffer*> bufs;
-  for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&schedule::buffer_of(b));
+  for (const uop::UOp& b : s.items.at(0).bufs) bufs.push_back(&runtime::buffer_of(b));
   engine::run_program(*kernel, bufs);
   std::vector<double> got(16 * 8);
   bufs[0]->copyout(got.data(), got.size() * 8);

@@ -14,7 +14,7 @@
 #include "engine/realize.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/schedule.h"
 #include "support/matmul_reference.h"
 #include "tg/tg.h"
@@ -101,7 +101,7 @@ TEST(TensorCores, EveryConfigurationGivesTheSameValues) {
   for (const codegen::Opt& tc : configs) {
     auto k = engine::build_kernel(dev, codegen::lower(item.ast, {tc}, dev.caps()), "tc_config");
     std::vector<runtime::Buffer*> bufs;
-    for (const uop::UOp& b : item.bufs) bufs.push_back(&schedule::buffer_of(b));
+    for (const uop::UOp& b : item.bufs) bufs.push_back(&runtime::buffer_of(b));
     engine::run_program(*k, bufs);
     std::vector<float> got(bufs[0]->size());
     bufs[0]->copyout(got.data(), bufs[0]->nbytes());

@@ -14,7 +14,7 @@
 #include "engine/kernel_cache.h"
 #include "engine/realize.h"
 #include "runtime/buffer.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/schedule.h"
 #include "support/device_test.h"
 #include "tg/tg.h"
@@ -226,7 +226,7 @@ TEST(OpenCL, LocalWorkGroupsKeepTheValues) {
     runtime::Buffer out(*dev, 48 * 36, dtypes::float32);
     std::vector<runtime::Buffer*> bufs{&out};
     for (const uop::UOp& b : std::vector<uop::UOp>(s.items.back().bufs.begin() + 1, s.items.back().bufs.end()))
-      bufs.push_back(&schedule::buffer_of(b));
+      bufs.push_back(&runtime::buffer_of(b));
     engine::run_program(*k, bufs);
     std::vector<float> got = read(out);
     for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-3f * std::abs(want[i]) + 1e-4f) << codegen::opts_str(opts) << " at " << i;
@@ -304,7 +304,7 @@ void check_opts_on_opencl(runtime::Device& dev, const std::function<Tensor(const
     ASSERT_TRUE(codegen::legal(plain, opts)) << codegen::opts_str(opts);
     auto k = engine::build_kernel(dev, codegen::lower(last.ast, opts, dev.caps()), "opts_test");
     std::vector<runtime::Buffer*> bufs;
-    for (const uop::UOp& b : last.bufs) bufs.push_back(&schedule::buffer_of(b));
+    for (const uop::UOp& b : last.bufs) bufs.push_back(&runtime::buffer_of(b));
     engine::run_program(*k, bufs);
     ASSERT_EQ(bufs[0]->dtype(), dtypes::float32);
     std::vector<float> got(bufs[0]->size());

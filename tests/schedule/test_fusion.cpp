@@ -8,7 +8,7 @@
 
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
-#include "schedule/buffer_uop.h"
+#include "runtime/buffer_uop.h"
 #include "schedule/grouping.h"
 #include "schedule/schedule.h"
 #include "state/gguf_quants.h"
@@ -459,7 +459,7 @@ TEST(Fusion, ExpensiveSharedValueIsStoredUnexpanded) {
   schedule::Schedule s = schedule::create_schedule({big.sum(0).uop(), (big * 2.0f).sum(1).uop()});
   ASSERT_EQ(s.items.size(), 3u);
   std::vector<size_t> sizes;
-  for (const auto& item : s.items) sizes.push_back(schedule::buffer_of(item.bufs[0]).size());
+  for (const auto& item : s.items) sizes.push_back(runtime::buffer_of(item.bufs[0]).size());
   EXPECT_EQ(sizes, (std::vector<size_t>{16, 16, 64}));
 }
 
