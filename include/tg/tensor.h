@@ -432,17 +432,20 @@ class Tensor {
   // tensors (advanced indexing, broadcast together as numpy does).
   Tensor getitem(const std::vector<Index>& indices, Loc where = Loc::current()) const;
   Tensor operator[](const IndexAt& at) const { return getitem(at.indices, at.where); }
-  // x[...] = value on a realized tensor: the tensor (and every handle to it) takes the new values. Integer tensor
-  // indices write where they point (the last write wins where they repeat, as numpy's); a bool mask x[mask] writes a
-  // value broadcast over the selected elements, or one value row per true element.
+  // x[...] = value: the tensor (and every handle to it) takes the new values. On a realized tensor (or a view of
+  // one), slices and ints write its buffer in place, so views of it see them (PyTorch's aliasing); on a lazy tensor
+  // the new value is lazy too, and gradients flow through it. Integer tensor indices write where they point (the
+  // last write wins where they repeat, as numpy's); a bool mask x[mask] writes a value broadcast over the selected
+  // elements, or one value row per true element.
   void setitem(const std::vector<Index>& indices, const Tensor& value, Loc where = Loc::current());
   void setitem(const std::vector<Index>& indices, double value, Loc where = Loc::current());
   // Replaces this tensor's values with x's (same shape, cast to this dtype); handles share it, and tensors computed
   // from the old values keep them. A realized tensor, or a view of one (cache.shrink(...).assign(row)), is written
   // in place at once: one kernel stores x through the view into the buffer, and every view of that buffer sees the
-  // new values, as in PyTorch (an expanded or padded view cannot be written: ArgumentError). Otherwise, and for a
+  // new values, as in PyTorch (an expanded or padded view cannot be written: ArgumentError); an x that reads the
+  // buffer elsewhere (t[1:].assign(t[:-1])) is computed into a buffer of its own first. Otherwise, and for a
   // whole realized tensor whose x reads its old value (w.assign(w - lr * g)), it is lazy: computed when this tensor
-  // is next realized, with whatever else is realized then. No gradient flows through an assign.
+  // is next realized, with whatever else is realized then; gradients flow through a lazy assign, not an in-place one.
   Tensor& assign(const Tensor& x, Loc where = Loc::current());
   // This tensor (and every handle to it) becomes x itself, with no copy and no cast (tinygrad's replace). The shape,
   // dtype and device must match: a tensor's dtype and device are fixed when it is made, so in C++ a tensor moved to

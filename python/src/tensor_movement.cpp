@@ -245,10 +245,6 @@ void init_tensor_movement(py::class_<Tensor>& cls) {
       })
       .def("__setitem__", [](Tensor& t, py::handle key, py::handle value) {
         std::vector<tg::Index> idx = indices_of(t, key);
-        if (!t.is_realized()) {  // the core writes into a buffer: give the tensor one
-          py::gil_scoped_release release;
-          t.realize();
-        }
         if (py::isinstance<Tensor>(value)) return t.setitem(idx, value.cast<Tensor>());
         if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()) || PyObject_CheckBuffer(value.ptr()))
           return t.setitem(idx, tensor_from_py(value, t.dtype(), t.device()));

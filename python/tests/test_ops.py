@@ -99,6 +99,30 @@ def test_setitem():
   ref = np.zeros((3, 4), np.float32); ref[1] = 5; ref[:, 2] = [1, 2, 3]
   np.testing.assert_array_equal(t.numpy(), ref)
 
+def test_setitem_aliases_and_differentiates_as_torch():
+  # a realized tensor is written in place: a view taken before sees it (a row swap through it), as torch's views do
+  t, tt = Tensor.arange(6, dtype=dtypes.float).reshape(3, 2).contiguous().realize(), torch.arange(6.).reshape(3, 2)
+  for x in (t, tt):
+    tmp = x[0]
+    x[0] = x[1]
+    x[2] = tmp
+  np.testing.assert_array_equal(t.numpy(), tt.numpy())
+  # overlapping source and destination in one buffer, and a detached handle writing through
+  t, tt = Tensor.arange(8, dtype=dtypes.float).contiguous().realize(), torch.arange(8.)
+  for x in (t, tt):
+    x[1:] = x[:-1].clone() if isinstance(x, torch.Tensor) else x[:-1]
+    x.detach()[0] = 9
+  np.testing.assert_array_equal(t.numpy(), tt.numpy())
+  # a lazy tensor: the gradient flows to the value written and to the rest
+  x, v = Tensor([1.0, 2.0, 3.0, 4.0]), Tensor([10.0, 20.0])
+  xt, vt = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True), torch.tensor([10.0, 20.0], requires_grad=True)
+  z, zt = x * 3, xt * 3
+  z[:2] = v * v
+  zt[:2] = vt * vt
+  z.sum().backward(); zt.sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+  np.testing.assert_array_equal(v.grad.numpy(), vt.grad.numpy())
+
 # (key, value shape) pairs; numpy's assignment is the reference, torch's for the keys numpy reads differently
 SETITEM_CASES = [
   ((np.array([0, 2]),), (2, 5, 6)),                   # rows by an index tensor, a value per row

@@ -6,6 +6,8 @@
 // that read the buffer are realized first: they keep the values they were made from. A tensor not realized takes
 // x's graph lazily instead (there is no buffer to write), as does a whole realized tensor whose new value reads its
 // old one (an optimizer's w - lr * g: one lazy schedule for the whole step, no copy).
+#include <unordered_set>
+
 #include "schedule/grouping.h"
 #include "schedule/kernel_ast.h"
 #include "tensor/tensor_impl.h"
@@ -18,20 +20,51 @@ using uop::UOp;
 
 namespace {
 
-// A view that holds each of its elements once (no expand repeats one, no pad makes one up) can be written through
-void check_writable(const UOp& target, const Shape& shape, SourceLocation where) {
+// Why a view of a buffer cannot be written through, or nullptr: each of its elements must be held once (no expand
+// repeats one, no pad makes one up)
+constexpr const char* kPadded = "a padded view";
+constexpr const char* kExpanded = "an expanded view";
+const char* unwritable(const UOp& target) {
   uop::VarVals vals;
   shape::ShapeTracker st = schedule::target_view(target, &vals);
   for (const shape::View& v : st.views()) {
-    if (v.mask) throw ArgumentError("assign", "cannot write through a padded view of shape " + shape_str(shape), where);
+    if (v.mask) return kPadded;
     for (size_t i = 0; i < v.shape.size(); i++)
-      if (v.strides[i] == Dim(0) && !(v.shape[i] == Dim(1)))
-        throw ArgumentError("assign", "cannot write through an expanded view of shape " + shape_str(shape) +
-                                          ": it holds one element several times (assign to the tensor it expands)", where);
+      if (v.strides[i] == Dim(0) && !(v.shape[i] == Dim(1))) return kExpanded;
   }
+  return nullptr;
+}
+
+void check_writable(const UOp& target, const Shape& shape, SourceLocation where) {
+  const char* why = unwritable(target);
+  if (!why) return;
+  std::string what = std::string("cannot write through ") + why + " of shape " + shape_str(shape);
+  if (why == kExpanded) what += ": it holds one element several times (assign to the tensor it expands)";
+  throw ArgumentError("assign", what, where);
+}
+
+// Whether `value` reads `buffer` other than element by element through `target` itself: through a shifted, flipped
+// or transposed view, or under a reduce. The kernel that writes target computes value as it goes, so such a read
+// could see an element already written (t[1:].assign(t[:-1]) copied t[0] everywhere).
+bool reads_other_elements(const UOp& value, const UOp& target, const UOp& buffer) {
+  if (!value.contains(buffer)) return false;
+  std::unordered_set<const uop::UOpNode*> same{target.get()}, other{buffer.get()};
+  for (const UOp& u : value.toposort()) {
+    if (u == target || u == buffer) continue;
+    bool elementwise = uop::GroupOp::ALU().contains(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST;
+    for (const UOp& s : u.src()) {
+      if (other.count(s.get()) || (same.count(s.get()) && !elementwise)) other.insert(u.get());
+      else if (same.count(s.get())) same.insert(u.get());
+    }
+  }
+  return other.count(value.get()) > 0;
 }
 
 }  // namespace
+
+bool detail::writes_in_place(const UOp& u) {
+  return schedule::movement_base(u).op() == Ops::BUFFER && !schedule::plain_buffer(u) && !unwritable(u);
+}
 
 Tensor& Tensor::assign(const Tensor& x, Loc where) {
   if (x.shape() != shape())
@@ -50,8 +83,10 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
   }
   if (numel() == 0) return *this;  // nothing to write
   check_writable(target, shape(), where);
-  // the old values for whoever still needs them (value too, when it reads them: then it is computed whole first)
+  // the old values for whoever still needs them; value, when it reads them elsewhere than where it writes, into a
+  // buffer of its own first
   Tensor::realize(detail::lazy_readers(buffer));
+  if (reads_other_elements(value.uop(), target, buffer)) value = value.clone(where);
   UOp write = UOp::make(Ops::ASSIGN, dtype(), {value.uop(), target});
   detail::realize_graphs({write}, {&impl()});
   return *this;

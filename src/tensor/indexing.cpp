@@ -347,8 +347,18 @@ void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc
   Tensor v = value.cast(dtype(), where);
   Shape kept;  // the selection with ints as dimensions of size 1
   for (const DimSel& s : p.dims) kept.push_back(s.count);
-  if (p.tensors.empty()) v = v.expand(p.out_shape, where);
-  else v = scatter_advanced(select_basic(*this, p, where).reshape(p.out_shape, where), p, v, where);
+  if (p.tensors.empty()) {
+    v = v.expand(p.out_shape, where);
+    // a part of a realized buffer is written in place, so every tensor that views the buffer sees the new values
+    // (PyTorch's aliasing, and the chained t[1][2] = v); a lazy or a whole tensor takes the values below
+    Tensor part = select_basic(*this, p, where);
+    if (detail::writes_in_place(part.uop())) {
+      part.assign(v.reshape(part.shape(), where), where);
+      return;
+    }
+  } else {
+    v = scatter_advanced(select_basic(*this, p, where).reshape(p.out_shape, where), p, v, where);
+  }
   v = v.reshape(kept, where);
   Tensor mask = place_basic(Tensor::full(kept, 1, dtypes::bool_, device(), where), *this, p, where);
   assign(mask.where(place_basic(v, *this, p, where), *this), where);

@@ -86,6 +86,9 @@ void realize_graphs(const std::vector<uop::UOp>& outs, const std::vector<const T
 // The live tensors not yet realized whose graphs read `buffer` (an in-place write realizes them first: they keep
 // the values they were made from).
 std::vector<Tensor> lazy_readers(const uop::UOp& buffer);
+// Whether a tensor with graph u is a part of a realized buffer that an assign writes in place (a view that holds
+// each element once, and not the whole buffer, whose new value may be computed lazily).
+bool writes_in_place(const uop::UOp& u);
 // Every live tensor with requires_grad set (backward() picks those in its graph), or every live float tensor but
 // the gradients themselves (backward_all()'s). A gradient is often a constant, and a constant's node is the node of
 // that value in every graph (an earlier seed 1.0 is the 1.0 of x - 1), so it would take gradients meant for nothing

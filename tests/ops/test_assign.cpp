@@ -64,12 +64,56 @@ TEST(Assign, AValueThatReadsTheBufferIsComputedWholeFirst) {
   Tensor x = iota(1, 8).reshape({8}).realize();
   x.shrink({{1, 8}}).assign(x.shrink({{0, 7}}) * 10);
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{0, 0, 10, 20, 30, 40, 50, 60}));
+  // the value a plain view of the same buffer, shifted either way, or flipped over itself: each reads the old values
+  std::vector<float> old(8), want(8);
+  std::iota(old.begin(), old.end(), 0.f);
+  Tensor z = Tensor(old, {8}).contiguous().realize();
+  z.shrink({{1, 8}}).assign(z.shrink({{0, 7}}));
+  for (int i = 1; i < 8; i++) want[i] = old[i - 1];
+  want[0] = old[0];
+  EXPECT_EQ(z.to_vector<float>(), want);
+  old = want;
+  z.shrink({{0, 7}}).assign(z.shrink({{1, 8}}));
+  for (int i = 0; i < 7; i++) want[i] = old[i + 1];
+  EXPECT_EQ(z.to_vector<float>(), want);
+  old = want;
+  z.shrink({{0, 6}}).assign(z.shrink({{2, 8}}).flip({0}));
+  for (int i = 0; i < 6; i++) want[i] = old[7 - i];
+  EXPECT_EQ(z.to_vector<float>(), want);
   // the whole tensor from its own old value stays lazy (an optimizer's update: one schedule, no copy)
   Tensor y = iota(1, 4).reshape({4}).realize();
   int64_t kernels = GlobalCounters::kernel_count;
   y.assign(y * 2 + 1);
   EXPECT_EQ(GlobalCounters::kernel_count, kernels) << "not run yet";
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 3, 5, 7}));
+}
+
+// x[...] = v on a realized tensor writes its buffer in place, as PyTorch's: a view taken before sees the new values
+// (a row swap through a temporary view gives row 1 twice, as PyTorch and tinygrad), and so does the tensor a
+// detached handle shares its buffer with
+TEST(Assign, SetitemWritesTheBufferThatViewsAndDetachedHandlesShare) {
+  Tensor t = iota(3, 2);
+  Tensor first = t[{0}];
+  t.setitem({0}, t[{1}]);
+  EXPECT_EQ(first.to_vector<float>(), (std::vector<float>{2, 3}));
+  t.setitem({2}, first);
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{2, 3, 2, 3, 2, 3}));
+  Tensor d = iota(3, 3);
+  d.detach().setitem({1, 2}, 5.0);
+  d[{1}].setitem({0}, -1.0);  // chained: d[1][0] = -1
+  EXPECT_EQ(d.to_vector<float>(), (std::vector<float>{0, 1, 2, -1, 4, 5, 6, 7, 8}));
+}
+
+// x[...] = v on a tensor not yet realized is lazy, and the gradient flows through it: to v where it was written, to
+// x's inputs elsewhere
+TEST(Assign, SetitemOnALazyTensorIsDifferentiable) {
+  Tensor x = Tensor({1.f, 2.f, 3.f, 4.f}).requires_grad_(), v = Tensor({10.f, 20.f}).requires_grad_();
+  Tensor z = x * 3;
+  z.setitem({Slice(0, 2)}, v * v);
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{100, 400, 9, 12}));
+  z.sum().backward();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{0, 0, 3, 3}));
+  EXPECT_EQ(v.grad().to_vector<float>(), (std::vector<float>{20, 40}));
 }
 
 TEST(Assign, EmptyAndZeroDimensionalTargets) {
