@@ -9,7 +9,9 @@ docs/gguf.md) in numpy and struct, independent of tinygrad.cpp's reader, with th
                                               interleaved per head, GPT-2's projections transposed); and the
                                               reference of llm_reference.py (reference.json, prompt_logits.npy,
                                               greedy_logits.npy) computed on the weights the file holds (each
-                                              quantized weight dequantized by tools/gguf_reference.py)
+                                              quantized weight dequantized by tools/gguf_reference.py), and
+                                              llama_cpp_logits.npy: the same with activations rounded as llama.cpp
+                                              rounds them; a placeholder vocabulary lets llama.cpp load the file
 
     gguf_models.py tokenizer TOKENIZER_JSON OUT.gguf
                                               a GGUF holding only that vocabulary as tokenizer.ggml.* metadata
@@ -72,10 +74,14 @@ class I32(int):  # a metadata integer written as int32 (llama.cpp reads token ty
   pass
 
 
+class Strings(list):  # an array of strings, typed as such even when empty (llama.cpp checks merges' type)
+  pass
+
+
 def gguf_value(v):
   """(value type, bytes) of a metadata value: str, bool, int (u32), float (f32), or a list of one of them"""
   if isinstance(v, list):
-    kinds = {gguf_value(x)[0] for x in v} or {4}
+    kinds = {gguf_value(x)[0] for x in v} or {8 if isinstance(v, Strings) else 4}
     assert len(kinds) == 1, "a GGUF array holds one type"
     return 9, struct.pack("<IQ", kinds.pop(), len(v)) + b"".join(gguf_value(x)[1] for x in v)
   if isinstance(v, str): return 8, gguf_string(v)
@@ -134,15 +140,51 @@ def store(w, type_name):
   return type_name, bytes(raw), torch.from_numpy(back.copy())
 
 
+class Held(dict):
+  """weights by HF name, with the GGUF type each is stored as (.types)"""
+  def __init__(self):
+    super().__init__()
+    self.types = {}
+
+
+def f16_round(x): return x.half().float()
+
+
+def q8_round(x, block=32):
+  """ggml's quantize_row_q8_0 on x86 (and q8_1's values): per block of 32, d = max|x|/127 kept as float16,
+  q = x * (127/max|x|) rounded half to even"""
+  b = x.reshape(-1, block)
+  amax = b.abs().amax(-1, keepdim=True)
+  inv = torch.where(amax > 0, 127 / amax, torch.zeros_like(amax))
+  return (torch.round(b * inv) * (amax / 127).half().float()).reshape(x.shape)
+
+
+def q8k_round(x):
+  """ggml's quantize_row_q8_K: per block of 256, the element of largest magnitude (with its sign) maps to -127,
+  q = nearest(x * -127/max) (at most 127), d = 1/scale in float32"""
+  b = x.reshape(-1, 256)
+  big = b.gather(-1, b.abs().argmax(-1, keepdim=True))
+  scale = torch.where(big != 0, -127 / big, torch.zeros_like(big))
+  q = torch.clamp(torch.round(b * scale), max=127)  # nearest_int rounds half to even, as torch.round
+  d = torch.where(big != 0, 1 / scale, torch.zeros_like(big))
+  return (q * d).reshape(x.shape)
+
+
+# how llama.cpp's CPU backend reads the activations a weight of each type multiplies (ggml's vec_dot_type)
+ACTIVATION_ROUNDING = {"F16": f16_round, "BF16": lambda x: x.bfloat16().float(), "Q4_0": q8_round, "Q4_1": q8_round,
+                       "Q5_0": q8_round, "Q5_1": q8_round, "Q8_0": q8_round, "Q2_K": q8k_round, "Q3_K": q8k_round,
+                       "Q4_K": q8k_round, "Q5_K": q8k_round, "Q6_K": q8k_round}
+
+
 def convert(c, w, type_name, keep=True):
   """(metadata, tensors, held): HF config and weights as llama.cpp's converter lays them out; held: the weights as
-  the file holds them, under the HF names (keep=False: not kept)"""
-  tensors, held = [], {}
+  the file holds them, under the HF names (keep=False: not kept), and held.types: the type each is stored as"""
+  tensors, held = [], Held()
 
   def put(gguf_name, hf_name, transform=lambda t: t, inverse=lambda t: t):
     stored, raw, values = store(transform(w[hf_name]), type_name)
     tensors.append((gguf_name, list(values.shape), stored, raw))
-    if keep: held[hf_name] = inverse(values)
+    if keep: held[hf_name], held.types[hf_name] = inverse(values), stored
     w[hf_name] = None  # let a large model's float32 copy go
 
   if c["model_type"] == "gpt2":
@@ -207,9 +249,11 @@ def convert(c, w, type_name, keep=True):
         if p + hf + ".weight" in w: put(b + gg + ".weight", p + hf + ".weight")
       if keep and experts:  # the reference reads HF's names, one expert each
         held[p + router] = held.pop(p + "mlp.gate.weight")
+        held.types[p + router] = held.types[p + "mlp.gate.weight"]
         for hf, ours in zip(projections, ("gate_proj", "up_proj", "down_proj")):
           stacked = held.pop(f"{p}mlp.experts.{ours}.weight")
           held.update({p + expert.format(j) + hf: stacked[j] for j in range(E)})
+          held.types.update({p + expert.format(j) + hf: held.types[f"{p}mlp.experts.{ours}.weight"] for j in range(E)})
     if c.get("rope_scaling"):  # LLaMA 3.1: the scaled frequencies as divisors, as llama.cpp's converter writes them
       s, hd = c["rope_scaling"], d // nh
       inv = 1.0 / (c["rope_theta"] ** (np.arange(0, hd, 2, dtype=np.float32) / hd))
@@ -226,13 +270,31 @@ def convert(c, w, type_name, keep=True):
   return meta, tensors, held
 
 
+def byte_level_chars():
+  """GPT-2's byte-level alphabet: each byte as a printable character (itself where printable, else 256 + its rank)"""
+  keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
+  chars, extra = {}, 0
+  for b in range(256):
+    if b in keep: chars[b] = chr(b)
+    else: chars[b], extra = chr(256 + extra), extra + 1
+  return [chars[b] for b in range(256)]
+
+
+def placeholder_vocab(n, avoid):
+  """a vocabulary of n tokens, so that llama.cpp, which needs one, runs the file on token ids: a byte-level BPE of
+  the 256 bytes and made-up tokens, no merges; its end-of-text a token that neither the prompt nor the greedy
+  continuation holds"""
+  eos = max(set(range(n)) - avoid)
+  return {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "default",
+          "tokenizer.ggml.tokens": (byte_level_chars() + [f"<t{i}>" for i in range(256, n)])[:n],
+          "tokenizer.ggml.merges": Strings(), "tokenizer.ggml.token_type": [I32(1) for _ in range(n)],
+          "tokenizer.ggml.bos_token_id": eos, "tokenizer.ggml.eos_token_id": eos}
+
+
 def make(hf_dir, out_dir, type_name):
   c = json.load(open(os.path.join(hf_dir, "config.json")))
   meta, tensors, held = convert(c, read_safetensors(hf_dir), type_name)
   os.makedirs(out_dir, exist_ok=True)
-  write_gguf(os.path.join(out_dir, "model.gguf"), meta, tensors)
-  with open(os.path.join(out_dir, "types.json"), "w") as f:
-    json.dump({name: t for name, _, t, _ in tensors}, f, indent=1)
 
   # the reference on the held weights: llm_reference's forward, greedy from its prompt
   arch = c["model_type"]
@@ -243,10 +305,19 @@ def make(hf_dir, out_dir, type_name):
   new_cache = lambda: [[torch.zeros(heads, 0, hd), torch.zeros(heads, 0, hd)] for _ in range(L)]
   with torch.no_grad():
     result = ref.greedy(c, held, fwd, new_cache)
-  if result is None: sys.exit("gguf_models.py: a near-tie in the greedy continuation of these weights")
-  prompt_logits, tokens, logits = result
+    if result is None: sys.exit("gguf_models.py: a near-tie in the greedy continuation of these weights")
+    prompt_logits, tokens, logits = result
+    # llama.cpp's arithmetic on the same file (tests/models/llama_cpp_check.mjs): the activations rounded as its CPU
+    # backend rounds them for each weight's type, along the same greedy tokens
+    act = {n: ACTIVATION_ROUNDING[t] for n, t in held.types.items() if t in ACTIVATION_ROUNDING}
+    llama_cpp_logits = fwd(held, c, ref.PROMPT + tokens[:-1], 0, new_cache(), act)[len(ref.PROMPT) - 1:]
+  meta.update(placeholder_vocab(c["vocab_size"], avoid=set(ref.PROMPT) | set(tokens)))
+  write_gguf(os.path.join(out_dir, "model.gguf"), meta, tensors)
+  with open(os.path.join(out_dir, "types.json"), "w") as f:
+    json.dump({name: t for name, _, t, _ in tensors}, f, indent=1)
   np.save(os.path.join(out_dir, "prompt_logits.npy"), prompt_logits.numpy().astype(np.float32))
   np.save(os.path.join(out_dir, "greedy_logits.npy"), logits.numpy().astype(np.float32))
+  np.save(os.path.join(out_dir, "llama_cpp_logits.npy"), llama_cpp_logits.numpy().astype(np.float32))
   with open(os.path.join(out_dir, "reference.json"), "w") as f:
     json.dump({"prompt": ref.PROMPT, "greedy": tokens}, f)
 

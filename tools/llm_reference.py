@@ -100,7 +100,13 @@ def gpt2_weights(c):
   return w
 
 
-def gpt2_forward(w, c, tokens, start, cache):
+def rounding(act, name):
+  """x as the matmul with weight `name` reads it: act (a dict, weight name -> function) rounds the activations as
+  llama.cpp does before multiplying them by a quantized weight (gguf_models.py's llama.cpp reference); else x"""
+  return (act or {}).get(name, lambda x: x)
+
+
+def gpt2_forward(w, c, tokens, start, cache, act=None):
   """logits (T, vocab) of `tokens` at positions start..; cache: per layer [k, v] (heads, S, hd), extended in place"""
   d, nh = c["n_embd"], c["n_head"]
   hd, T = d // nh, len(tokens)
@@ -110,15 +116,16 @@ def gpt2_forward(w, c, tokens, start, cache):
   h = w["transformer.wte.weight"][torch.tensor(tokens)] + w["transformer.wpe.weight"][pos]
   for i in range(c["n_layer"]):
     p = f"transformer.h.{i}."
-    qkv = ln(h, p + "ln_1") @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+    mm = lambda x, name: rounding(act, p + name)(x) @ w[p + name]
+    qkv = mm(ln(h, p + "ln_1"), "attn.c_attn.weight") + w[p + "attn.c_attn.bias"]
     q, k, v = (t.reshape(T, nh, hd).transpose(0, 1) for t in qkv.split(d, dim=-1))
     k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
     cache[i] = [k, v]
     a = attention(q, k, v, start)
-    h = h + a.transpose(0, 1).reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-    m = gelu_new(ln(h, p + "ln_2") @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
-    h = h + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-  return ln(h, "transformer.ln_f") @ w["transformer.wte.weight"].T
+    h = h + mm(a.transpose(0, 1).reshape(T, d), "attn.c_proj.weight") + w[p + "attn.c_proj.bias"]
+    m = gelu_new(mm(ln(h, p + "ln_2"), "mlp.c_fc.weight") + w[p + "mlp.c_fc.bias"])
+    h = h + mm(m, "mlp.c_proj.weight") + w[p + "mlp.c_proj.bias"]
+  return rounding(act, "transformer.wte.weight")(ln(h, "transformer.ln_f")) @ w["transformer.wte.weight"].T
 
 
 def attention(q, k, v, start):
@@ -175,7 +182,7 @@ def llama_weights(c):
   return w
 
 
-def llama_forward(w, c, tokens, start, cache):
+def llama_forward(w, c, tokens, start, cache, act=None):
   d, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
   hd, T, eps = c.get("head_dim", d // nh), len(tokens), c["rms_norm_eps"]
   w = {k: t.float() for k, t in w.items()}
@@ -194,12 +201,13 @@ def llama_forward(w, c, tokens, start, cache):
   cos, sin = emb.cos(), emb.sin()
   rotate_half = lambda x: torch.cat([-x[..., hd // 2:], x[..., :hd // 2]], -1)
   rope = lambda x: x * cos + rotate_half(x) * sin
+  mm = lambda x, name: rounding(act, name)(x) @ w[name].T
   h = w["model.embed_tokens.weight"][torch.tensor(tokens)]
   for i in range(c["num_hidden_layers"]):
     p = f"model.layers.{i}."
     x = norm(h, p + "input_layernorm")
     # Qwen2's projection biases; Qwen3's RMSNorm of each head of q and k (over head_dim) before the rotation
-    proj = lambda name: x @ w[p + name + ".weight"].T + (w[p + name + ".bias"] if p + name + ".bias" in w else 0)
+    proj = lambda name: mm(x, p + name + ".weight") + (w[p + name + ".bias"] if p + name + ".bias" in w else 0)
     head_norm = lambda t, name: norm(t, p + name) if p + name + ".weight" in w else t
     if c["model_type"] == "olmoe":  # the norm before the heads are split
       q = rope(head_norm(proj("self_attn.q_proj"), "self_attn.q_norm").reshape(T, nh, hd).transpose(0, 1))
@@ -210,13 +218,13 @@ def llama_forward(w, c, tokens, start, cache):
     v = proj("self_attn.v_proj").reshape(T, nkv, hd).transpose(0, 1)
     k, v = torch.cat([cache[i][0], k], 1), torch.cat([cache[i][1], v], 1)
     cache[i] = [k, v]
-    h = h + attention(q, k, v, start).transpose(0, 1).reshape(T, nh * hd) @ w[p + "self_attn.o_proj.weight"].T
+    h = h + mm(attention(q, k, v, start).transpose(0, 1).reshape(T, nh * hd), p + "self_attn.o_proj.weight")
     x = norm(h, p + "post_attention_layernorm")
-    swiglu = lambda g, u, dn: (torch.nn.functional.silu(x @ w[g].T) * (x @ w[u].T)) @ w[dn].T
+    swiglu = lambda g, u, dn: mm(torch.nn.functional.silu(mm(x, g)) * mm(x, u), dn)
     if moe(c):
       # every expert on every token, weighted by the router's softmax where it is among the token's top k, else 0
       E, _, (router, expert, gate, up, down) = moe(c)
-      probs = torch.softmax(x @ w[p + router].T, -1)
+      probs = torch.softmax(mm(x, p + router), -1)
       top = torch.topk(probs, c["num_experts_per_tok"], -1)
       mix = torch.zeros_like(probs).scatter(-1, top.indices, top.values)
       if c.get("norm_topk_prob", c["model_type"] == "mixtral"): mix = mix / mix.sum(-1, keepdim=True)
@@ -224,8 +232,8 @@ def llama_forward(w, c, tokens, start, cache):
       h = h + sum(mix[:, j:j + 1] * swiglu(e(j) + gate, e(j) + up, e(j) + down) for j in range(E))
     else:
       h = h + swiglu(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight")
-  head = w["model.embed_tokens.weight"] if c["tie_word_embeddings"] else w["lm_head.weight"]
-  return norm(h, "model.norm") @ head.T
+  head = "model.embed_tokens.weight" if c["tie_word_embeddings"] else "lm_head.weight"
+  return mm(norm(h, "model.norm"), head)
 
 
 def model(name, seed=0):
