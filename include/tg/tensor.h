@@ -433,7 +433,7 @@ class Tensor {
   Tensor getitem(const std::vector<Index>& indices, Loc where = Loc::current()) const;
   Tensor operator[](const IndexAt& at) const { return getitem(at.indices, at.where); }
   // x[...] = value: the tensor (and every handle to it) takes the new values. On a realized tensor (or a view of
-  // one), slices and ints write its buffer in place, so views of it see them (PyTorch's aliasing); on a lazy tensor
+  // one) they are written into its buffer at once, so views of it see them (PyTorch's aliasing); on a lazy tensor
   // the new value is lazy too, and gradients flow through it. Integer tensor indices write where they point (the
   // last write wins where they repeat, as numpy's); a bool mask x[mask] writes a value broadcast over the selected
   // elements, or one value row per true element.
@@ -685,6 +685,10 @@ class Tensor {
     else return dtypes::default_int();
   }
   const detail::TensorImpl& impl() const;  // throws for an empty handle
+  // assign's write into this realized buffer or view of one, at once, also where assign would be lazy (a whole
+  // buffer whose value reads it): setitem's; value has this tensor's shape and dtype
+  void write_in_place(const Tensor& value, Loc where);
+  void set_values(const Tensor& value, Loc where);
   void copy_to_host(void* out, DType as) const;
   void check_single(Loc where) const;
   std::shared_ptr<detail::TensorImpl> impl_;

@@ -102,11 +102,16 @@ def test_setitem():
 def test_setitem_aliases_and_differentiates_as_torch():
   # a realized tensor is written in place: a view taken before sees it (a row swap through it), as torch's views do
   t, tt = Tensor.arange(6, dtype=dtypes.float).reshape(3, 2).contiguous().realize(), torch.arange(6.).reshape(3, 2)
+  rows = []
   for x in (t, tt):
     tmp = x[0]
     x[0] = x[1]
     x[2] = tmp
+    x[:] = x * 2 + 1  # the whole tensor, from its own values
+    x[[0, 2], 1] = -1.0  # integer indices
+    rows.append(tmp.numpy().copy())
   np.testing.assert_array_equal(t.numpy(), tt.numpy())
+  np.testing.assert_array_equal(rows[0], rows[1])
   # overlapping source and destination in one buffer, and a detached handle writing through
   t, tt = Tensor.arange(8, dtype=dtypes.float).contiguous().realize(), torch.arange(8.)
   for x in (t, tt):

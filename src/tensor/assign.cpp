@@ -62,8 +62,19 @@ bool reads_other_elements(const UOp& value, const UOp& target, const UOp& buffer
 
 }  // namespace
 
-bool detail::writes_in_place(const UOp& u) {
-  return schedule::movement_base(u).op() == Ops::BUFFER && !schedule::plain_buffer(u) && !unwritable(u);
+bool detail::writes_in_place(const UOp& u) { return schedule::movement_base(u).op() == Ops::BUFFER && !unwritable(u); }
+
+void Tensor::write_in_place(const Tensor& value, Loc where) {
+  auto lock = detail::realize_lock();  // no realize between the checks and the write
+  UOp target = uop();
+  const UOp& buffer = schedule::movement_base(target);
+  if (numel() == 0) return;  // nothing to write
+  check_writable(target, shape(), where);
+  // the old values for whoever still needs them; value, when it reads them elsewhere than where it writes, into a
+  // buffer of its own first
+  Tensor::realize(detail::lazy_readers(buffer));
+  UOp v = reads_other_elements(value.uop(), target, buffer) ? value.clone(where).uop() : value.uop();
+  detail::realize_graphs({UOp::make(Ops::ASSIGN, dtype(), {v, target})}, {&impl()});
 }
 
 Tensor& Tensor::assign(const Tensor& x, Loc where) {
@@ -81,14 +92,7 @@ Tensor& Tensor::assign(const Tensor& x, Loc where) {
     impl_->set_uop((schedule::plain_buffer(value.uop()) ? value.clone(where) : value.contiguous(where)).uop());
     return *this;
   }
-  if (numel() == 0) return *this;  // nothing to write
-  check_writable(target, shape(), where);
-  // the old values for whoever still needs them; value, when it reads them elsewhere than where it writes, into a
-  // buffer of its own first
-  Tensor::realize(detail::lazy_readers(buffer));
-  if (reads_other_elements(value.uop(), target, buffer)) value = value.clone(where);
-  UOp write = UOp::make(Ops::ASSIGN, dtype(), {value.uop(), target});
-  detail::realize_graphs({write}, {&impl()});
+  write_in_place(value, where);
   return *this;
 }
 

@@ -325,6 +325,12 @@ Tensor Tensor::getitem(const std::vector<Index>& indices, Loc where) const try {
   tensor::rethrow_in(e, "getitem", where);
 }
 
+// setitem's whole new value: written in place into a realized buffer (views of it see it), else lazily
+void Tensor::set_values(const Tensor& value, Loc where) {
+  if (detail::writes_in_place(uop())) write_in_place(value, where);
+  else assign(value, where);
+}
+
 void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc where) try {
   if (value.device() != device())
     throw ArgumentError("setitem", "value on " + value.device() + " for a tensor on " + device(), where);
@@ -339,8 +345,7 @@ void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc
     }
     Shape m = mask.shape();  // a value that fits one selected row is written through a where
     m.insert(m.end(), static_cast<size_t>(trailing), 1);
-    assign(mask.reshape(m, where).where(value.cast(dtype(), where), *this, where), where);
-    return;
+    return set_values(mask.reshape(m, where).where(value.cast(dtype(), where), *this, where), where);
   }
   Plan p = make_plan(*this, indices, "setitem", where);
   // the value broadcast to the selection, placed back into this tensor's shape, chosen by a placed mask of trues
@@ -349,19 +354,16 @@ void Tensor::setitem(const std::vector<Index>& indices, const Tensor& value, Loc
   for (const DimSel& s : p.dims) kept.push_back(s.count);
   if (p.tensors.empty()) {
     v = v.expand(p.out_shape, where);
-    // a part of a realized buffer is written in place, so every tensor that views the buffer sees the new values
-    // (PyTorch's aliasing, and the chained t[1][2] = v); a lazy or a whole tensor takes the values below
+    // a realized buffer, or a view of one, is written in place, so every tensor that views the buffer sees the new
+    // values (PyTorch's aliasing, and the chained t[1][2] = v); a lazy tensor takes the values below
     Tensor part = select_basic(*this, p, where);
-    if (detail::writes_in_place(part.uop())) {
-      part.assign(v.reshape(part.shape(), where), where);
-      return;
-    }
+    if (detail::writes_in_place(part.uop())) return part.write_in_place(v.reshape(part.shape(), where), where);
   } else {
     v = scatter_advanced(select_basic(*this, p, where).reshape(p.out_shape, where), p, v, where);
   }
   v = v.reshape(kept, where);
   Tensor mask = place_basic(Tensor::full(kept, 1, dtypes::bool_, device(), where), *this, p, where);
-  assign(mask.where(place_basic(v, *this, p, where), *this), where);
+  set_values(mask.where(place_basic(v, *this, p, where), *this), where);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "setitem", where);
 }

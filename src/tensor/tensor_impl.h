@@ -86,8 +86,8 @@ void realize_graphs(const std::vector<uop::UOp>& outs, const std::vector<const T
 // The live tensors not yet realized whose graphs read `buffer` (an in-place write realizes them first: they keep
 // the values they were made from).
 std::vector<Tensor> lazy_readers(const uop::UOp& buffer);
-// Whether a tensor with graph u is a part of a realized buffer that an assign writes in place (a view that holds
-// each element once, and not the whole buffer, whose new value may be computed lazily).
+// Whether a tensor with graph u is a realized buffer, or a view of one, that can be written in place (a view that
+// holds each element once).
 bool writes_in_place(const uop::UOp& u);
 // Every live tensor with requires_grad set (backward() picks those in its graph), or every live float tensor but
 // the gradients themselves (backward_all()'s). A gradient is often a constant, and a constant's node is the node of

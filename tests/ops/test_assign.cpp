@@ -98,6 +98,12 @@ TEST(Assign, SetitemWritesTheBufferThatViewsAndDetachedHandlesShare) {
   EXPECT_EQ(first.to_vector<float>(), (std::vector<float>{2, 3}));
   t.setitem({2}, first);
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{2, 3, 2, 3, 2, 3}));
+  // the whole tensor from its own values, and integer tensor indices: in place too
+  t.setitem({Slice()}, t * 2 + Tensor::arange(0, 6, 1, dtypes::float32).reshape({3, 2}));
+  EXPECT_EQ(first.to_vector<float>(), (std::vector<float>{4, 7}));
+  t.setitem({Tensor(std::vector<int32_t>{0, 2}, {2}), 1}, -1.0);
+  EXPECT_EQ(first.to_vector<float>(), (std::vector<float>{4, -1}));
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{4, -1, 6, 9, 8, -1}));
   Tensor d = iota(3, 3);
   d.detach().setitem({1, 2}, 5.0);
   d[{1}].setitem({0}, -1.0);  // chained: d[1][0] = -1
