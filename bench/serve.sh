@@ -37,33 +37,35 @@ def start():
   return p, int(p.stdout.readline().split("http://127.0.0.1:")[1].split()[0])
 
 def stream(port, path, body):
-  """(seconds to the first piece of text, decode tokens/s after it, the text)"""
+  """(seconds to the first piece of text, decode tokens/s after it, the text): tokens as the closing usage chunk
+  counts them (stream_options.include_usage), over the time from the first piece to that chunk"""
   c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
   t0 = time.perf_counter()
   c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-  r, first, times, text, buf = c.getresponse(), None, [], "", b""
+  r, times, text, buf, tokens, end = c.getresponse(), [], "", b"", 0, None
   while chunk := r.read1(65536):
     buf += chunk
     while b"\n\n" in buf:
       ev, buf = buf.split(b"\n\n", 1)
       if ev == b"data: [DONE]" or not ev.startswith(b"data: "): continue
       j = json.loads(ev[6:])
+      if j.get("usage"): tokens, end = j["usage"]["completion_tokens"], time.perf_counter()
       piece = j["choices"][0].get("text", j["choices"][0].get("delta", {}).get("content", "")) if j["choices"] else ""
       if piece:
         times.append(time.perf_counter())
         text += piece
-  return times[0] - t0, (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0, text
+  return times[0] - t0, (tokens - 1) / (end - times[0]) if tokens > 1 else 0.0, text
 
 prefill, n, decode = cli()
 print(f"llm --bench:   prompt {n} tokens, prefill {prefill:.1f} tok/s (first token after {n / prefill:.2f} s), decode {decode:.1f} tok/s")
 server, port = start()
 try:
-  body = dict(model=model.split("/")[-1], max_tokens=new, temperature=0, stream=True)
+  body = dict(model=model.split("/")[-1], max_tokens=new, temperature=0, stream=True, stream_options={"include_usage": True})
   other = " ".join(f"term{i % 89}" for i in range(words))  # as long, no common start: nothing for the cache to keep
   stream(port, "/v1/completions", dict(body, prompt=other))  # the warm-up: weights read, kernels compiled and captured
   ttft_cold, tps, _ = stream(port, "/v1/completions", dict(body, prompt=prompt))
   ttft_warm, _, _ = stream(port, "/v1/completions", dict(body, prompt=prompt + " and then"))  # the prompt's cache kept
-  print(f"HTTP stream:   first text after {ttft_cold:.2f} s, decode {tps:.1f} tok/s (pieces of text per second)")
+  print(f"HTTP stream:   first text after {ttft_cold:.2f} s, decode {tps:.1f} tok/s (the usage chunk's token count)")
   print(f"               first token {ttft_cold / (n / prefill):.2f}x and decode {decode / tps if tps else 0:.2f}x llm --bench's time")
   print(f"next turn:     first text after {ttft_warm:.2f} s with the cache kept, {ttft_cold:.2f} s reading it all ({ttft_cold / ttft_warm:.1f}x faster)")
 finally:
