@@ -207,6 +207,21 @@ size_t utf8_error_at(std::string_view s) {
   return std::string_view::npos;
 }
 
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t bad_at = utf8_error_at(std::string_view(s).substr(i));
+    if (bad_at == std::string_view::npos) {
+      out.append(s, i, std::string::npos);
+      break;
+    }
+    out.append(s, i, bad_at);
+    out += "\xEF\xBF\xBD";
+    i += bad_at + 1;
+  }
+  return out;
+}
+
 Json parse_json(std::string_view text, const char* op, const std::string& what, SourceLocation where) {
   Parser p{text, 0, op, what, where};
   if (size_t bad = utf8_error_at(text); bad != std::string_view::npos) {

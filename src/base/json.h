@@ -35,6 +35,8 @@ struct Json {
 // The offset of the first byte of `s` that is not part of valid UTF-8 (overlong forms, surrogates and code points
 // above U+10FFFF are invalid, as in Rust's str::from_utf8), or npos when all of `s` is valid.
 size_t utf8_error_at(std::string_view s);
+// `s` with each byte that does not start a valid UTF-8 character replaced by U+FFFD (a model may emit any bytes)
+std::string valid_utf8(const std::string& s);
 
 // Parses all of `text` (one value, surrounded by whitespace only), which must be UTF-8. Strict RFC 8259 JSON: no
 // leading zeros, no trailing commas, no comments, no literals other than true, false and null. `op` and `what` name the caller and the input

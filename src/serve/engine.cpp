@@ -1,6 +1,7 @@
 // The conversation engine: the cache kept between turns, generation until a stop, text released as it is final.
 #include <algorithm>
 
+#include "base/json.h"
 #include "serve/openai.h"
 #include "tg/serve.h"
 
@@ -78,7 +79,7 @@ Outcome Engine::generate(const Request& req, const std::function<bool(const std:
     std::string all = tokenizer_.decode(decoded);
     raw = all.size() > tail ? all.substr(tail) : std::string();
     // whole characters only, and a model's invalid bytes as U+FFFD: the text is UTF-8 wherever it goes
-    reply = openai::valid_utf8(raw.substr(0, complete_utf8(raw)));
+    reply = base::valid_utf8(raw.substr(0, complete_utf8(raw)));
     // a stop text ends the reply where it begins; text that could still grow into one is held back
     size_t cut = reply.size(), hold = reply.size();
     bool stopped = false;

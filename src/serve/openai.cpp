@@ -82,24 +82,9 @@ std::string head(Endpoint e, const Ids& ids, bool chunk) {
          ",\"model\":" + base::json_quote(ids.model);
 }
 
-std::string quote(const std::string& s) { return base::json_quote(valid_utf8(s)); }
+std::string quote(const std::string& s) { return base::json_quote(base::valid_utf8(s)); }
 
 }  // namespace
-
-std::string valid_utf8(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    size_t bad_at = base::utf8_error_at(std::string_view(s).substr(i));
-    if (bad_at == std::string_view::npos) {
-      out.append(s, i, std::string::npos);
-      break;
-    }
-    out.append(s, i, bad_at);
-    out += "\xEF\xBF\xBD";
-    i += bad_at + 1;
-  }
-  return out;
-}
 
 Parsed parse(const std::string& body, Endpoint endpoint, const Engine& engine, const std::string& model_name) {
   Json j;

@@ -35,7 +35,4 @@ std::string reply_json(Endpoint endpoint, const Ids& ids, const Outcome& out);
 std::string chunk_json(Endpoint endpoint, const Ids& ids, const std::string* role, const std::string& text, const std::string* finish);
 std::string usage_chunk_json(Endpoint endpoint, const Ids& ids, const Outcome& out);
 
-// `s` with each byte that does not start a valid UTF-8 character replaced by U+FFFD (a model may emit any bytes)
-std::string valid_utf8(const std::string& s);
-
 }  // namespace tg::serve::openai

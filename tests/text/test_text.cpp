@@ -381,3 +381,16 @@ TEST(ChatTemplate, WritesEachFormatAsItsTemplateDoes) {
 }
 
 }  // namespace
+
+// A model's bytes made UTF-8 for a reply: each byte that does not start a valid character (cut short, a stray
+// continuation, an overlong form, a surrogate) becomes U+FFFD, and valid text passes unchanged
+TEST(Utf8, EachByteThatStartsNoCharacterBecomesTheReplacementCharacter) {
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(tg::base::valid_utf8("plain, \xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80"), "plain, \xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80");
+  EXPECT_EQ(tg::base::valid_utf8("a\xFF" "b"), "a" + r + "b");
+  EXPECT_EQ(tg::base::valid_utf8("\xE2\x82"), r + r);                // a euro sign cut short
+  EXPECT_EQ(tg::base::valid_utf8("\x80" "x"), r + "x");               // a stray continuation byte
+  EXPECT_EQ(tg::base::valid_utf8("\xC0\xAF"), r + r);                 // an overlong '/'
+  EXPECT_EQ(tg::base::valid_utf8("\xED\xA0\x80" "!"), r + r + r + "!");  // a UTF-16 surrogate
+  EXPECT_EQ(tg::base::valid_utf8(""), "");
+}
