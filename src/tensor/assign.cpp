@@ -47,7 +47,8 @@ void check_writable(const UOp& target, const Shape& shape, SourceLocation where)
 // or transposed view, or under a reduce. The kernel that writes target computes value as it goes, so such a read
 // could see an element already written (t[1:].assign(t[:-1]) copied t[0] everywhere).
 bool reads_other_elements(const UOp& value, const UOp& target, const UOp& buffer) {
-  if (!value.contains(buffer)) return false;
+  uint64_t bit = buffer.buffer_bloom();  // a value without the buffer's bit does not read it: no walk
+  if ((value.buffer_bloom() & bit) != bit) return false;
   std::unordered_set<const uop::UOpNode*> same{target.get()}, other{buffer.get()};
   for (const UOp& u : value.toposort()) {
     if (u == target || u == buffer) continue;
