@@ -37,17 +37,28 @@ UOp gate_loads(const UOp& x, const UOp& r, const UOp& valid) {
   return gated.empty() ? x : x.substitute(gated);
 }
 
+// u as where(c, x, 0), or nullopt. Also through casts (a sum that accumulates in a wider type: cast(where(c, x, 0))
+// is where(c, cast(x), 0)) and sums of such terms with one condition (an unrolled axis' copies, which lower() adds
+// before the accumulator sees them: where(c, a, 0) + where(c, b, 0) is where(c, a + b, 0)).
+std::optional<UOp> selected(const UOp& u) {
+  if (u.op() == Ops::WHERE && is_zero(u.src(2))) return u;
+  if (u.op() == Ops::CAST) {
+    std::optional<UOp> w = selected(u.src(0));
+    if (w) return w->src(0).where(w->src(1).cast(u.dtype()), UOp::const_(u.dtype(), int64_t{0}));
+  }
+  if (u.op() == Ops::ADD) {
+    std::optional<UOp> a = selected(u.src(0)), b = selected(u.src(1));
+    if (a && b && a->src(0) == b->src(0)) return a->src(0).where(a->src(1) + b->src(1), a->src(2));
+  }
+  return std::nullopt;
+}
+
 // REDUCE(ADD) of where(... & (e == r) & ..., x, 0) over a range r that e does not use: r replaced by e
 std::optional<UOp> fold(const UOp& red) {
   if (red.arg().get<Ops>() != Ops::ADD) return std::nullopt;
-  // a sum that accumulates in a wider type: cast(where(c, x, 0)) is where(c, cast(x), 0)
-  const UOp* w = &red.src(0);
-  std::vector<DType> casts;  // outermost first
-  while (w->op() == Ops::CAST) casts.push_back(w->dtype()), w = &w->src(0);
-  if (w->op() != Ops::WHERE || !is_zero(w->src(2))) return std::nullopt;
-  UOp x = w->src(1);
-  for (auto it = casts.rbegin(); it != casts.rend(); ++it) x = x.cast(*it);
-  UOp body = w->src(0).where(x, UOp::const_(red.dtype(), int64_t{0}));
+  std::optional<UOp> w = selected(red.src(0));
+  if (!w) return std::nullopt;
+  UOp body = w->src(0).where(w->src(1), UOp::const_(red.dtype(), int64_t{0}));
   std::vector<UOp> ranges(red.src().begin() + 1, red.src().end() - 1);
   std::vector<UOp> clauses = uop::split_and(body.src(0));
   for (size_t c = 0; c < clauses.size(); c++) {

@@ -84,6 +84,15 @@ int64_t global_moves(const uop::UOp& u) {
   return !global ? 0 : u.op() == uop::Ops::LOAD ? u.dtype().count() : u.src(1).dtype().count();
 }
 
+// bytes loaded from or stored to buffer argument i
+int64_t global_bytes(const uop::UOp& u, int64_t i) {
+  if (!global_moves(u)) return 0;
+  const uop::UOp* p = &u.src(0);  // the address, down to the buffer it indexes
+  while (p->op() != uop::Ops::DEFINE_GLOBAL && !p->src().empty()) p = &p->src(0);
+  if (p->op() != uop::Ops::DEFINE_GLOBAL || p->arg().get<int64_t>() != i) return 0;
+  return global_moves(u) * (u.op() == uop::Ops::LOAD ? u.dtype() : u.src(1).dtype()).scalar().itemsize();
+}
+
 // a count as the kernel keeps it: its value at the variables' largest values, and the expression when symbolic
 void set_count(const uop::UOp& count, int64_t& value, uop::UOp& expr) {
   if (count.is_const()) value = const_to_int(count.const_value());
@@ -113,6 +122,10 @@ std::shared_ptr<CompiledKernel> render_kernel(const codegen::LoweredKernel& lowe
   k->n_buffers = k->dims.n_bufs = lowered.globals.size();
   set_count(count_per_run(k->uops, alu_ops), k->ops, k->ops_expr);
   set_count(count_per_run(k->uops, global_moves), k->moves, k->moves_expr);
+  k->buffer_bytes.resize(k->n_buffers), k->buffer_bytes_expr.resize(k->n_buffers);
+  for (size_t i = 0; i < k->n_buffers; i++)
+    set_count(count_per_run(k->uops, [i](const uop::UOp& u) { return global_bytes(u, static_cast<int64_t>(i)); }),
+              k->buffer_bytes[i], k->buffer_bytes_expr[i]);
   // on the CPU, the outermost loop, when it is not a reduction's, can be cut between threads: its iterations write
   // disjoint outputs
   const uop::UOp* parallel = nullptr;

@@ -24,6 +24,12 @@ struct CompiledKernel {
   uop::UOp ops_expr;  // with symbolic loop sizes: the count over `vars` (evaluated at each launch), else null
   int64_t moves = 0;  // elements loaded from and stored to global memory per launch, counted the same way
   uop::UOp moves_expr;
+  // per buffer argument: the bytes loaded from and stored to it per launch, counted the same way (null expressions
+  // where constant). A launch counts at most the buffer's size for each (a matmul reads its operands many times
+  // over), so a buffer read only where an index points (a gather folded into its load: an embedding's rows, a
+  // mixture's chosen experts) counts what is read, not the whole buffer.
+  std::vector<int64_t> buffer_bytes;
+  std::vector<uop::UOp> buffer_bytes_expr;
   // trip count of the outermost loop when threads may split it (vars[0], vars[1] bound it), else 0; when that
   // count is symbolic, its expression over `vars` (evaluated at each launch)
   int64_t parallel_size = 0;

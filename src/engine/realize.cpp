@@ -162,7 +162,12 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
 
 void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, const std::vector<int64_t>& vals) {
   int64_t mem = 0;
-  for (runtime::Buffer* buf : bufs) mem += static_cast<int64_t>(buf->nbytes());
+  for (size_t i = 0; i < bufs.size(); i++) {
+    int64_t size = static_cast<int64_t>(bufs[i]->nbytes());
+    if (i >= k.buffer_bytes.size()) mem += size;
+    else if (!k.buffer_bytes_expr[i]) mem += std::min(size, k.buffer_bytes[i]);
+    else mem += std::min(size, uop::eval(k.buffer_bytes_expr[i], values_of(k, vals)));
+  }
   runtime::Buffer& out = *bufs[0];
   static const base::IntSetting debug_level("DEBUG");
   bool debug = debug_level.get() >= 2, profiling = profile::enabled(), timed = debug || profiling;

@@ -6,6 +6,8 @@
 
 #include <tg/tg.h>
 
+#include "codegen/lower.h"
+#include "codegen/opts.h"
 #include "engine/kernel_cache.h"
 #include "runtime/device.h"
 #include "runtime/buffer_uop.h"
@@ -554,6 +556,55 @@ TEST(Fusion, IndexingByATensorReadsOnlyTheRowsItPicks) {
   Tensor rows = big[{Tensor({39999, 7}).realize()}];
   EXPECT_EQ(kernels_for(rows), 1);
   EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{79998, 79999, 14, 15}));
+}
+
+TEST(Fusion, AProductOverChosenExpertsReadsOnlyThoseExperts) {
+  // a mixture of experts' product as the model writes it: one sum over the experts and the input axis of
+  // where(chosen == expert, w * x, 0), w block-quantized (Q8_0). The sum over the experts folds into a gated read of
+  // the chosen ones, with or without the input axis unrolled (whose copies lower() adds before the fold sees them),
+  // so a launch reads 2 of the 8 experts' bytes (GlobalCounters), and the kernel stores no gathered copy
+  const int64_t E = 8, O = 32, I = 64, blocks = E * O * I / 32;
+  std::vector<uint8_t> raw(static_cast<size_t>(blocks * 34));
+  for (size_t i = 0; i < raw.size(); i++) raw[i] = static_cast<uint8_t>((i * 37 + 11) % 251);
+  for (int64_t b = 0; b < blocks; b++) raw[static_cast<size_t>(b * 34)] = 0, raw[static_cast<size_t>(b * 34 + 1)] = 0x2c;  // 1/16
+  Tensor bytes = Tensor(raw, {static_cast<int64_t>(raw.size())}).realize();
+  Tensor w = state::dequantize(bytes, state::GgmlType::Q8_0, E * O * I).reshape({E, O, I});
+  Tensor chosen = Tensor(std::vector<int32_t>{5, 2}, {1, 1, 2}).realize();
+  Tensor x = (iota({1, 1, I}) * 0.01f).realize();
+  Tensor pick = chosen.unsqueeze(-1).eq(Tensor::arange(0, E, 1, dtypes::int32)).unsqueeze(-1).unsqueeze(-1);
+  Tensor y = pick.where(w * x.unsqueeze(2).unsqueeze(3).unsqueeze(4), 0.0f).sum({3, 5});  // (1, 1, 2, O)
+  schedule::Schedule s = schedule::create_schedule({y.uop()});
+  ASSERT_EQ(s.items.size(), 1u);
+  const uop::UOp& ast = s.items[0].ast;
+  size_t w_arg = 0;  // the bytes' place among the kernel's buffers
+  for (size_t i = 0; i < s.items[0].bufs.size(); i++)
+    if (runtime::buffer_of(s.items[0].bufs[i]).nbytes() == raw.size()) w_arg = i;
+  ASSERT_GT(w_arg, 0u);
+  runtime::Device& cpu = runtime::get_device("CPU");
+  codegen::LoweredKernel plain = codegen::lower(ast, {}, cpu.caps());
+  std::vector<std::vector<codegen::Opt>> tries{codegen::choose_opts(plain)};
+  for (int64_t a : plain.reduce_axes)
+    if (codegen::legal(plain, {{codegen::OptOp::UNROLL, a, 2}})) tries.push_back({{codegen::OptOp::UNROLL, a, 2}});
+  ASSERT_GE(tries.size(), 2u);  // the input axis unrolls
+  const double share = static_cast<double>(raw.size()) * 2 / E;
+  for (const std::vector<codegen::Opt>& opts : tries) {
+    auto k = engine::render_kernel(codegen::lower(ast, opts, cpu.caps()), "experts", cpu.caps(), "CPU");
+    double read = static_cast<double>(k->buffer_bytes.at(w_arg));
+    EXPECT_GE(read, share) << codegen::opts_str(opts);
+    // the codes, and each block's scale as often as the loop reads it: at most twice the share, not all 8 experts
+    EXPECT_LE(read, 2 * share) << codegen::opts_str(opts) << "\n" << k->rendered.source;
+  }
+  int64_t before = GlobalCounters::global_mem;
+  std::vector<float> got = y.to_vector<float>();
+  EXPECT_LT(static_cast<double>(GlobalCounters::global_mem - before), 2 * share + 4096);
+  std::vector<float> wv = w.to_vector<float>(), xv = x.to_vector<float>();
+  const int64_t picked[2] = {5, 2};
+  for (int64_t c = 0; c < 2; c++)
+    for (int64_t o = 0; o < O; o++) {
+      double want = 0;
+      for (int64_t j = 0; j < I; j++) want += double(wv[static_cast<size_t>((picked[c] * O + o) * I + j)]) * xv[static_cast<size_t>(j)];
+      ASSERT_NEAR(got[static_cast<size_t>(c * O + o)], want, 1e-4 * std::fabs(want) + 1e-4) << c << ", " << o;
+    }
 }
 
 TEST(Fusion, RealizedTensorIsNotRecomputed) {
