@@ -359,17 +359,27 @@ def tokenizer(tokenizer_json, out):
 
 
 def random_llama(c, embed_std, head_std, std):
-  """HF-named random weights of LLaMA config c (normal; norms 1), drawn in one fixed order from torch's generator"""
-  d, L, f = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"]
-  q, kv = d, c["num_key_value_heads"] * (d // c["num_attention_heads"])
+  """HF-named random weights of LLaMA config c (normal; norms 1), drawn in one fixed order from torch's generator;
+  Qwen3's q and k norms and a mixture of experts' router and experts where c has them"""
+  d, L, f, nh = c["hidden_size"], c["num_hidden_layers"], c["intermediate_size"], c["num_attention_heads"]
+  hd = c.get("head_dim", d // nh)
+  q, kv = nh * hd, c["num_key_value_heads"] * hd
+  experts = ref.moe(c)
   w = {"model.embed_tokens.weight": torch.randn(c["vocab_size"], d) * embed_std, "model.norm.weight": torch.ones(d),
        "lm_head.weight": torch.randn(c["vocab_size"], d) * head_std}
   for i in range(L):
     p = f"model.layers.{i}."
+    mlp = () if experts else (("mlp.gate_proj", (f, d)), ("mlp.up_proj", (f, d)), ("mlp.down_proj", (d, f)))
     for k, shape in (("self_attn.q_proj", (q, d)), ("self_attn.k_proj", (kv, d)), ("self_attn.v_proj", (kv, d)),
-                     ("self_attn.o_proj", (d, q)), ("mlp.gate_proj", (f, d)), ("mlp.up_proj", (f, d)),
-                     ("mlp.down_proj", (d, f))):
+                     ("self_attn.o_proj", (d, q))) + mlp:
       w[p + k + ".weight"] = torch.randn(*shape) * std
+    if experts:
+      E, fe, (router, expert, *projections) = experts
+      w[p + router] = torch.randn(E, d) * std
+      for j in range(E):
+        for hf, shape in zip(projections, ((fe, d), (fe, d), (d, fe))): w[p + expert.format(j) + hf] = torch.randn(*shape) * std
+    if c["model_type"] in ("qwen3", "qwen3_moe"):
+      w[p + "self_attn.q_norm.weight"], w[p + "self_attn.k_norm.weight"] = torch.ones(hd), torch.ones(hd)
     w[p + "input_layernorm.weight"], w[p + "post_attention_layernorm.weight"] = torch.ones(d), torch.ones(d)
   return w
 

@@ -71,6 +71,13 @@ CONFIGS = {
     "llama_1b": dict(model_type="llama", vocab_size=32000, hidden_size=2048, intermediate_size=5632,
                      num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, rms_norm_eps=1e-5,
                      rope_theta=10000.0, max_position_embeddings=2048, tie_word_embeddings=False, hidden_act="silu"),
+    # a Qwen3-MoE of about 0.7B parameters, 4 of 32 experts per token (about 1/6 of them read per token), with LLaMA
+    # 2's vocabulary, for bench/gguf.sh's mixture-of-experts line (random weights)
+    "qwen3moe_bench": dict(model_type="qwen3_moe", vocab_size=32000, hidden_size=1024, intermediate_size=2048,
+                           num_hidden_layers=12, num_attention_heads=16, num_key_value_heads=4, head_dim=64,
+                           rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=2048,
+                           tie_word_embeddings=False, hidden_act="silu", num_experts=32, num_experts_per_tok=4,
+                           moe_intermediate_size=512, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[]),
     # GPT-2 124M's shape, for the benchmark (random weights)
     "gpt2_124m": dict(model_type="gpt2", vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
                       layer_norm_epsilon=1e-5, activation_function="gelu_new", n_inner=None),

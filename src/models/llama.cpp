@@ -147,14 +147,21 @@ class Llama : public Transformer {
     return Tensor::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
   }
 
-  // Each token's chosen experts: their weights gathered by index, so only those experts' bytes are read, and the
-  // outputs mixed by the router's probabilities of them. x (B, T, d) -> (B, T, d).
+  // Each token's chosen experts, and the outputs mixed by the router's probabilities of them. x (B, T, d) ->
+  // (B, T, d). An expert's product is one sum over the experts and the input axis of where(chosen == expert, w * v,
+  // 0): codegen folds the sum over the experts into a read of the chosen one (fold_gathers), so only the chosen
+  // experts' bytes are read, in the product's own kernel. Gathering w first (w[chosen]) would store a float32 copy
+  // of the chosen experts, because a reduce read by another reduce gets a buffer of its own.
   Tensor experts(const Layer& l, const Tensor& x) const {
     auto [p, chosen] = linear(x, l.router).softmax(-1).topk(config_.n_experts_used, -1);  // (B, T, K)
     if (config_.experts_renormalize) p = p / p.sum(-1, true);
-    Tensor xe = x.unsqueeze(2).unsqueeze(3);                                     // (B, T, 1, 1, d)
-    Tensor g = (xe * f32(l.experts_gate)[{chosen}]).sum(-1), u = (xe * f32(l.experts_up)[{chosen}]).sum(-1);  // (B, T, K, f)
-    Tensor y = ((g.silu() * u).unsqueeze(3) * f32(l.experts_down)[{chosen}]).sum(-1);  // (B, T, K, d)
+    Tensor arange = Tensor::arange(0, static_cast<double>(config_.n_experts), 1, chosen.dtype(), x.device());
+    Tensor pick = chosen.unsqueeze(-1).eq(arange).unsqueeze(-1).unsqueeze(-1);  // (B, T, K, E, 1, 1)
+    // w (E, out, in), v (B, T, K or 1, 1, 1, in) -> (B, T, K, out)
+    auto product = [&](const Tensor& w, const Tensor& v) { return pick.where(f32(w) * v, 0.0f).sum({3, 5}); };
+    Tensor xe = x.unsqueeze(2).unsqueeze(3).unsqueeze(4);
+    Tensor g = product(l.experts_gate, xe), u = product(l.experts_up, xe);          // (B, T, K, f)
+    Tensor y = product(l.experts_down, (g.silu() * u).unsqueeze(3).unsqueeze(4));  // (B, T, K, d)
     return (y * p.unsqueeze(-1)).sum(2);
   }
 

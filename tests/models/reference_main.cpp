@@ -3,11 +3,12 @@
 // 1. forward() of the prompt at once: every position's logits;
 // 2. generation with and without TinyJit: the prompt through prefill(), then 32 greedy tokens through step(); each
 //    step's logits and the chosen token against the reference's greedy continuation.
-// 3. for a GGUF file: the bytes a decode step moves (GlobalCounters::global_mem) are the weights as the file stores
-//    them plus the cache, with less left over than a float32 copy of the largest weight: the quantized bytes are
-//    read once and no dequantized copy is written or read. Checked where the weights are block-quantized (their
-//    dequantization is what must fuse); on the tiny F32/F16 models the activations weigh as much as a weight, and
-//    the figures are only printed.
+// 3. for a GGUF file: the bytes a decode step moves (GlobalCounters::global_mem) are the weights it reads as the
+//    file stores them (one row of the embedding table unless the head shares it; of a mixture's experts, the chosen
+//    ones) plus the cache, with less left over than a float32 copy of the largest weight: the quantized bytes are
+//    read once, only where needed, and no dequantized copy is written or read. Checked where the weights are
+//    block-quantized (their dequantization is what must fuse); on the tiny F32/F16 models the activations weigh as
+//    much as a weight, and the figures are only printed.
 // Logits agree when max |ours - torch| <= 1e-4 * max |torch| over the compared rows. Prints what it compared;
 // exits 1 on the first mismatch.
 #include <algorithm>
@@ -57,32 +58,32 @@ std::vector<float> row(const std::vector<float>& all, size_t r, size_t width) {
 // A decode step's traffic against the file's weights: see 3. above.
 void check_decode_bytes(tg::llm::Transformer& model, const std::string& path, const std::vector<int32_t>& prompt) {
   tg::GGUFFile file = tg::gguf_load(path);
-  double stored = 0, largest_f32 = 0;
+  const tg::llm::Config& c = model.config();
+  double stored = 0, largest_f32 = 0;  // stored: the bytes of the weights one step reads
   bool quantized = false;
   for (const auto& [name, type] : file.types) {
     const Tensor& t = file.tensors.at(name);
+    double bytes = 0;
     for (uint32_t id = 0; id < 64; id++)
       if (auto info = tg::state::ggml_type_info(id); info && type == info->name)
-        stored += static_cast<double>(t.numel()) / info->block_size * info->type_size, quantized |= info->block_size > 1;
+        bytes = static_cast<double>(t.numel()) / info->block_size * info->type_size, quantized |= info->block_size > 1;
+    if (name == "token_embd.weight" && file.types.count("output.weight")) bytes /= static_cast<double>(t.shape()[0]);
+    if (name.find("_exps.") != std::string::npos) bytes *= static_cast<double>(c.n_experts_used) / static_cast<double>(c.n_experts);
+    stored += bytes;
     if (t.ndim() == 2) largest_f32 = std::max(largest_f32, 4.0 * t.numel());
   }
   tg::llm::Generator gen(model, 0, true);
   int32_t next = tg::llm::argmax(gen.prefill(prompt));
   for (int i = 0; i < 2; i++) next = tg::llm::argmax(gen.step(next));  // TinyJit captures
-  const tg::llm::Config& c = model.config();
   double cache = 2.0 * c.n_layers * c.n_kv_heads * gen.max_context() * c.head_dim * 4;  // keys and values, float32
   int64_t before = tg::GlobalCounters::global_mem;
   gen.step(next);
   double moved = static_cast<double>(tg::GlobalCounters::global_mem - before);
-  // the cache counts twice: each step's key and value are written into it, and attention reads it
-  double rest = moved - stored - 2 * cache;
-  std::printf("decode step: %.0f bytes moved; the file's weights %.0f, the cache %.0f, the rest %.0f (a float32 copy of "
+  // each step's key and value are written into one row of the cache, and attention reads its filled rows
+  double positions = static_cast<double>(prompt.size()) + 2;  // filled before this step
+  double rest = moved - stored - cache * (positions + 2) / static_cast<double>(gen.max_context());
+  std::printf("decode step: %.0f bytes moved; the weights read %.0f, the cache %.0f, the rest %.0f (a float32 copy of "
               "the largest weight: %.0f)\n", moved, stored, cache, rest, largest_f32);
-  if (c.n_experts) {  // each step reads only the chosen experts, but gathers them into float32 copies first
-    std::printf("decode bytes: not held against the file for a mixture of experts (its gathered experts are float32 "
-                "copies: issue 64)\n");
-    return;
-  }
   if (quantized && (moved < stored || rest >= largest_f32)) {
     failures++;
     std::printf("FAIL decode bytes: a step should read the stored weights once and no float32 copy of them\n");
