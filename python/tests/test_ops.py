@@ -199,6 +199,12 @@ def test_losses():
   check([(4, 5)], lambda x: F.cross_entropy(x, torch.tensor(y), label_smoothing=0.1),
         lambda x: x.sparse_categorical_crossentropy(Tensor(y), label_smoothing=0.1))
   check([(4, 5)], lambda x: F.cross_entropy(x, torch.tensor(y), reduction="sum"), lambda x: x.cross_entropy(Tensor(y), reduction="sum"))
+  # a class that can never be the answer (a masked logit of -inf) leaves the loss finite, as in PyTorch
+  masked = np.random.uniform(-1, 1, (4, 5)).astype(np.float32)
+  masked[:, 4] = -np.inf
+  want = F.cross_entropy(torch.tensor(masked), torch.tensor(y)).item()
+  for got in (Tensor(masked).sparse_categorical_crossentropy(Tensor(y)), Tensor(masked).cross_entropy(Tensor(y))):
+    assert np.isclose(got.item(), want, rtol=1e-5), (got.item(), want)
   p = np.random.uniform(0.1, 0.9, (4, 5)).astype(np.float32)
   check([(4, 5)], lambda x: F.binary_cross_entropy_with_logits(x, torch.tensor(p)), lambda x: x.binary_crossentropy_logits(Tensor(p)))
 

@@ -44,7 +44,8 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_i
   Tensor logp = log_softmax(-1, where), hit = classes_along(Y, *this, ndim() - 1, op, where);
   Tensor counted = Y != ignore_index;
   Tensor picked = hit.where(logp, logp.zeros_like()).sum(-1, false, where);
-  Tensor loss = (picked * (1 - label_smoothing) + logp.mean(-1, false, where) * label_smoothing).neg();
+  // without smoothing, no mean over the classes: it would read every class again (and its 0 * -inf a NaN)
+  Tensor loss = label_smoothing == 0 ? picked.neg() : (picked * (1 - label_smoothing) + logp.mean(-1, false, where) * label_smoothing).neg();
   loss = counted.where(loss, loss.zeros_like());
   if (reduction == Reduction::mean) return loss.sum().div(counted.sum().cast(loss.dtype()), where);
   return reduced(loss, reduction);
@@ -57,9 +58,15 @@ Tensor Tensor::cross_entropy(const Tensor& Y, Reduction reduction, double label_
   if (!(label_smoothing >= 0 && label_smoothing <= 1)) throw ArgumentError("cross_entropy", "label_smoothing must be in [0, 1]", where);
   // classes on axis 1 (axis 0 for a 1-d input), as PyTorch; Y is indices, or probabilities of this shape
   int64_t axis = ndim() == 1 ? 0 : 1, c = shape()[axis];
-  Tensor probs = Y.dtype().is_float() && Y.shape() == shape() ? Y : classes_along(Y, *this, axis, "cross_entropy", where).cast(dtype());
+  bool indices = !(Y.dtype().is_float() && Y.shape() == shape());
+  Tensor logp = log_softmax(axis, where);
+  if (indices && label_smoothing == 0) {  // each row's target picked (a gathered read), not a product with a one-hot
+    Tensor hit = classes_along(Y, *this, axis, "cross_entropy", where);
+    return reduced(hit.where(logp, logp.zeros_like()).sum(axis, false, where).neg(), reduction);
+  }
+  Tensor probs = indices ? classes_along(Y, *this, axis, "cross_entropy", where).cast(dtype()) : Y;
   probs = probs * (1 - label_smoothing) + label_smoothing / static_cast<double>(c);
-  return reduced(log_softmax(axis, where).mul(probs, where).sum(axis, false, where).neg(), reduction);
+  return reduced(logp.mul(probs, where).sum(axis, false, where).neg(), reduction);
 } catch (const Error& e) {
   tensor::rethrow_in(e, "cross_entropy", where);
 }

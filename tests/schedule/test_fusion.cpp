@@ -607,6 +607,21 @@ TEST(Fusion, AProductOverChosenExpertsReadsOnlyThoseExperts) {
     }
 }
 
+TEST(Fusion, CrossEntropyReadsTheLogitsOncePerStatistic) {
+  // the row's max and its sum of exponentials read the logits; each row's target is a gathered read of one logit.
+  // No third pass: no mean over the classes without label smoothing, no product with a one-hot
+  Tensor x = (iota({64, 4000}) * 1e-4f).realize();
+  Tensor y = (Tensor::arange(64) * 61).cast(dtypes::int32).realize();
+  const double logits = 64.0 * 4000 * 4;
+  for (int which = 0; which < 2; which++) {
+    Tensor loss = which ? x.cross_entropy(y) : x.sparse_categorical_crossentropy(y);
+    int64_t before = GlobalCounters::global_mem;
+    loss.realize();
+    double moved = static_cast<double>(GlobalCounters::global_mem - before);
+    EXPECT_LT(moved, 2.2 * logits) << which;
+  }
+}
+
 TEST(Fusion, RealizedTensorIsNotRecomputed) {
   Tensor a = iota({16});
   Tensor b = (a * 2).sum();
