@@ -156,22 +156,22 @@ int main(int argc, char** argv) try {
   namespace fs = std::filesystem;
   std::unique_ptr<tg::llm::Transformer> model;
   std::optional<tg::text::Tokenizer> tok;
-  std::string chat_template;  // tokenizer.chat_template (GGUF) or tokenizer_config.json's chat_template
+  std::optional<tg::text::ChatTemplate> chat_template;  // the GGUF file's or the folder's (tokenizer_config.json)
   if (fs::path(model_path).extension() == ".gguf") {
     tg::GGUFFile file = tg::gguf_load(model_path, device);
     model = tg::llm::from_gguf(file, model_path);
     if (file.metadata.count("tokenizer.ggml.model")) tok = tg::text::Tokenizer::from_gguf(file.metadata, model_path);
-    if (auto t = file.metadata.find("tokenizer.chat_template"); t != file.metadata.end())
-      chat_template = t->second.as_string(model_path + ": tokenizer.chat_template");
+    if (tok && talk) chat_template = tg::text::ChatTemplate::from_gguf(file.metadata, *tok, model_path);
   } else {
     model = tg::llm::load(model_path, device);
     if (fs::exists(fs::path(model_path) / "tokenizer.json") || fs::exists(fs::path(model_path) / "vocab.json"))
       tok = tg::text::Tokenizer::load(model_path);
+    if (tok && talk) chat_template = tg::text::ChatTemplate::from_folder(model_path, *tok);
   }
   if (talk) {
     if (!tok) usage("--chat and --serve need a tokenizer (a GGUF file's, or tokenizer.json in " + model_path + ")");
     if (max_context == 0) max_context = model->config().max_context;
-    tg::serve::Engine engine(*model, *tok, tg::text::ChatTemplate::detect(chat_template, *tok), max_context, jit);
+    tg::serve::Engine engine(*model, *tok, *chat_template, max_context, jit);
     if (chat_mode) {
       chat(engine, sampling, max_new);
       return 0;

@@ -63,8 +63,14 @@ struct ChatMessage {
   std::string role, content;
 };
 
-// A chat as the model was trained to read it. The chat templates of GGUF files (tokenizer.chat_template) are Jinja
-// programs; the formats the common models use are recognized by their markers and written here.
+namespace jinja {
+class Template;
+}
+
+// A chat as the model was trained to read it. The chat templates of GGUF files (tokenizer.chat_template) and of
+// Hugging Face folders (tokenizer_config.json's chat_template) are Jinja programs: run here as Hugging Face runs them
+// (src/text/jinja.h), so a model's own defaults (Qwen's system prompt, Llama 3's date header) are kept. A template
+// this interpreter cannot parse falls back to the format its markers name, written here.
 class ChatTemplate {
  public:
   enum class Format {
@@ -73,19 +79,32 @@ class ChatTemplate {
     Tulu,    // OLMo's: <|user|>\ncontent\n<|assistant|>\ncontent<eos>\n
     Plain,   // no template and no markers: "role: content" lines
   };
-  // The format of `jinja` (a GGUF's tokenizer.chat_template, empty for none); without one, ChatML where the
-  // vocabulary has <|im_start|>, else Plain. A template with none of the known markers raises ArgumentError.
-  static ChatTemplate detect(const std::string& jinja, const Tokenizer& tok, SourceLocation where = SourceLocation::current());
-  ChatTemplate(Format format, std::string eos);  // eos: the end-of-text token's spelling (Tulu ends turns with it)
-  // The messages, then (add_generation_prompt) the opening of the assistant's turn.
+  // `jinja`: a model's template, empty for none (then ChatML where the vocabulary has <|im_start|>, else Plain).
+  // `bos` and `eos`: the spellings of the model's begin- and end-of-text tokens (the template's bos_token and
+  // eos_token; eos defaults to <|endoftext|> where the vocabulary has it). A template that neither parses nor has
+  // one of the known markers raises ArgumentError with the parse error.
+  static ChatTemplate detect(const std::string& jinja, const Tokenizer& tok, const std::string& bos = "",
+                             const std::string& eos = "", SourceLocation where = SourceLocation::current());
+  // A GGUF file's (gguf_load's metadata): tokenizer.chat_template, and the spellings of tokenizer.ggml.bos_token_id
+  // and eos_token_id. `file` names the source in errors.
+  static ChatTemplate from_gguf(const std::map<std::string, GGUFValue>& metadata, const Tokenizer& tok, const std::string& file,
+                               SourceLocation where = SourceLocation::current());
+  // A Hugging Face folder's: tokenizer_config.json's chat_template (a string, or the one named "default" of a list),
+  // bos_token and eos_token; chat_template.jinja where the folder has one (newer releases keep it there).
+  static ChatTemplate from_folder(const std::string& folder, const Tokenizer& tok, SourceLocation where = SourceLocation::current());
+  ChatTemplate(Format format, std::string eos);  // one of the formats written here (Tulu ends turns with eos)
+  // The messages, then (add_generation_prompt) the opening of the assistant's turn. A template that refuses the
+  // messages (its raise_exception: roles that do not alternate) raises ArgumentError with its message.
   std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true) const;
   // The tokens that end the assistant's turn in this format (<|im_end|>, <|eot_id|>), as the vocabulary spells them.
   std::vector<std::string> end_of_turn() const;
   Format format() const { return format_; }
+  bool runs_jinja() const { return program_ != nullptr; }  // whether render() runs the model's template
 
  private:
   Format format_;
-  std::string eos_;
+  std::string bos_, eos_;
+  std::shared_ptr<const jinja::Template> program_;
 };
 
 // The pre-tokenizer regexes, hand-written (exposed for tests). Each splits `text` into consecutive pieces that cover

@@ -11,6 +11,7 @@
 
 #include "state/file_io.h"
 #include "base/json.h"
+#include "text/jinja.h"
 #include "tg/text.h"
 
 using tg::text::split_words;
@@ -363,21 +364,77 @@ const std::vector<tg::text::ChatMessage> kChat = {{"system", "Be brief."}, {"use
 TEST(ChatTemplate, WritesEachFormatAsItsTemplateDoes) {
   using tg::text::ChatTemplate;
   auto t = Tokenizer::load(kDir + "/tiny_llama3");
-  ChatTemplate chatml = ChatTemplate::detect("{{'<|im_start|>' + message['role'] + '\\n'}}", t);
-  EXPECT_EQ(chatml.format(), ChatTemplate::Format::ChatML);
+  ChatTemplate chatml(ChatTemplate::Format::ChatML, "");
   EXPECT_EQ(chatml.render(kChat), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n Hello! "
                                   "<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(chatml.end_of_turn(), std::vector<std::string>{"<|im_end|>"});
-  ChatTemplate llama3 = ChatTemplate::detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}", t);
+  ChatTemplate llama3(ChatTemplate::Format::Llama3, "");
   EXPECT_EQ(llama3.render(kChat, false),
             "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi"
             "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>");
-  ChatTemplate tulu = ChatTemplate::detect("{{ '<|user|>\\n' }}{{ '<|assistant|>\\n' }}", t);
+  ChatTemplate tulu(ChatTemplate::Format::Tulu, "<|endoftext|>");
   EXPECT_EQ(tulu.render({kChat[1], kChat[2], kChat[3]}),
             "<|user|>\nHi\n<|assistant|>\n Hello! <|endoftext|>\n<|user|>\n2+2?\n<|assistant|>\n");
   EXPECT_EQ(ChatTemplate::detect("", t).format(), ChatTemplate::Format::ChatML);  // the vocabulary has <|im_start|>
   EXPECT_EQ(ChatTemplate::detect("", Tokenizer::load(kDir + "/tiny_gpt2")).render({kChat[1]}), "user: Hi\nassistant:");
-  EXPECT_THROW(ChatTemplate::detect("{{ messages | tojson }}", t), tg::ArgumentError);
+}
+
+TEST(ChatTemplate, RunsTheModelsOwnTemplate) {
+  // a template's own defaults are kept: the system prompt it adds when the chat has none (tests/text/jinja holds
+  // templates written in the manner of Qwen's and Llama 3.1's; ctest text.jinja_matches_jinja2 holds them to jinja2)
+  using tg::text::ChatTemplate;
+  auto t = Tokenizer::load(kDir + "/tiny_llama3");
+  std::ifstream f(kDir + "/jinja/chatml_style.jinja");
+  std::string source((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ChatTemplate chat = ChatTemplate::detect(source, t);
+  EXPECT_TRUE(chat.runs_jinja());
+  EXPECT_EQ(chat.format(), ChatTemplate::Format::ChatML);  // its markers still name the end of a turn
+  EXPECT_EQ(chat.end_of_turn(), std::vector<std::string>{"<|im_end|>"});
+  EXPECT_EQ(chat.render({kChat[1]}), "<|im_start|>system\nYou are a helpful assistant made for these tests.<|im_end|>\n"
+                                     "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(chat.render(kChat, false), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                                       "<|im_start|>assistant\n Hello! <|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n");
+  try {  // the template's raise_exception reaches the caller with its message
+    chat.render({{"narrator", "?"}});
+    FAIL() << "no error";
+  } catch (const tg::ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown role: narrator"), std::string::npos) << e.what();
+  }
+  // bos_token and eos_token are the model's spellings
+  ChatTemplate with_bos = ChatTemplate::detect("{{ bos_token }}{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}", t, "<s>", "</s>");
+  EXPECT_EQ(with_bos.render({kChat[1]}, false), "<s>Hi</s>");
+  // a template this interpreter cannot parse falls back to the format its markers name; without markers it raises
+  ChatTemplate macro = ChatTemplate::detect("{% macro m() %}<|im_start|>{% endmacro %}", t);
+  EXPECT_FALSE(macro.runs_jinja());
+  EXPECT_EQ(macro.format(), ChatTemplate::Format::ChatML);
+  EXPECT_THROW(ChatTemplate::detect("{{ messages | map('x') }}", t), tg::ArgumentError);
+}
+
+TEST(ChatTemplate, MalformedTemplatesRaiseAndNeverCrash) {
+  using tg::text::jinja::Template;
+  for (const char* bad : {"{{", "{% if x %}", "{% for %}", "{{ 'unclosed }}", "{% endif %}", "{{ a[ }}", "{{ 1 +* 2 }}", "{% set %}",
+                          "{{ x | }}", "{% if %}{% endif %}", "{{ (((( }}", "{# never closed", "{% for a in b %}{% else %}"})
+    EXPECT_THROW(Template{bad}, tg::ArgumentError) << bad;
+  EXPECT_THROW(Template("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}"), tg::ArgumentError);  // too deep
+  EXPECT_THROW(Template("{{ " + std::string(5000, '-') + "1 }}"), tg::ArgumentError);
+  std::string nested;
+  for (int i = 0; i < 5000; i++) nested += "{% if true %}";
+  EXPECT_THROW(Template{nested}, tg::ArgumentError);
+  // at render time: an undefined value in arithmetic, a bad call
+  for (const char* bad : {"{{ x + 1 }}", "{{ x.y }}", "{{ 1 / 0 }}", "{{ 'a' - 1 }}", "{{ nothing() }}", "{{ range(1, 2, 0) }}", "{% for a, b in [1] %}{% endfor %}"})
+    EXPECT_THROW(Template{bad}.render({}), tg::ArgumentError) << bad;
+  // random templates from the language's pieces: each parses and renders, or raises ArgumentError
+  const char* pieces[] = {"{{", "}}", "{%", "%}", "{#", "#}", "-", "+", " if ", " for ", " in ", " set ", " endif", " endfor", " else",
+                          "x", "'s'", "1", "[", "]", "(", ")", ".", "|", "length", " is ", "defined", "~", "==", " not ", "\n", ":", ","};
+  std::mt19937 rng(7);
+  for (int n = 0; n < 3000; n++) {
+    std::string src;
+    for (int k = 0, len = static_cast<int>(rng() % 12); k < len; k++) src += pieces[rng() % (sizeof pieces / sizeof *pieces)];
+    try {
+      Template(src).render({{"x", tg::text::jinja::Value::of(tg::text::jinja::List{tg::text::jinja::Value::of(int64_t{1})})}});
+    } catch (const tg::ArgumentError&) {
+    }
+  }
 }
 
 }  // namespace
