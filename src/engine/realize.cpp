@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -162,11 +163,17 @@ size_t run_program(const CompiledKernel& k, const std::vector<runtime::Buffer*>&
 
 void launch(const CompiledKernel& k, const std::vector<runtime::Buffer*>& bufs, const std::vector<int64_t>& vals) {
   int64_t mem = 0;
+  std::optional<uop::VarVals> at;  // the variables' values, when a count depends on them
   for (size_t i = 0; i < bufs.size(); i++) {
     int64_t size = static_cast<int64_t>(bufs[i]->nbytes());
-    if (i >= k.buffer_bytes.size()) mem += size;
-    else if (!k.buffer_bytes_expr[i]) mem += std::min(size, k.buffer_bytes[i]);
-    else mem += std::min(size, uop::eval(k.buffer_bytes_expr[i], values_of(k, vals)));
+    if (i >= k.buffer_bytes.size()) {
+      mem += size;
+    } else if (!k.buffer_bytes_expr[i]) {
+      mem += std::min(size, k.buffer_bytes[i]);
+    } else {
+      if (!at) at = values_of(k, vals);
+      mem += std::min(size, uop::eval(k.buffer_bytes_expr[i], *at));
+    }
   }
   runtime::Buffer& out = *bufs[0];
   static const base::IntSetting debug_level("DEBUG");

@@ -819,7 +819,18 @@ class Renderer {
  private:
   [[noreturn]] void error(const std::string& what, int line) const { fail(what, line, where_); }
 
+  // a file's template is untrusted: loops and output are bounded, so a render never hangs or exhausts memory
+  static constexpr int64_t kMaxSteps = 1'000'000;
+  static constexpr size_t kMaxText = size_t{64} << 20;
+  void spend(int line) {
+    if (++steps_ > kMaxSteps) error("the template runs too long (over a million loop steps)", line);
+  }
+  void check_size(size_t n, int line) const {
+    if (n > kMaxText) error("the template's output grows past 64 MB", line);
+  }
+
   Flow exec(const Node& n, std::string& out) {
+    check_size(out.size(), n.line);
     switch (n.type) {
       case Node::Type::Text: out += n.text; return Flow::Normal;
       case Node::Type::Print: out += str(eval(*n.expr)); return Flow::Normal;
@@ -898,6 +909,7 @@ class Renderer {
     List all = items_of(eval(*n.expr), n.line);
     List items;
     for (const Value& v : all) {
+      spend(n.line);
       if (n.filter) {
         scopes_.emplace_back();
         bind(n, v);
@@ -909,6 +921,7 @@ class Renderer {
     }
     if (items.empty()) return run(n.otherwise, out);
     for (size_t i = 0; i < items.size(); i++) {
+      spend(n.line);
       scopes_.emplace_back();  // each iteration's own: a set inside does not outlive it
       bind(n, items[i]);
       int64_t len = static_cast<int64_t>(items.size()), k = static_cast<int64_t>(i);
@@ -1041,7 +1054,11 @@ class Renderer {
   Value binary(const Expr& e) {
     const std::string& op = e.name;
     Value a = eval(*e.args[0]), b = eval(*e.args[1]);
-    if (op == "~") return Value::of(str(a) + str(b));
+    if (op == "~") {
+      std::string r = str(a);
+      check_size(r.size() + str(b).size(), e.line);
+      return Value::of(r + str(b));
+    }
     if (op == "==") return Value::of(equal(a, b));
     if (op == "!=") return Value::of(!equal(a, b));
     if (op == "in") {
@@ -1061,16 +1078,22 @@ class Renderer {
       else error(std::string("'") + op + "' not supported between " + type_name(a) + " and " + type_name(b), e.line);
       return Value::of(op == "<" ? c < 0 : op == ">" ? c > 0 : op == "<=" ? c <= 0 : c >= 0);
     }
-    if (op == "+" && a.kind == Kind::String && b.kind == Kind::String) return Value::of(a.str + b.str);
+    if (op == "+" && a.kind == Kind::String && b.kind == Kind::String) {
+      check_size(a.str.size() + b.str.size(), e.line);
+      return Value::of(a.str + b.str);
+    }
     if (op == "+" && a.kind == Kind::List && b.kind == Kind::List) {
+      check_size(a.list->size() + b.list->size(), e.line);
       List l = *a.list;
       l.insert(l.end(), b.list->begin(), b.list->end());
       return Value::of(std::move(l));
     }
     if (op == "*" && ((a.kind == Kind::String && integral(b)) || (integral(a) && b.kind == Kind::String))) {
       const std::string& s = a.kind == Kind::String ? a.str : b.str;
+      int64_t n = integral(a) ? as_int(a) : as_int(b);
+      if (n > 0 && !s.empty()) check_size(static_cast<size_t>(std::min<int64_t>(n, int64_t{1} << 40)) * s.size(), e.line);
       std::string r;
-      for (int64_t i = 0, n = integral(a) ? as_int(a) : as_int(b); i < n; i++) r += s;
+      for (int64_t i = 0; i < n; i++) r += s;
       return Value::of(r);
     }
     if (!numeric(a) || !numeric(b))
@@ -1126,7 +1149,7 @@ class Renderer {
       if (step == 0) error("range() step must not be zero", e.line);
       List l;
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-        if (l.size() > 100000) error("range() too long", e.line);
+        spend(e.line);
         l.push_back(Value::of(i));
       }
       return Value::of(std::move(l));
@@ -1359,6 +1382,7 @@ class Renderer {
   }
 
   std::vector<std::map<std::string, Value>> scopes_;
+  int64_t steps_ = 0;
   SourceLocation where_;
 };
 

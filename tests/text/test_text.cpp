@@ -423,6 +423,11 @@ TEST(ChatTemplate, MalformedTemplatesRaiseAndNeverCrash) {
   // at render time: an undefined value in arithmetic, a bad call
   for (const char* bad : {"{{ x + 1 }}", "{{ x.y }}", "{{ 1 / 0 }}", "{{ 'a' - 1 }}", "{{ nothing() }}", "{{ range(1, 2, 0) }}", "{% for a, b in [1] %}{% endfor %}"})
     EXPECT_THROW(Template{bad}.render({}), tg::ArgumentError) << bad;
+  // bounded work and output: nested loops, string growth
+  EXPECT_THROW(Template("{% for a in range(10000) %}{% for b in range(10000) %}{% endfor %}{% endfor %}").render({}), tg::ArgumentError);
+  EXPECT_THROW(Template("{{ 'ab' * 1000000000000 }}").render({}), tg::ArgumentError);
+  EXPECT_THROW(Template("{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}").render({}),
+               tg::ArgumentError);
   // random templates from the language's pieces: each parses and renders, or raises ArgumentError
   const char* pieces[] = {"{{", "}}", "{%", "%}", "{#", "#}", "-", "+", " if ", " for ", " in ", " set ", " endif", " endfor", " else",
                           "x", "'s'", "1", "[", "]", "(", ")", ".", "|", "length", " is ", "defined", "~", "==", " not ", "\n", ":", ","};
