@@ -35,7 +35,23 @@ struct Segment {
   int line;
 };
 
-int line_at(const std::string& s, size_t pos) { return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n')); }
+// The line of each position asked for, in increasing order: one pass over the text in all (a template of many tags
+// would otherwise be counted from its start for each)
+class LineCounter {
+ public:
+  explicit LineCounter(const std::string& s) : s_(s) {}
+  int at(size_t pos) {
+    pos = std::min(pos, s_.size());
+    if (pos > counted_) line_ += static_cast<int>(std::count(s_.begin() + static_cast<std::ptrdiff_t>(counted_), s_.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+    counted_ = std::max(counted_, pos);
+    return line_;
+  }
+
+ private:
+  const std::string& s_;
+  size_t counted_ = 0;
+  int line_ = 1;
+};
 
 // where the tag that opens at `from` ends (the index of its closing delimiter), quotes respected
 size_t tag_end(const std::string& s, size_t from, const char* close) {
@@ -60,6 +76,7 @@ std::vector<Segment> segments(std::string src, SourceLocation where) {
   if (!src.empty() && src.back() == '\r') src.pop_back();
   std::vector<Segment> out;
   std::string text;
+  LineCounter lines(src);
   size_t pos = 0, text_start = 0;  // where in src the pending text began
   while (pos < src.size()) {
     size_t open = src.find('{', pos);
@@ -76,7 +93,7 @@ std::vector<Segment> segments(std::string src, SourceLocation where) {
     bool strip_before = inner < src.size() && src[inner] == '-', keep_before = inner < src.size() && src[inner] == '+';
     if (strip_before || keep_before) inner++;
     size_t end = kind == '#' ? src.find("#}", inner) : tag_end(src, inner, close);
-    if (end == std::string::npos) fail(std::string("unclosed ") + "{" + kind + " tag", line_at(src, open), where);
+    if (end == std::string::npos) fail(std::string("unclosed ") + "{" + kind + " tag", lines.at(open), where);
     bool strip_after = end > inner && src[end - 1] == '-';
     std::string body = src.substr(inner, end - inner - (strip_after ? 1 : 0));
     bool block = kind != '{';
@@ -88,9 +105,10 @@ std::vector<Segment> segments(std::string src, SourceLocation where) {
       size_t start = nl == std::string::npos ? 0 : nl + 1;
       if (line_start && text.find_first_not_of(" \t", start) == std::string::npos) text.erase(start);
     }
-    if (!text.empty()) out.push_back({Segment::Type::Text, text, line_at(src, open)});
+    int line = lines.at(open);
+    if (!text.empty()) out.push_back({Segment::Type::Text, text, line});
     text.clear();
-    if (kind != '#') out.push_back({kind == '{' ? Segment::Type::Expr : Segment::Type::Stmt, body, line_at(src, open)});
+    if (kind != '#') out.push_back({kind == '{' ? Segment::Type::Expr : Segment::Type::Stmt, body, line});
     pos = end + 2;
     if (strip_after) {
       while (pos < src.size() && std::isspace(static_cast<unsigned char>(src[pos]))) pos++;
@@ -101,7 +119,7 @@ std::vector<Segment> segments(std::string src, SourceLocation where) {
     }
     text_start = pos;
   }
-  if (!text.empty()) out.push_back({Segment::Type::Text, text, line_at(src, src.size())});
+  if (!text.empty()) out.push_back({Segment::Type::Text, text, lines.at(src.size())});
   return out;
 }
 

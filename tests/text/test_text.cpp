@@ -423,6 +423,10 @@ TEST(ChatTemplate, MalformedTemplatesRaiseAndNeverCrash) {
   // at render time: an undefined value in arithmetic, a bad call
   for (const char* bad : {"{{ x + 1 }}", "{{ x.y }}", "{{ 1 / 0 }}", "{{ 'a' - 1 }}", "{{ nothing() }}", "{{ range(1, 2, 0) }}", "{% for a, b in [1] %}{% endfor %}"})
     EXPECT_THROW(Template{bad}.render({}), tg::ArgumentError) << bad;
+  // a long template parses in time proportional to its length (100,000 tags)
+  std::string many;
+  for (int i = 0; i < 100000; i++) many += "{{ x }}\n";
+  EXPECT_EQ(Template(many).render({}).size(), 99999u);
   // bounded work and output: nested loops, string growth
   EXPECT_THROW(Template("{% for a in range(10000) %}{% for b in range(10000) %}{% endfor %}{% endfor %}").render({}), tg::ArgumentError);
   EXPECT_THROW(Template("{{ 'ab' * 1000000000000 }}").render({}), tg::ArgumentError);
